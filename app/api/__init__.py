@@ -1,0 +1,15 @@
+"""The JSON API under /api/v1."""
+
+from fastapi import APIRouter
+
+from app.api import account, cases, endpoints, queries, runs, scorers
+
+router = APIRouter(prefix="/api/v1")
+router.include_router(account.router)
+router.include_router(endpoints.router)
+router.include_router(scorers.router)
+router.include_router(cases.router)
+router.include_router(queries.router)
+router.include_router(runs.router)
+
+__all__ = ["router"]

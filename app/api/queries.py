@@ -1,0 +1,94 @@
+"""A case's queries and ratings."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from app.deps import CaseDep, CurrentUser, SessionDep
+from app.models import Scorer
+from app.schemas.cases import (
+    BulkQueries,
+    BulkQueriesRead,
+    QueryCreate,
+    QueryRead,
+    QueryScore,
+    QueryUpdate,
+    RatingRead,
+    RatingsChanged,
+    RatingsPut,
+    RatingsRead,
+)
+from app.services import queries as service
+from app.services import runs as run_service
+
+router = APIRouter(prefix="/cases/{case_id}/queries", tags=["queries"])
+
+
+@router.get("", response_model=list[QueryRead])
+def list_queries(case: CaseDep, session: SessionDep) -> list[QueryRead]:
+    """Return the case's queries in position order."""
+    return [QueryRead.model_validate(q) for q in service.list_queries(session=session, case=case)]
+
+
+@router.post("", response_model=QueryRead, status_code=201)
+def add_query(body: QueryCreate, case: CaseDep, session: SessionDep, response: Response) -> QueryRead:
+    """Add a query (201), or return the existing one with the same text (200)."""
+    query, created = service.add_query(session=session, case=case, body=body)
+    if not created:
+        response.status_code = 200
+    return QueryRead.model_validate(query)
+
+
+@router.post("/bulk", response_model=BulkQueriesRead)
+def add_queries(body: BulkQueries, case: CaseDep, session: SessionDep) -> BulkQueriesRead:
+    """Add many queries; blanks and repeats are skipped, existing texts returned as they are."""
+    queries = service.add_queries(session=session, case=case, texts=body.queries)
+    return BulkQueriesRead(queries=[QueryRead.model_validate(q) for q in queries])
+
+
+@router.patch("/{query_id}", response_model=QueryRead)
+def update_query(query_id: int, body: QueryUpdate, case: CaseDep, session: SessionDep) -> QueryRead:
+    """Change a query."""
+    query = service.get_query(session=session, case=case, query_id=query_id)
+    return QueryRead.model_validate(
+        service.update_query(session=session, case=case, query=query, body=body)
+    )
+
+
+@router.delete("/{query_id}", status_code=204)
+def delete_query(query_id: int, case: CaseDep, session: SessionDep) -> None:
+    """Delete a query and its ratings."""
+    service.delete_query(session=session,
+                         query=service.get_query(session=session, case=case, query_id=query_id))
+
+
+@router.get("/{query_id}/ratings", response_model=RatingsRead)
+def get_ratings(query_id: int, case: CaseDep, session: SessionDep) -> RatingsRead:
+    """Return every rating of the query."""
+    query = service.get_query(session=session, case=case, query_id=query_id)
+    return RatingsRead(ratings=[RatingRead.model_validate(r)
+                                for r in service.list_ratings(session=session, query=query)])
+
+
+@router.put("/{query_id}/ratings", response_model=RatingsChanged)
+def put_ratings(
+    query_id: int, body: RatingsPut, case: CaseDep, user: CurrentUser, session: SessionDep
+) -> RatingsChanged:
+    """Upsert ratings (null deletes) and re-score the query in the latest run."""
+    query = service.get_query(session=session, case=case, query_id=query_id)
+    scorer = session.get(Scorer, case.scorer_id)
+    assert scorer is not None
+    service.set_ratings(session=session, query=query, scorer=scorer, ratings=body.ratings,
+                        user=user)
+    ratings = [RatingRead.model_validate(r)
+               for r in service.list_ratings(session=session, query=query)]
+    rescored = run_service.rescore_query(session=session, case=case, query=query)
+    if rescored is None:
+        return RatingsChanged(ratings=ratings, query_score=None, case_score=None)
+    run, row = rescored
+    return RatingsChanged(
+        ratings=ratings,
+        query_score=QueryScore(run_id=run.id, status=row.status, score=row.score,
+                               raw_score=row.raw_score, reason=row.reason or row.error),
+        case_score=run.case_score,
+    )

@@ -1,0 +1,44 @@
+"""Runs of a case."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from app.deps import CaseDep, SessionDep
+from app.schemas.runs import RunCreate, RunDetail, RunStarted, RunSummary
+from app.services import runs as service
+from app.services.run_manager import RunManager
+
+router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
+
+
+@router.post("", status_code=202, response_model=RunDetail | RunStarted)
+async def start_run(
+    case: CaseDep, session: SessionDep, request: Request, response: Response,
+    body: RunCreate | None = None, wait: bool = False,
+) -> RunDetail | RunStarted:
+    """Start a run (202 with its id); with ?wait=true answer 200 with the finished run."""
+    run = service.create_run(session=session, case=case,
+                             try_number=body.try_number if body else None)
+    manager: RunManager = request.app.state.run_manager
+    task = manager.start(run.id)
+    if not wait:
+        return RunStarted(id=run.id, status="queued")
+    await task
+    session.expire_all()
+    response.status_code = 200
+    return service.detail(session=session, run=service.get_run(session=session, case=case,
+                                                               run_id=run.id))
+
+
+@router.get("", response_model=list[RunSummary])
+def list_runs(case: CaseDep, session: SessionDep) -> list[RunSummary]:
+    """Return the case's runs, newest first."""
+    return [service.summary(r) for r in service.list_runs(session=session, case=case)]
+
+
+@router.get("/{run_id}", response_model=RunDetail)
+def get_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
+    """Return a run with its progress and every query's outcome."""
+    return service.detail(session=session, run=service.get_run(session=session, case=case,
+                                                               run_id=run_id))

@@ -1,0 +1,61 @@
+"""Scorers and stateless scoring."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.deps import CurrentUser, ScorerDep, SessionDep
+from app.models import Scorer
+from app.schemas.scorers import ScoreRequest, ScoreResult, ScorerCreate, ScorerRead, ScorerUpdate
+from app.services import scorers as service
+from app.services.access import get_visible
+
+router = APIRouter(tags=["scorers"])
+
+
+@router.get("/scorers", response_model=list[ScorerRead])
+def list_scorers(user: CurrentUser, session: SessionDep) -> list[ScorerRead]:
+    """Return the built-in presets and the caller's scorers."""
+    return [service.to_read(s) for s in service.list_scorers(session=session, user=user)]
+
+
+@router.post("/scorers", response_model=ScorerRead, status_code=201)
+def create_scorer(body: ScorerCreate, user: CurrentUser, session: SessionDep) -> ScorerRead:
+    """Create a scorer; JavaScript with a syntax error is refused with its line."""
+    return service.to_read(service.create_scorer(session=session, user=user, body=body))
+
+
+@router.get("/scorers/{scorer_id}", response_model=ScorerRead)
+def get_scorer(scorer: ScorerDep) -> ScorerRead:
+    """Return one scorer."""
+    return service.to_read(scorer)
+
+
+@router.patch("/scorers/{scorer_id}", response_model=ScorerRead)
+def update_scorer(body: ScorerUpdate, scorer: ScorerDep, session: SessionDep) -> ScorerRead:
+    """Change one of the caller's scorers."""
+    return service.to_read(service.update_scorer(session=session, scorer=scorer, body=body))
+
+
+@router.delete("/scorers/{scorer_id}", status_code=204)
+def delete_scorer(scorer: ScorerDep, session: SessionDep) -> None:
+    """Delete one of the caller's scorers that no case uses."""
+    service.delete_scorer(session=session, scorer=scorer)
+
+
+@router.post("/score", response_model=ScoreResult)
+def score(body: ScoreRequest, user: CurrentUser, session: SessionDep) -> ScoreResult:
+    """Score one ranking with a stored scorer or one given inline; nothing is stored."""
+    if body.scorer_id is not None:
+        scorer = get_visible(session=session, model=Scorer, object_id=body.scorer_id,
+                             user=user, label="scorer", shared_when_unowned=True)
+        config = service.config_of(scorer)
+    else:
+        assert body.scorer is not None
+        spec = body.scorer
+        config = service.build_config(kind=spec.kind, params=spec.params, scale=spec.scale,
+                                      scale_labels=spec.scale_labels, code=spec.code,
+                                      max_score=spec.max_score)
+    outcome = service.score_stateless(config=config, body=body)
+    return ScoreResult(status=outcome.status, score=outcome.score, raw_score=outcome.raw_score,
+                       reason=outcome.reason, log=list(outcome.log))

@@ -1,0 +1,191 @@
+"""The `relevo` command: serve, database, users, API keys, runs for CI pipelines."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.db import make_engine, make_session_factory, migrate, session_scope
+from app.errors import RelevoError
+from app.models import Case, User
+from app.schemas.runs import RunDetail
+from app.services import runs as run_service
+from app.services import scorers as scorer_service
+from app.services import users as user_service
+from app.services.run_manager import RunManager
+
+__all__ = ["main"]
+
+
+def _factory(settings: Settings) -> sessionmaker[Session]:
+    engine = make_engine(settings.resolved_database_url)
+    migrate(engine)
+    factory = make_session_factory(engine)
+    with session_scope(factory) as session:
+        scorer_service.seed_presets(session=session)
+    return factory
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from app.main import create_app
+
+    _factory(settings)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def cmd_db_upgrade(_args: argparse.Namespace, settings: Settings) -> int:
+    _factory(settings)
+    print(f"Database at {settings.resolved_database_url.split('@')[-1]} is up to date.")
+    return 0
+
+
+def cmd_users_create(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.password_stdin:
+        print("Give the password on standard input with --password-stdin.", file=sys.stderr)
+        return 2
+    password = sys.stdin.readline().rstrip("\r\n")
+    with session_scope(_factory(settings)) as session:
+        user = user_service.create_user(session=session, email=args.email, password=password,
+                                        is_admin=args.admin)
+        print(f"Created user {user.email} (id {user.id}).")
+    return 0
+
+
+def cmd_api_keys_create(args: argparse.Namespace, settings: Settings) -> int:
+    with session_scope(_factory(settings)) as session:
+        user = user_service.get_by_email(session=session, email=args.email)
+        if user is None:
+            print(f"No user with the email {args.email}.", file=sys.stderr)
+            return 1
+        _key, clear = user_service.create_api_key(session=session, user=user, name=args.name)
+    print("New API key (shown only once):", file=sys.stderr)
+    print(clear)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    factory = _factory(settings)
+    with session_scope(factory) as session:
+        case = session.get(Case, args.case_id)
+        if case is None or (args.as_user and _owner_email(session, case) != args.as_user):
+            print(f"No case with id {args.case_id}.", file=sys.stderr)
+            return 2
+        run = run_service.create_run(session=session, case=case)
+        run_id = run.id
+
+    async def go() -> None:
+        manager = RunManager(session_factory=factory)
+        try:
+            await manager.start(run_id)
+        finally:
+            await manager.aclose()
+
+    asyncio.run(go())
+    with session_scope(factory) as session:
+        case = session.get(Case, args.case_id)
+        assert case is not None
+        detail = run_service.detail(session=session, run=run_service.get_run(
+            session=session, case=case, run_id=run_id))
+    if args.json:
+        print(detail.model_dump_json(indent=2))
+    else:
+        _print_table(detail)
+    if detail.status != "finished":
+        print(f"Run {detail.id} {detail.status}: {detail.error}", file=sys.stderr)
+        return 1
+    if args.fail_under is not None and (detail.case_score or 0.0) < args.fail_under:
+        print(f"Case score {_fmt(detail.case_score)} is below {args.fail_under:g}.",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _owner_email(session: Session, case: Case) -> str | None:
+    owner = session.get(User, case.owner_id)
+    return owner.email if owner else None
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _print_table(detail: RunDetail) -> None:
+    width = max([len(q.text) for q in detail.queries] + [5])
+    print(f"{'query':<{width}}  {'score':>7}  {'status':<8}  found  note")
+    for q in detail.queries:
+        note = q.error or q.reason or ""
+        found = "-" if q.num_found is None else str(q.num_found)
+        print(f"{q.text:<{width}}  {_fmt(q.score):>7}  {q.status:<8}  {found:>5}  {note}")
+    print(f"\ncase score {_fmt(detail.case_score)}  (run {detail.id}: {detail.scored} scored, "
+          f"{detail.unscored} unscored, {detail.errors} errors)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the relevo command."""
+    parser = argparse.ArgumentParser(prog="relevo", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="migrate the database and serve the app")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(func=cmd_serve)
+
+    db = sub.add_parser("db", help="database commands").add_subparsers(dest="db", required=True)
+    db.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db_upgrade)
+
+    users = sub.add_parser("users", help="accounts").add_subparsers(dest="users", required=True)
+    create = users.add_parser("create", help="create a user")
+    create.add_argument("email")
+    create.add_argument("--password-stdin", action="store_true", help="read the password")
+    create.add_argument("--admin", action="store_true")
+    create.set_defaults(func=cmd_users_create)
+
+    keys = sub.add_parser("api-keys", help="API keys").add_subparsers(dest="keys", required=True)
+    key = keys.add_parser("create", help="create a key; printed once, as the last line")
+    key.add_argument("email")
+    key.add_argument("--name", default="cli")
+    key.set_defaults(func=cmd_api_keys_create)
+
+    run = sub.add_parser("run", help="run a case and print its scores (for CI pipelines)")
+    run.add_argument("case_id", type=int)
+    run.add_argument("--fail-under", type=float, default=None,
+                     help="exit 1 when the case score is below this")
+    run.add_argument("--json", action="store_true", help="print the run as JSON")
+    run.add_argument("--as-user", default=None, help="only run a case this email owns")
+    run.set_defaults(func=cmd_run)
+
+    demo = sub.add_parser("demo", help="start the embedded engine, the demo case and the app")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8000)
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    from app.demo.run import serve_demo
+
+    return serve_demo(settings=settings, host=args.host, port=args.port)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the relevo command and return its exit code."""
+    args = build_parser().parse_args(argv)
+    settings = Settings.from_env()
+    try:
+        code: int = args.func(args, settings)
+    except RelevoError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Request dependencies, declared once as Annotated aliases."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.models import Case, Scorer, SearchEndpoint, User
+from app.security import csrf_matches
+from app.services import users
+from app.services.access import get_visible
+
+__all__ = [
+    "CaseDep",
+    "CurrentUser",
+    "EndpointDep",
+    "LoginRequired",
+    "ScorerDep",
+    "SessionDep",
+    "SettingsDep",
+    "WebUser",
+]
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class LoginRequired(Exception):
+    """A page needs a signed-in user; answered with a redirect to the login page."""
+
+
+def get_settings(request: Request) -> Settings:
+    """Return the settings the app was built with."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """Yield a database session for one request."""
+    factory: sessionmaker[Session] = request.app.state.session_factory
+    session = factory()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def session_user(request: Request, session: Session) -> User | None:
+    """Return the user signed in through the browser session, if any."""
+    user_id = request.session.get("user_id")
+    if not isinstance(user_id, int):
+        return None
+    return session.get(User, user_id)
+
+
+def get_api_user(request: Request, session: SessionDep) -> User:
+    """Return the caller of an API route: a Bearer key, or a browser session with CSRF header."""
+    header = request.headers.get("authorization", "")
+    scheme, _, key = header.partition(" ")
+    if header:
+        user = (
+            users.user_for_api_key(session=session, key=key.strip())
+            if scheme.lower() == "bearer"
+            else None
+        )
+        if user is None:
+            raise _unauthorized("Invalid API key.")
+        return user
+    user = session_user(request, session)
+    if user is None:
+        raise _unauthorized("Authentication required: send 'Authorization: Bearer <api key>'.")
+    if request.method not in SAFE_METHODS and not csrf_matches(
+        request.session.get("csrf"), request.headers.get("x-csrf-token")
+    ):
+        raise HTTPException(403, "Missing or wrong X-CSRF-Token header.")
+    return user
+
+
+def _unauthorized(message: str) -> HTTPException:
+    return HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def get_web_user(request: Request, session: SessionDep) -> User:
+    """Return the signed-in user of a page, or send the browser to the login page."""
+    user = session_user(request, session)
+    if user is None:
+        raise LoginRequired()
+    return user
+
+
+CurrentUser = Annotated[User, Depends(get_api_user)]
+WebUser = Annotated[User, Depends(get_web_user)]
+
+
+def get_owned_case(case_id: int, user: CurrentUser, session: SessionDep) -> Case:
+    """Return the case when the caller may see it, else 404."""
+    return get_visible(session=session, model=Case, object_id=case_id, user=user, label="case")
+
+
+def get_owned_endpoint(endpoint_id: int, user: CurrentUser, session: SessionDep) -> SearchEndpoint:
+    """Return the search endpoint when the caller may see it, else 404."""
+    return get_visible(
+        session=session, model=SearchEndpoint, object_id=endpoint_id, user=user,
+        label="search endpoint",
+    )
+
+
+def get_visible_scorer(scorer_id: int, user: CurrentUser, session: SessionDep) -> Scorer:
+    """Return the scorer when it is a preset or the caller's own, else 404."""
+    return get_visible(
+        session=session, model=Scorer, object_id=scorer_id, user=user, label="scorer",
+        shared_when_unowned=True,
+    )
+
+
+CaseDep = Annotated[Case, Depends(get_owned_case)]
+EndpointDep = Annotated[SearchEndpoint, Depends(get_owned_endpoint)]
+ScorerDep = Annotated[Scorer, Depends(get_visible_scorer)]

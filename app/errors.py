@@ -1,0 +1,92 @@
+"""Relevo's own exceptions and the one JSON error shape: {"detail": ...}.
+
+    RelevoError
+    ├── NotFound        404  (also for another user's resource)
+    ├── Conflict        409
+    ├── BadRequest      400
+    └── Invalid         422  (names the field, in FastAPI's validation shape)
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+__all__ = [
+    "BadRequest",
+    "Conflict",
+    "Invalid",
+    "NotFound",
+    "RelevoError",
+    "install_error_handlers",
+]
+
+log = logging.getLogger(__name__)
+
+
+class RelevoError(Exception):
+    status_code = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def detail(self) -> Any:
+        """Return the value of the "detail" key of the error body."""
+        return self.message
+
+
+class NotFound(RelevoError):
+    status_code = 404
+
+
+class Conflict(RelevoError):
+    status_code = 409
+
+
+class BadRequest(RelevoError):
+    status_code = 400
+
+
+class Invalid(RelevoError):
+    """A value that parsed but breaks a rule; reported like a validation error."""
+
+    status_code = 422
+
+    def __init__(self, field: str | tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = ("body", field) if isinstance(field, str) else ("body", *field)
+
+    def detail(self) -> Any:
+        """Return a FastAPI-style list naming the field."""
+        return [{"loc": list(self.loc), "msg": self.message, "type": "value_error"}]
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Make every error, expected or not, answer with {"detail": ...}."""
+
+    async def relevo_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RelevoError)
+        return JSONResponse({"detail": exc.detail()}, status_code=exc.status_code)
+
+    async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    async def unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error", exc_info=exc)
+        return JSONResponse({"detail": "Internal error; it has been logged."}, status_code=500)
+
+    app.add_exception_handler(RelevoError, relevo_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(Exception, unexpected)
+    _ = StarletteHTTPException  # FastAPI's own handler already answers {"detail": ...}

@@ -1,0 +1,79 @@
+"""The composition root: create_app(settings) builds the whole application."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.sessions import SessionMiddleware
+
+from app.config import Settings
+from app.db import make_engine, make_session_factory, migrate, session_scope
+from app.deps import LoginRequired
+from app.errors import install_error_handlers
+from app.services import runs as run_service
+from app.services import scorers as scorer_service
+from app.services.run_manager import RunManager
+
+__all__ = ["create_app"]
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC_DIR = ROOT / "static"
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """Return the Relevo app for these settings; the database is migrated when it starts."""
+    settings = settings.with_secret()
+    assert settings.secret_key is not None
+    engine = make_engine(settings.resolved_database_url)
+    session_factory = make_session_factory(engine)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        migrate(engine)
+        with session_scope(session_factory) as session:
+            scorer_service.seed_presets(session=session)
+            run_service.fail_interrupted_runs(session=session)
+        manager = RunManager(session_factory=session_factory)
+        app.state.run_manager = manager
+        try:
+            yield
+        finally:
+            await manager.aclose()
+            engine.dispose()
+
+    app = FastAPI(title="Relevo", version="0.1.0", lifespan=lifespan)
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.session_factory = session_factory
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=settings.secret_key,
+        session_cookie="relevo_session",
+        max_age=settings.session_max_age_s,
+        same_site="lax",
+        https_only=settings.https_only_cookies,
+    )
+    install_error_handlers(app)
+
+    async def login_required(request: Request, _exc: Exception) -> RedirectResponse:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        login = request.url_for("login_page").include_query_params(next=target)
+        return RedirectResponse(str(login), status_code=303)
+
+    app.add_exception_handler(LoginRequired, login_required)
+    _include_routers(app)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _include_routers(app: FastAPI) -> None:
+    from app.api import router as api_router
+    from app.web import router as web_router
+
+    app.include_router(api_router)
+    app.include_router(web_router)

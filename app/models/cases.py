@@ -1,0 +1,82 @@
+"""Cases, their tries, queries and ratings."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Float, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.models.base import Base, utcnow
+
+
+class Case(Base):
+    __tablename__ = "cases"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    scorer_id: Mapped[int] = mapped_column(ForeignKey("scorers.id", ondelete="RESTRICT"))
+    current_try_number: Mapped[int] = mapped_column(default=1)
+    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    tries: Mapped[list[Try]] = relationship(
+        back_populates="case",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="Try.number",
+    )
+
+
+class Try(Base):
+    """One numbered iteration of a case's search settings; never edited once runs use it."""
+
+    __tablename__ = "tries"
+    __table_args__ = (UniqueConstraint("case_id", "number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"))
+    number: Mapped[int]
+    search_endpoint_id: Mapped[int] = mapped_column(
+        ForeignKey("search_endpoints.id", ondelete="RESTRICT"), index=True
+    )
+    query_template: Mapped[str] = mapped_column(Text)
+    knobs: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    field_spec: Mapped[str] = mapped_column(Text, default="id:_id title:title")
+    rows: Mapped[int] = mapped_column(default=10)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    case: Mapped[Case] = relationship(back_populates="tries")
+
+
+class Query(Base):
+    __tablename__ = "queries"
+    __table_args__ = (
+        UniqueConstraint("case_id", "text"),
+        Index("ix_queries_case_position", "case_id", "position"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(String(1000))
+    position: Mapped[int] = mapped_column(default=0)
+    notes: Mapped[str | None] = mapped_column(Text, default=None)
+    information_need: Mapped[str | None] = mapped_column(Text, default=None)
+    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Rating(Base):
+    __tablename__ = "ratings"
+    __table_args__ = (UniqueConstraint("query_id", "doc_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    query_id: Mapped[int] = mapped_column(ForeignKey("queries.id", ondelete="CASCADE"))
+    doc_id: Mapped[str] = mapped_column(String(500))
+    rating: Mapped[float] = mapped_column(Float)
+    rated_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

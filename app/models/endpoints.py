@@ -1,0 +1,29 @@
+"""Search endpoints: where a case sends its queries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.models.base import Base, utcnow
+
+
+class SearchEndpoint(Base):
+    __tablename__ = "search_endpoints"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    engine: Mapped[str] = mapped_column(String(20))
+    url: Mapped[str] = mapped_column(Text)
+    method: Mapped[str] = mapped_column(String(4), default="GET")
+    # Secrets: written by the owner, sent to the engine, never returned by the API.
+    headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    basic_auth: Mapped[str | None] = mapped_column(Text, default=None)
+    timeout_s: Mapped[float] = mapped_column(default=10.0)
+    requests_per_minute: Mapped[int] = mapped_column(default=0)
+    max_concurrency: Mapped[int] = mapped_column(default=8)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

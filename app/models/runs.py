@@ -1,0 +1,64 @@
+"""Runs: one execution of a case, and what each query returned and scored."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Float, ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.models.base import Base, utcnow
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_case_created", "case_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    case_id: Mapped[int] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"))
+    try_number: Mapped[int]
+    scorer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("scorers.id", ondelete="SET NULL"), default=None
+    )
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    case_score: Mapped[float | None] = mapped_column(Float, default=None)
+    total: Mapped[int] = mapped_column(default=0)
+    done: Mapped[int] = mapped_column(default=0)
+    scored: Mapped[int] = mapped_column(default=0)
+    unscored: Mapped[int] = mapped_column(default=0)
+    errors: Mapped[int] = mapped_column(default=0)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class RunQuery(Base):
+    """One query's outcome in a run.
+
+    The ranked docs are kept as one JSON list per query: they are always read and
+    re-scored together and never looked up one by one, so a row per doc would only
+    multiply writes on large cases.
+    """
+
+    __tablename__ = "run_queries"
+    __table_args__ = (Index("ix_run_queries_run_position", "run_id", "position"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    query_id: Mapped[int | None] = mapped_column(
+        ForeignKey("queries.id", ondelete="SET NULL"), index=True, default=None
+    )
+    text: Mapped[str] = mapped_column(String(1000))
+    position: Mapped[int] = mapped_column(default=0)
+    status: Mapped[str] = mapped_column(String(10))
+    score: Mapped[float | None] = mapped_column(Float, default=None)
+    raw_score: Mapped[float | None] = mapped_column(Float, default=None)
+    reason: Mapped[str | None] = mapped_column(Text, default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    num_found: Mapped[int | None] = mapped_column(default=None)
+    duration_ms: Mapped[float | None] = mapped_column(Float, default=None)
+    # [{"id", "rank", "fields", "explain"?}]; ratings are joined in when read.
+    docs: Mapped[list[Any]] = mapped_column(default=list)
+    log: Mapped[list[Any]] = mapped_column(default=list)

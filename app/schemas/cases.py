@@ -1,0 +1,134 @@
+"""Case, query and rating bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import Field, StringConstraints, field_validator
+
+from app.schemas.common import Body, Name, Options, Out
+
+QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
+Knobs = dict[str, float]
+MAX_ROWS = 500
+
+
+class CaseCreate(Body):
+    name: Name
+    search_endpoint_id: int
+    query_template: str = Field(min_length=1, max_length=50_000)
+    scorer_id: int | None = None
+    field_spec: str = Field(default="id:_id title:title", min_length=1, max_length=2000)
+    rows: int = Field(default=10, ge=1, le=MAX_ROWS)
+    options: Options = Field(default_factory=dict)
+    knobs: Knobs = Field(default_factory=dict)
+
+
+class CaseUpdate(Body):
+    name: Name | None = None
+    search_endpoint_id: int | None = None
+    query_template: str | None = Field(default=None, min_length=1, max_length=50_000)
+    scorer_id: int | None = None
+    field_spec: str | None = Field(default=None, min_length=1, max_length=2000)
+    rows: int | None = Field(default=None, ge=1, le=MAX_ROWS)
+    options: Options | None = None
+    knobs: Knobs | None = None
+
+
+class CaseRead(Out):
+    id: int
+    name: str
+    search_endpoint_id: int
+    scorer_id: int
+    query_template: str
+    field_spec: str
+    rows: int
+    options: Options
+    knobs: Knobs
+    try_number: int
+    query_count: int = 0
+    last_score: float | None = None
+    last_run_at: datetime | None = None
+
+
+class TryRead(Out):
+    number: int
+    search_endpoint_id: int
+    query_template: str
+    field_spec: str
+    rows: int
+    knobs: Knobs
+    created_at: datetime
+
+
+class QueryCreate(Body):
+    text: QueryText
+    notes: str | None = Field(default=None, max_length=20_000)
+    information_need: str | None = Field(default=None, max_length=20_000)
+    options: Options = Field(default_factory=dict)
+
+
+class QueryUpdate(Body):
+    text: QueryText | None = None
+    notes: str | None = Field(default=None, max_length=20_000)
+    information_need: str | None = Field(default=None, max_length=20_000)
+    options: Options | None = None
+    position: int | None = Field(default=None, ge=0)
+
+
+class QueryRead(Out):
+    id: int
+    text: str
+    position: int
+    notes: str | None
+    information_need: str | None
+    options: Options
+
+
+class BulkQueries(Body):
+    queries: list[str] = Field(max_length=20_000)
+
+    @field_validator("queries")
+    @classmethod
+    def _texts(cls, values: list[str]) -> list[str]:
+        for index, text in enumerate(values):
+            if len(text.strip()) > 1000:
+                raise ValueError(f"query {index} is longer than 1000 characters")
+        return values
+
+
+class BulkQueriesRead(Out):
+    queries: list[QueryRead]
+
+
+class RatingIn(Body):
+    doc_id: str = Field(min_length=1, max_length=500)
+    rating: float | None
+
+
+class RatingsPut(Body):
+    ratings: list[RatingIn] = Field(max_length=10_000)
+
+
+class RatingRead(Out):
+    doc_id: str
+    rating: float
+
+
+class RatingsRead(Out):
+    ratings: list[RatingRead]
+
+
+class QueryScore(Out):
+    run_id: int
+    status: str
+    score: float | None
+    raw_score: float | None
+    reason: str | None
+
+
+class RatingsChanged(Out):
+    ratings: list[RatingRead]
+    query_score: QueryScore | None
+    case_score: float | None

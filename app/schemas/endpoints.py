@@ -1,0 +1,85 @@
+"""Search endpoint bodies."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from app.schemas.common import Body, Name, Out, PositiveTimeout
+
+EngineName = Literal["solr", "elasticsearch", "opensearch"]
+
+
+def _check_url(value: str) -> str:
+    value = value.strip()
+    if not value.startswith(("http://", "https://")) or len(value) < 10:
+        raise ValueError("must be an http:// or https:// URL")
+    return value.rstrip("/")
+
+
+def _check_basic_auth(value: str | None) -> str | None:
+    if value is not None and ":" not in value:
+        raise ValueError("must be 'user:password'")
+    return value
+
+
+class EndpointCreate(Body):
+    name: Name
+    engine: EngineName
+    url: str = Field(max_length=2000)
+    method: Literal["GET", "POST"] = "GET"
+    headers: dict[str, str] = Field(default_factory=dict)
+    basic_auth: str | None = None
+    timeout_s: PositiveTimeout = 10.0
+    requests_per_minute: int = Field(default=0, ge=0, le=100_000)
+    max_concurrency: int = Field(default=8, ge=1, le=64)
+
+    _url = field_validator("url")(_check_url)
+    _auth = field_validator("basic_auth")(_check_basic_auth)
+
+
+class EndpointUpdate(Body):
+    name: Name | None = None
+    engine: EngineName | None = None
+    url: str | None = Field(default=None, max_length=2000)
+    method: Literal["GET", "POST"] | None = None
+    headers: dict[str, str] | None = None
+    basic_auth: str | None = None
+    timeout_s: PositiveTimeout | None = None
+    requests_per_minute: int | None = Field(default=None, ge=0, le=100_000)
+    max_concurrency: int | None = Field(default=None, ge=1, le=64)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else _check_url(value)
+
+    _auth = field_validator("basic_auth")(_check_basic_auth)
+
+
+class EndpointRead(Out):
+    id: int
+    name: str
+    engine: str
+    url: str
+    method: str
+    header_names: list[str]
+    has_basic_auth: bool
+    timeout_s: float
+    requests_per_minute: int
+    max_concurrency: int
+
+
+class ConnectionTest(Body):
+    query: str = "test"
+    query_template: str | None = None
+    field_spec: str = "id:_id title:title"
+
+
+class ConnectionReportRead(Out):
+    ok: bool
+    num_found: int | None
+    sample: dict[str, object] | None
+    message: str
+    duration_ms: float

@@ -1,0 +1,69 @@
+"""Run bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from app.schemas.common import Body, Out
+
+RunStatus = Literal["queued", "running", "finished", "failed"]
+QueryStatus = Literal["scored", "unscored", "error"]
+
+
+class RunCreate(Body):
+    try_number: int | None = Field(default=None, ge=1)
+
+
+class RunStarted(Out):
+    id: int
+    status: RunStatus
+
+
+class RunSummary(Out):
+    id: int
+    try_number: int
+    scorer_id: int | None
+    status: RunStatus
+    case_score: float | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    scored: int
+    unscored: int
+    errors: int
+    total: int
+    done: int
+    error: str | None
+
+
+class RunDocRead(Out):
+    id: str
+    rank: int
+    rating: float | None
+    fields: dict[str, Any]
+    explain: Any | None = None
+
+
+class RunQueryRead(Out):
+    query_id: int | None
+    text: str
+    status: QueryStatus
+    score: float | None
+    raw_score: float | None
+    reason: str | None
+    error: str | None
+    num_found: int | None
+    duration_ms: float | None
+    docs: list[RunDocRead]
+
+
+class RunProgress(Out):
+    done: int
+    total: int
+
+
+class RunDetail(RunSummary):
+    progress: RunProgress
+    queries: list[RunQueryRead]

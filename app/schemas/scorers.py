@@ -1,0 +1,68 @@
+"""Scorer bodies and stateless scoring."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from app.schemas.common import Body, Name, Out
+
+ScorerKind = Literal[
+    "javascript", "classic", "ndcg", "dcg", "cg", "precision",
+    "average_precision", "reciprocal_rank", "err",
+]
+
+
+class ScorerCreate(Body):
+    name: Name
+    kind: ScorerKind
+    code: str | None = Field(default=None, max_length=100_000)
+    params: dict[str, Any] | None = None
+    scale: list[float] = Field(min_length=1, max_length=11)
+    scale_labels: dict[str, str] | None = None
+    max_score: float | None = None
+
+
+class ScorerUpdate(Body):
+    name: Name | None = None
+    code: str | None = Field(default=None, max_length=100_000)
+    params: dict[str, Any] | None = None
+    scale: list[float] | None = Field(default=None, min_length=1, max_length=11)
+    scale_labels: dict[str, str] | None = None
+    max_score: float | None = None
+
+
+class ScorerRead(Out):
+    id: int
+    name: str
+    kind: str
+    params: dict[str, Any]
+    code: str | None
+    scale: list[float]
+    scale_labels: dict[str, str] | None
+    max_score: float
+    builtin: bool
+
+
+class ScoreRequest(Body):
+    scorer_id: int | None = None
+    scorer: ScorerCreate | None = None
+    docs: list[str] = Field(max_length=10_000)
+    ratings: dict[str, float | None] = Field(default_factory=dict)
+    num_found: int | None = Field(default=None, ge=0)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_scorer(self) -> ScoreRequest:
+        if (self.scorer_id is None) == (self.scorer is None):
+            raise ValueError("give exactly one of scorer_id and scorer")
+        return self
+
+
+class ScoreResult(Out):
+    status: Literal["scored", "unscored", "error"]
+    score: float | None
+    raw_score: float | None
+    reason: str | None
+    log: list[str]

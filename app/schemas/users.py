@@ -1,0 +1,31 @@
+"""Account bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from app.schemas.common import Body, Out
+
+
+class ApiKeyCreate(Body):
+    name: str = Field(default="", max_length=200)
+
+
+class ApiKeyRead(Out):
+    id: int
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+class ApiKeyCreated(ApiKeyRead):
+    key: str
+
+
+class Me(Out):
+    id: int
+    email: str
+    is_admin: bool

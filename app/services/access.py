@@ -1,0 +1,50 @@
+"""Who may see what: the one place that decides ownership.
+
+Team sharing extends `visible_owner_ids`; every route loads through `get_visible`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+from sqlalchemy.orm import Session
+
+from app.errors import NotFound
+from app.models import User
+
+
+class Owned(Protocol):
+    owner_id: int
+
+
+class MaybeOwned(Protocol):
+    @property
+    def owner_id(self) -> int | None: ...
+
+
+T = TypeVar("T")
+
+
+def visible_owner_ids(*, user: User) -> set[int]:
+    """Return the owner ids whose things the user may see and change."""
+    return {user.id}
+
+
+def can_see(*, user: User, owner_id: int | None, shared_when_unowned: bool = False) -> bool:
+    """Return whether the user may see a thing with this owner."""
+    if owner_id is None:
+        return shared_when_unowned
+    return owner_id in visible_owner_ids(user=user)
+
+
+def get_visible(
+    *, session: Session, model: type[T], object_id: int, user: User, label: str,
+    shared_when_unowned: bool = False,
+) -> T:
+    """Return the object when the user may see it; otherwise raise NotFound (404)."""
+    obj = session.get(model, object_id)
+    owner_id = getattr(obj, "owner_id", None) if obj is not None else None
+    if obj is None or not can_see(user=user, owner_id=owner_id,
+                                  shared_when_unowned=shared_when_unowned):
+        raise NotFound(f"No {label} with id {object_id}.")
+    return obj

@@ -1,0 +1,198 @@
+"""Cases and their tries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.errors import Invalid, NotFound
+from app.models import Case, Query, Run, Scorer, SearchEndpoint, Try, User
+from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate
+from app.search import (
+    FieldSpecError,
+    TemplateError,
+    extract_knobs,
+    parse_field_spec,
+    validate_template,
+)
+from app.services import scorers as scorer_service
+from app.services.access import get_visible, visible_owner_ids
+
+DEFAULT_KNOB = 10.0
+TRY_FIELDS = ("search_endpoint_id", "query_template", "field_spec", "rows", "knobs")
+
+
+@dataclass(frozen=True)
+class CaseStats:
+    query_count: int
+    last_score: float | None
+    last_run_at: datetime | None
+
+
+def current_try(*, session: Session, case: Case) -> Try:
+    """Return the try a case runs with now."""
+    return get_try(session=session, case=case, number=case.current_try_number)
+
+
+def get_try(*, session: Session, case: Case, number: int) -> Try:
+    """Return one numbered try of the case, or 404."""
+    found = session.scalar(select(Try).where(Try.case_id == case.id, Try.number == number))
+    if found is None:
+        raise NotFound(f"Case {case.id} has no try {number}.")
+    return found
+
+
+def list_tries(*, session: Session, case: Case) -> list[Try]:
+    """Return the case's tries, newest first."""
+    stmt = select(Try).where(Try.case_id == case.id).order_by(Try.number.desc())
+    return list(session.scalars(stmt))
+
+
+def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
+    """Check the settings, then create the case with its first try."""
+    endpoint = _endpoint(session=session, user=user, endpoint_id=body.search_endpoint_id)
+    scorer = (
+        _scorer(session=session, user=user, scorer_id=body.scorer_id)
+        if body.scorer_id is not None
+        else scorer_service.default_scorer(session=session)
+    )
+    knobs = check_search_settings(engine=endpoint.engine, template=body.query_template,
+                                  field_spec=body.field_spec, options=body.options,
+                                  knobs=body.knobs)
+    case = Case(owner_id=user.id, name=body.name, scorer_id=scorer.id,
+                options=body.options, current_try_number=1)
+    session.add(case)
+    session.flush()
+    session.add(Try(case_id=case.id, number=1, search_endpoint_id=endpoint.id,
+                    query_template=body.query_template, field_spec=body.field_spec,
+                    rows=body.rows, knobs=knobs))
+    session.commit()
+    return case
+
+
+def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -> Case:
+    """Apply changes; a change to the search settings starts a new try."""
+    changes = body.model_dump(exclude_unset=True, exclude_none=True)
+    if "name" in changes:
+        case.name = changes["name"]
+    if "scorer_id" in changes:
+        case.scorer_id = _scorer(session=session, user=user, scorer_id=changes["scorer_id"]).id
+    if "options" in changes:
+        case.options = changes["options"]
+    latest = current_try(session=session, case=case)
+    settings: dict[str, Any] = {name: getattr(latest, name) for name in TRY_FIELDS}
+    wanted = {**settings, **{k: v for k, v in changes.items() if k in TRY_FIELDS}}
+    endpoint = _endpoint(session=session, user=user, endpoint_id=wanted["search_endpoint_id"])
+    knobs = check_search_settings(engine=endpoint.engine, template=wanted["query_template"],
+                                  field_spec=wanted["field_spec"], options=case.options,
+                                  knobs=wanted["knobs"])
+    wanted["knobs"] = knobs
+    if wanted != settings:
+        number = latest_try_number(session=session, case=case) + 1
+        session.add(Try(case_id=case.id, number=number, **wanted))
+        case.current_try_number = number
+    session.commit()
+    return case
+
+
+def latest_try_number(*, session: Session, case: Case) -> int:
+    """Return the highest try number the case has."""
+    return session.scalar(select(func.max(Try.number)).where(Try.case_id == case.id)) or 0
+
+
+def check_search_settings(
+    *, engine: str, template: str, field_spec: str, options: Mapping[str, Any],
+    knobs: Mapping[str, float],
+) -> dict[str, float]:
+    """Reject a template or field spec that cannot work; return the knobs the template uses."""
+    try:
+        parse_field_spec(field_spec)
+    except FieldSpecError as exc:
+        raise Invalid("field_spec", str(exc)) from exc
+    try:
+        validate_template(engine, template, case_options=options)  # type: ignore[arg-type]
+    except TemplateError as exc:
+        raise Invalid("query_template", str(exc)) from exc
+    return {name: float(knobs.get(name, DEFAULT_KNOB)) for name in extract_knobs(template)}
+
+
+def delete_case(*, session: Session, case: Case) -> None:
+    """Delete the case with its tries, queries, ratings and runs."""
+    session.delete(case)
+    session.commit()
+
+
+def list_cases(*, session: Session, user: User) -> list[Case]:
+    """Return the cases the user may see, newest first."""
+    stmt = (
+        select(Case)
+        .where(Case.owner_id.in_(visible_owner_ids(user=user)))
+        .order_by(Case.id.desc())
+    )
+    return list(session.scalars(stmt))
+
+
+def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]:
+    """Return query counts and the latest finished run's score for each case."""
+    if not case_ids:
+        return {}
+    counts = dict(
+        session.execute(
+            select(Query.case_id, func.count())
+            .where(Query.case_id.in_(case_ids))
+            .group_by(Query.case_id)
+        ).tuples()
+    )
+    latest_ids = (
+        select(func.max(Run.id))
+        .where(Run.case_id.in_(case_ids), Run.status == "finished")
+        .group_by(Run.case_id)
+    )
+    latest = {
+        run.case_id: run for run in session.scalars(select(Run).where(Run.id.in_(latest_ids)))
+    }
+    return {
+        case_id: CaseStats(
+            query_count=counts.get(case_id, 0),
+            last_score=latest[case_id].case_score if case_id in latest else None,
+            last_run_at=latest[case_id].finished_at if case_id in latest else None,
+        )
+        for case_id in case_ids
+    }
+
+
+def to_read(*, session: Session, case: Case, stats: CaseStats | None = None) -> CaseRead:
+    """Return the API view of a case with its current try's settings."""
+    current = current_try(session=session, case=case)
+    stats = stats or case_stats(session=session, case_ids=[case.id])[case.id]
+    return CaseRead(
+        id=case.id, name=case.name, search_endpoint_id=current.search_endpoint_id,
+        scorer_id=case.scorer_id, query_template=current.query_template,
+        field_spec=current.field_spec, rows=current.rows, options=case.options,
+        knobs=current.knobs, try_number=case.current_try_number,
+        query_count=stats.query_count, last_score=stats.last_score,
+        last_run_at=stats.last_run_at,
+    )
+
+
+def list_reads(*, session: Session, user: User) -> list[CaseRead]:
+    """Return the API views of all the user's cases."""
+    cases = list_cases(session=session, user=user)
+    stats = case_stats(session=session, case_ids=[c.id for c in cases])
+    return [to_read(session=session, case=c, stats=stats[c.id]) for c in cases]
+
+
+def _endpoint(*, session: Session, user: User, endpoint_id: int) -> SearchEndpoint:
+    # Another user's id answers 404 like a missing one, in bodies as in paths.
+    return get_visible(session=session, model=SearchEndpoint, object_id=endpoint_id,
+                       user=user, label="search endpoint")
+
+
+def _scorer(*, session: Session, user: User, scorer_id: int) -> Scorer:
+    return get_visible(session=session, model=Scorer, object_id=scorer_id, user=user,
+                       label="scorer", shared_when_unowned=True)

@@ -1,0 +1,147 @@
+"""A case's queries and their ratings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, Invalid, NotFound
+from app.models import Case, Query, Rating, Scorer, User
+from app.schemas.cases import QueryCreate, QueryUpdate, RatingIn
+from app.services.scorers import rating_bounds
+
+
+def list_queries(*, session: Session, case: Case) -> list[Query]:
+    """Return the case's queries in position order."""
+    stmt = select(Query).where(Query.case_id == case.id).order_by(Query.position, Query.id)
+    return list(session.scalars(stmt))
+
+
+def get_query(*, session: Session, case: Case, query_id: int) -> Query:
+    """Return a query of this case, or 404."""
+    query = session.get(Query, query_id)
+    if query is None or query.case_id != case.id:
+        raise NotFound(f"Case {case.id} has no query {query_id}.")
+    return query
+
+
+def _next_position(session: Session, case: Case) -> int:
+    last = session.scalar(select(func.max(Query.position)).where(Query.case_id == case.id))
+    return 0 if last is None else last + 1
+
+
+def add_query(*, session: Session, case: Case, body: QueryCreate) -> tuple[Query, bool]:
+    """Add a query; the same text again returns the existing one. Returns (query, created)."""
+    existing = session.scalar(
+        select(Query).where(Query.case_id == case.id, Query.text == body.text)
+    )
+    if existing is not None:
+        return existing, False
+    query = Query(case_id=case.id, text=body.text, position=_next_position(session, case),
+                  notes=body.notes, information_need=body.information_need,
+                  options=body.options)
+    session.add(query)
+    session.commit()
+    return query, True
+
+
+def add_queries(*, session: Session, case: Case, texts: Sequence[str]) -> list[Query]:
+    """Add many queries at once, skipping blanks and texts the case has; return them all."""
+    existing = {q.text: q for q in list_queries(session=session, case=case)}
+    position = _next_position(session, case)
+    result: list[Query] = []
+    seen: set[str] = set()
+    for raw in texts:
+        text = raw.strip()
+        if not text or text in seen:
+            continue
+        seen.add(text)
+        query = existing.get(text)
+        if query is None:
+            query = Query(case_id=case.id, text=text, position=position, options={})
+            position += 1
+            session.add(query)
+        result.append(query)
+    session.commit()
+    return result
+
+
+def update_query(*, session: Session, case: Case, query: Query, body: QueryUpdate) -> Query:
+    """Change a query's text, notes, information need, options or position."""
+    changes = body.model_dump(exclude_unset=True)
+    text = changes.get("text")
+    if text is not None and text != query.text:
+        clash = session.scalar(
+            select(Query.id).where(Query.case_id == case.id, Query.text == text)
+        )
+        if clash is not None:
+            raise Conflict(f"The case has the query {text!r} already.")
+    for name, value in changes.items():
+        if value is None and name in ("text", "options", "position"):
+            continue
+        setattr(query, name, value)
+    session.commit()
+    return query
+
+
+def delete_query(*, session: Session, query: Query) -> None:
+    """Delete a query with its ratings; past runs keep their copy of its results."""
+    session.delete(query)
+    session.commit()
+
+
+def ratings_of(*, session: Session, query_ids: Sequence[int]) -> dict[int, dict[str, float]]:
+    """Return every rating of these queries: query id → doc id → rating."""
+    result: dict[int, dict[str, float]] = {qid: {} for qid in query_ids}
+    if not query_ids:
+        return result
+    stmt = select(Rating.query_id, Rating.doc_id, Rating.rating).where(
+        Rating.query_id.in_(query_ids)
+    )
+    for query_id, doc_id, rating in session.execute(stmt):
+        result[query_id][doc_id] = rating
+    return result
+
+
+def list_ratings(*, session: Session, query: Query) -> list[Rating]:
+    """Return the query's ratings by doc id."""
+    stmt = select(Rating).where(Rating.query_id == query.id).order_by(Rating.doc_id)
+    return list(session.scalars(stmt))
+
+
+def set_ratings(
+    *, session: Session, query: Query, scorer: Scorer, ratings: Sequence[RatingIn], user: User
+) -> None:
+    """Upsert ratings (a null rating deletes); every value must fit the scorer's scale."""
+    low, high = rating_bounds(scorer)
+    for index, item in enumerate(ratings):
+        if item.rating is not None and (
+            not math.isfinite(item.rating) or not low <= item.rating <= high
+        ):
+            raise Invalid(
+                ("ratings", index, "rating"),
+                f"Rating {item.rating} is outside the scorer's scale [{low:g}, {high:g}].",
+            )
+    current = {r.doc_id: r for r in list_ratings(session=session, query=query)}
+    removed = [item.doc_id for item in ratings if item.rating is None]
+    if removed:
+        session.execute(
+            delete(Rating).where(Rating.query_id == query.id, Rating.doc_id.in_(removed))
+        )
+    for item in ratings:
+        if item.rating is None:
+            current.pop(item.doc_id, None)
+            continue
+        existing = current.get(item.doc_id)
+        if existing is None:
+            existing = Rating(query_id=query.id, doc_id=item.doc_id, rating=item.rating,
+                              rated_by_id=user.id)
+            session.add(existing)
+            current[item.doc_id] = existing
+        else:
+            existing.rating = item.rating
+            existing.rated_by_id = user.id
+    session.commit()

@@ -1,0 +1,301 @@
+"""Runs: plan a case's execution, record outcomes, re-score after rating changes.
+
+The runner itself (fetching and scoring) lives in app.services.runner; it is a plain
+function of a run id and a session factory, callable in-process or from a worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from app.errors import NotFound
+from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
+from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
+from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries
+from app.search import EndpointConfig, SearchRequest
+from app.services import cases as case_service
+from app.services import queries as query_service
+from app.services.endpoints import engine_config
+from app.services.scorers import config_of
+
+ACTIVE = ("queued", "running")
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    query_id: int
+    text: str
+    position: int
+    options: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run needs, as plain data, so fetching happens with no session open."""
+
+    run_id: int
+    endpoint: EndpointConfig
+    template: str
+    field_spec: str
+    rows: int
+    knobs: Mapping[str, float]
+    case_options: Mapping[str, Any]
+    scorer: ScorerConfig
+    queries: Sequence[QueryPlan] = field(default_factory=list)
+
+    def request_for(self, query: QueryPlan) -> SearchRequest:
+        """Return the search request of one query."""
+        return SearchRequest(
+            template=self.template, query_text=query.text, query_options=query.options,
+            case_options=self.case_options, knobs=self.knobs, field_spec=self.field_spec,
+            rows=self.rows,
+        )
+
+
+@dataclass
+class FetchedQuery:
+    plan: QueryPlan
+    docs: list[dict[str, Any]] | None
+    num_found: int | None
+    error: str | None
+    duration_ms: float
+
+
+def create_run(*, session: Session, case: Case, try_number: int | None = None) -> Run:
+    """Queue a run of the case with the given try (default: the current one)."""
+    number = try_number or case.current_try_number
+    case_service.get_try(session=session, case=case, number=number)
+    total = session.scalar(select(func.count()).select_from(Query).where(Query.case_id == case.id))
+    run = Run(case_id=case.id, try_number=number, scorer_id=case.scorer_id, status="queued",
+              total=total or 0)
+    session.add(run)
+    session.commit()
+    return run
+
+
+def load_plan(*, session: Session, run_id: int) -> RunPlan:
+    """Read the run's case, try, endpoint, scorer and queries into a plain plan."""
+    run = _run(session, run_id)
+    case = session.get(Case, run.case_id)
+    assert case is not None
+    chosen = case_service.get_try(session=session, case=case, number=run.try_number)
+    endpoint = session.get(SearchEndpoint, chosen.search_endpoint_id)
+    scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
+    if endpoint is None or scorer is None:
+        raise RunSetupError("The case's search endpoint or scorer no longer exists.")
+    queries = [
+        QueryPlan(query_id=q.id, text=q.text, position=q.position, options=q.options or {})
+        for q in query_service.list_queries(session=session, case=case)
+    ]
+    return RunPlan(
+        run_id=run.id, endpoint=engine_config(endpoint), template=chosen.query_template,
+        field_spec=chosen.field_spec, rows=chosen.rows, knobs=chosen.knobs or {},
+        case_options=case.options or {}, scorer=config_of(scorer), queries=queries,
+    )
+
+
+class RunSetupError(Exception):
+    """The run cannot start at all (as opposed to a query failing)."""
+
+
+def mark_running(*, session: Session, run_id: int, total: int) -> None:
+    """Record that the run started."""
+    session.execute(
+        update(Run).where(Run.id == run_id)
+        .values(status="running", started_at=datetime.now(UTC), total=total, done=0)
+    )
+    session.commit()
+
+
+def record_progress(*, session: Session, run_id: int, done: int) -> None:
+    """Record how many queries have come back."""
+    session.execute(update(Run).where(Run.id == run_id).values(done=done))
+    session.commit()
+
+
+def mark_failed(*, session: Session, run_id: int, message: str) -> None:
+    """Record a whole-run failure."""
+    session.execute(
+        update(Run).where(Run.id == run_id)
+        .values(status="failed", error=message, finished_at=datetime.now(UTC))
+    )
+    session.commit()
+
+
+def fail_interrupted_runs(*, session: Session) -> int:
+    """Mark runs left queued or running by a stop or crash as failed; return how many."""
+    result = session.execute(
+        update(Run).where(Run.status.in_(ACTIVE))
+        .values(status="failed", error="Interrupted: the server stopped during the run.",
+                finished_at=datetime.now(UTC))
+    )
+    session.commit()
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def score_fetched(
+    *, plan: RunPlan, fetched: Sequence[FetchedQuery], ratings: Mapping[int, Mapping[str, float]]
+) -> list[Outcome]:
+    """Score every fetched query with the run's scorer; fetch errors score nothing."""
+    inputs = [
+        QueryInput(
+            docs=[ScoreDoc(id=d["id"], fields=d["fields"]) for d in f.docs or []],
+            ratings=ratings.get(f.plan.query_id, {}),
+            num_found=f.num_found,
+            query_options=f.plan.options,
+            case_options=plan.case_options,
+        )
+        for f in fetched
+        if f.error is None
+    ]
+    outcomes = iter(score_queries(plan.scorer, inputs))
+    return [
+        next(outcomes) if f.error is None
+        else Outcome(status="error", score=None, raw_score=None, reason=f.error)
+        for f in fetched
+    ]
+
+
+def finish_run(
+    *, session: Session, plan: RunPlan, fetched: Sequence[FetchedQuery],
+    outcomes: Sequence[Outcome], ratings: Mapping[int, Mapping[str, float]],
+) -> None:
+    """Store every query's outcome and the case score, and mark the run finished."""
+    rows = []
+    for f, outcome in zip(fetched, outcomes, strict=True):
+        query_ratings = ratings.get(f.plan.query_id, {})
+        docs = [{**d, "rating": query_ratings.get(d["id"])} for d in f.docs or []]
+        rows.append({
+            "run_id": plan.run_id, "query_id": f.plan.query_id, "text": f.plan.text,
+            "position": f.plan.position, "status": outcome.status, "score": outcome.score,
+            "raw_score": outcome.raw_score,
+            "reason": outcome.reason if outcome.status == "unscored" else None,
+            "error": outcome.reason if outcome.status == "error" else None,
+            "num_found": f.num_found, "duration_ms": round(f.duration_ms, 2), "docs": docs,
+            "log": list(outcome.log),
+        })
+    if rows:
+        session.execute(RunQuery.__table__.insert(), rows)
+    _refresh_totals(session, plan.run_id)
+    session.execute(
+        update(Run).where(Run.id == plan.run_id)
+        .values(status="finished", done=len(rows), finished_at=datetime.now(UTC))
+    )
+    session.commit()
+
+
+def _refresh_totals(session: Session, run_id: int) -> None:
+    counts = dict(
+        session.execute(
+            select(RunQuery.status, func.count()).where(RunQuery.run_id == run_id)
+            .group_by(RunQuery.status)
+        ).tuples()
+    )
+    mean = session.scalar(
+        select(func.avg(RunQuery.score))
+        .where(RunQuery.run_id == run_id, RunQuery.status == "scored")
+    )
+    session.execute(
+        update(Run).where(Run.id == run_id).values(
+            case_score=None if mean is None else float(mean),
+            scored=counts.get("scored", 0), unscored=counts.get("unscored", 0),
+            errors=counts.get("error", 0),
+        )
+    )
+
+
+def latest_finished_run(*, session: Session, case: Case) -> Run | None:
+    """Return the case's newest finished run."""
+    stmt = (
+        select(Run).where(Run.case_id == case.id, Run.status == "finished")
+        .order_by(Run.id.desc()).limit(1)
+    )
+    return session.scalar(stmt)
+
+
+def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, RunQuery] | None:
+    """Re-score one query of the latest run with its current ratings, without refetching."""
+    run = latest_finished_run(session=session, case=case)
+    if run is None:
+        return None
+    row = session.scalar(
+        select(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id == query.id)
+    )
+    scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
+    if row is None or scorer is None or row.status == "error" and row.error and not row.docs:
+        return None
+    ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+    outcome = score_queries(config_of(scorer), [
+        QueryInput(
+            docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
+            ratings=ratings, num_found=row.num_found, query_options=query.options or {},
+            case_options=case.options or {},
+        )
+    ])[0]
+    row.status, row.score, row.raw_score = outcome.status, outcome.score, outcome.raw_score
+    row.reason = outcome.reason if outcome.status == "unscored" else None
+    row.error = outcome.reason if outcome.status == "error" else None
+    row.docs = [{**d, "rating": ratings.get(d["id"])} for d in row.docs]
+    row.log = list(outcome.log)
+    session.flush()
+    _refresh_totals(session, run.id)
+    session.commit()
+    session.refresh(run)
+    return run, row
+
+
+def list_runs(*, session: Session, case: Case, limit: int = 200) -> list[Run]:
+    """Return the case's runs, newest first."""
+    stmt = select(Run).where(Run.case_id == case.id).order_by(Run.id.desc()).limit(limit)
+    return list(session.scalars(stmt))
+
+
+def get_run(*, session: Session, case: Case, run_id: int) -> Run:
+    """Return a run of this case, or 404."""
+    run = session.get(Run, run_id)
+    if run is None or run.case_id != case.id:
+        raise NotFound(f"Case {case.id} has no run {run_id}.")
+    return run
+
+
+def _run(session: Session, run_id: int) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"No run with id {run_id}.")
+    return run
+
+
+def run_queries(*, session: Session, run: Run) -> list[RunQuery]:
+    """Return the run's per-query outcomes in query position order."""
+    stmt = (
+        select(RunQuery).where(RunQuery.run_id == run.id)
+        .order_by(RunQuery.position, RunQuery.id)
+    )
+    return list(session.scalars(stmt))
+
+
+def summary(run: Run) -> RunSummary:
+    """Return the list view of a run."""
+    return RunSummary.model_validate(run)
+
+
+def detail(*, session: Session, run: Run) -> RunDetail:
+    """Return a run with every query's outcome and ranked docs."""
+    queries = [
+        RunQueryRead(
+            query_id=row.query_id, text=row.text, status=row.status,  # type: ignore[arg-type]
+            score=row.score, raw_score=row.raw_score, reason=row.reason, error=row.error,
+            num_found=row.num_found, duration_ms=row.duration_ms,
+            docs=[RunDocRead.model_validate(d) for d in row.docs],
+        )
+        for row in run_queries(session=session, run=run)
+    ]
+    base = summary(run).model_dump()
+    return RunDetail(**base, progress=RunProgress(done=run.done, total=run.total),
+                     queries=queries)

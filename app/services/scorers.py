@@ -1,0 +1,166 @@
+"""Scorers: presets, the user's own, and stateless scoring."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, Invalid
+from app.models import Case, Scorer, User
+from app.schemas.scorers import ScoreRequest, ScorerCreate, ScorerRead, ScorerUpdate
+from app.scoring import (
+    PRESETS,
+    Outcome,
+    QueryInput,
+    ScoreDoc,
+    ScorerConfig,
+    ScorerConfigError,
+    score_query,
+    validate_scorer,
+)
+from app.services.access import visible_owner_ids
+
+DEFAULT_PRESET = "Classic"
+
+
+def seed_presets(*, session: Session) -> None:
+    """Create the built-in presets that are missing; existing ones are left as they are."""
+    existing = set(session.scalars(select(Scorer.name).where(Scorer.owner_id.is_(None))))
+    for preset in PRESETS:
+        if preset.name in existing:
+            continue
+        session.add(
+            Scorer(
+                owner_id=None,
+                name=preset.name,
+                kind=preset.kind,
+                params=dict(preset.params),
+                scale=list(preset.scale),
+                scale_labels=dict(preset.scale_labels) if preset.scale_labels else None,
+                max_score=preset.max_score,
+            )
+        )
+    session.commit()
+
+
+def default_scorer(*, session: Session) -> Scorer:
+    """Return the preset new cases use when none is chosen."""
+    scorer = session.scalar(
+        select(Scorer).where(Scorer.owner_id.is_(None), Scorer.name == DEFAULT_PRESET)
+    )
+    if scorer is None:
+        seed_presets(session=session)
+        return default_scorer(session=session)
+    return scorer
+
+
+def list_scorers(*, session: Session, user: User) -> list[Scorer]:
+    """Return the presets, then the user's scorers, each group by name."""
+    stmt = (
+        select(Scorer)
+        .where(or_(Scorer.owner_id.is_(None), Scorer.owner_id.in_(visible_owner_ids(user=user))))
+        .order_by(Scorer.owner_id.is_not(None), Scorer.id)
+    )
+    return list(session.scalars(stmt))
+
+
+def build_config(
+    *, kind: str, params: Mapping[str, Any] | None, scale: list[float],
+    scale_labels: Mapping[str, str] | None, code: str | None, max_score: float | None,
+) -> ScorerConfig:
+    """Return a validated scorer config; a bad value is a 422 naming its field."""
+    try:
+        return validate_scorer(kind=kind, params=params, scale=scale, scale_labels=scale_labels,
+                               code=code, max_score=max_score)
+    except ScorerConfigError as exc:
+        raise Invalid(exc.field, exc.message) from exc
+
+
+def config_of(scorer: Scorer) -> ScorerConfig:
+    """Return the scoring config of a stored scorer."""
+    return build_config(kind=scorer.kind, params=scorer.params, scale=list(scorer.scale),
+                        scale_labels=scorer.scale_labels, code=scorer.code,
+                        max_score=scorer.max_score)
+
+
+def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer:
+    """Validate and store a new scorer of the user's."""
+    config = build_config(kind=body.kind, params=body.params, scale=body.scale,
+                          scale_labels=body.scale_labels, code=body.code,
+                          max_score=body.max_score)
+    scorer = Scorer(owner_id=user.id, name=body.name, kind=body.kind)
+    _store_config(scorer, config, body.scale_labels)
+    session.add(scorer)
+    session.commit()
+    return scorer
+
+
+def update_scorer(*, session: Session, scorer: Scorer, body: ScorerUpdate) -> Scorer:
+    """Change a user's scorer; presets are read-only."""
+    _writable(scorer)
+    changes = body.model_dump(exclude_unset=True)
+    merged: dict[str, Any] = {
+        "params": scorer.params, "scale": scorer.scale, "scale_labels": scorer.scale_labels,
+        "code": scorer.code, "max_score": scorer.max_score,
+    }
+    merged.update({k: v for k, v in changes.items() if k != "name"})
+    config = build_config(kind=scorer.kind, **merged)
+    if body.name is not None:
+        scorer.name = body.name
+    _store_config(scorer, config, merged["scale_labels"])
+    session.commit()
+    return scorer
+
+
+def delete_scorer(*, session: Session, scorer: Scorer) -> None:
+    """Delete a user's scorer that no case uses."""
+    _writable(scorer)
+    used = session.scalar(select(func.count()).select_from(Case).where(Case.scorer_id == scorer.id))
+    if used:
+        raise Conflict("This scorer is used by cases; give them another scorer first.")
+    session.delete(scorer)
+    session.commit()
+
+
+def _writable(scorer: Scorer) -> None:
+    if scorer.owner_id is None:
+        raise Conflict("Built-in presets are read-only; create your own scorer instead.")
+
+
+def _store_config(scorer: Scorer, config: ScorerConfig, labels: Mapping[str, str] | None) -> None:
+    scorer.params = dict(config.params)
+    scorer.scale = list(config.scale)
+    scorer.scale_labels = dict(labels) if labels else None
+    scorer.code = config.code
+    scorer.max_score = config.max_score
+
+
+def to_read(scorer: Scorer) -> ScorerRead:
+    """Return the API view of a scorer."""
+    return ScorerRead(
+        id=scorer.id, name=scorer.name, kind=scorer.kind, params=scorer.params,
+        code=scorer.code, scale=scorer.scale, scale_labels=scorer.scale_labels,
+        max_score=scorer.max_score, builtin=scorer.owner_id is None,
+    )
+
+
+def score_stateless(*, config: ScorerConfig, body: ScoreRequest) -> Outcome:
+    """Score one ranking against the given ratings, storing nothing."""
+    ratings = {doc: value for doc, value in body.ratings.items() if value is not None}
+    query = QueryInput(
+        docs=[ScoreDoc(id=doc_id) for doc_id in body.docs],
+        ratings=ratings,
+        num_found=body.num_found,
+        query_options=body.options,
+        case_options={},
+    )
+    return score_query(config, query)
+
+
+def rating_bounds(scorer: Scorer) -> tuple[float, float]:
+    """Return the smallest and largest rating the scorer's scale allows."""
+    scale = [float(v) for v in scorer.scale]
+    return min(scale), max(scale)

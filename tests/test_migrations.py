@@ -1,0 +1,38 @@
+"""The models and the migrations describe the same schema, on both databases."""
+
+from __future__ import annotations
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect
+
+from app.db import make_engine, migrate
+from app.models import Base
+
+
+def test_migrations_match_models(app: object, db_url: str) -> None:
+    engine = make_engine(db_url)
+    migrate(engine)  # a second migrate on an up-to-date database changes nothing
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        diff = compare_metadata(context, Base.metadata)
+    engine.dispose()
+    assert diff == []
+
+
+def test_migrations_apply_to_an_empty_sqlite_file(tmp_path: object) -> None:
+    url = f"sqlite:///{tmp_path}/fresh.db"
+    engine = make_engine(url)
+    migrate(engine)
+    tables = set(inspect(create_engine(url)).get_table_names())
+    engine.dispose()
+    assert {"users", "api_keys", "search_endpoints", "cases", "tries", "queries", "ratings",
+            "scorers", "runs", "run_queries", "alembic_version"} <= tables
+
+
+def test_the_lookup_indexes_exist(app: object, db_url: str) -> None:
+    inspector = inspect(create_engine(db_url))
+    rating_keys = [c["column_names"] for c in inspector.get_unique_constraints("ratings")]
+    assert ["query_id", "doc_id"] in rating_keys
+    run_query_indexes = [i["column_names"] for i in inspector.get_indexes("run_queries")]
+    assert ["run_id", "position"] in run_query_indexes
