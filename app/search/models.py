@@ -1,0 +1,97 @@
+"""Plain data shared by the builders, parsers and the client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+__all__ = ["ENGINES", "Doc", "EndpointConfig", "Engine", "SearchRequest", "SearchResult"]
+
+Engine = Literal["solr", "elasticsearch", "opensearch"]
+ENGINES: tuple[Engine, ...] = ("solr", "elasticsearch", "opensearch")
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` without any ``user:password@`` part, safe for messages."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        return "<invalid url>"
+    if parsed.userinfo:
+        return str(parsed.copy_with(username=None, password=None))
+    return url
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """Where and how to send search requests; secrets are kept out of ``repr``."""
+
+    engine: Engine
+    url: str
+    method: Literal["GET", "POST"] = "GET"
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    basic_auth: str | None = field(default=None, repr=False)
+    timeout_s: float = 10.0
+    requests_per_minute: int = 0
+    max_concurrency: int = 8
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"unknown engine {self.engine!r}; expected one of {ENGINES}")
+        if self.method not in ("GET", "POST"):
+            raise ValueError(f"method must be GET or POST, not {self.method!r}")
+        if not self.timeout_s > 0:
+            raise ValueError("timeout_s must be positive")
+        if self.requests_per_minute < 0:
+            raise ValueError("requests_per_minute must be 0 (unlimited) or positive")
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+
+    def __repr__(self) -> str:
+        auth = "set" if self.basic_auth else None
+        return (
+            f"EndpointConfig(engine={self.engine!r}, url={redact_url(self.url)!r}, "
+            f"method={self.method!r}, headers={sorted(self.headers)!r}, basic_auth={auth!r}, "
+            f"timeout_s={self.timeout_s!r}, requests_per_minute={self.requests_per_minute!r}, "
+            f"max_concurrency={self.max_concurrency!r})"
+        )
+
+    @property
+    def safe_url(self) -> str:
+        """Return the URL with any embedded credentials removed."""
+        return redact_url(self.url)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One query to render against a try's template."""
+
+    template: str
+    query_text: str
+    query_options: Mapping[str, Any] = field(default_factory=dict)
+    case_options: Mapping[str, Any] = field(default_factory=dict)
+    knobs: Mapping[str, float] = field(default_factory=dict)
+    field_spec: str = "id:_id title:title"
+    rows: int = 10
+    explain: bool = False
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One ranked document: its id, 1-based position, displayed fields and explain."""
+
+    id: str
+    position: int
+    fields: dict[str, Any]
+    explain: Any | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The ranked documents of one query and the engine's total hit count."""
+
+    docs: list[Doc]
+    num_found: int
