@@ -1,0 +1,32 @@
+"""Relevo's scoring: pure functions from ranked results and ratings to scores (SCORING.md).
+
+No I/O, no ORM: the built-in metrics are plain Python; JavaScript scorers run in a V8
+isolate with the Quepid helper environment.
+"""
+
+from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
+from app.scoring.javascript import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, check_javascript
+from app.scoring.presets import PRESETS, Preset
+from app.scoring.scoring import case_score, score_queries, score_query
+from app.scoring.types import Outcome, QueryInput, ScoreDoc, ScorerConfig
+from app.scoring.validation import KINDS, validate_scorer
+
+__all__ = [
+    "JS_HEAP_LIMIT_BYTES",
+    "JS_TIME_LIMIT_S",
+    "KINDS",
+    "PRESETS",
+    "Outcome",
+    "Preset",
+    "QueryInput",
+    "ScoreDoc",
+    "ScorerConfig",
+    "ScorerConfigError",
+    "ScorerError",
+    "ScorerSyntaxError",
+    "case_score",
+    "check_javascript",
+    "score_queries",
+    "score_query",
+    "validate_scorer",
+]

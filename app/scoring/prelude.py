@@ -1,0 +1,289 @@
+"""The JavaScript that sets up an isolate for Quepid-compatible scorers.
+
+It is evaluated once per isolate as ``(PRELUDE)(globalThis, token, sliceMs)``. It locks the
+built-ins down (freezes every reachable intrinsic, makes the global bindings read-only), then
+installs one frozen entry object, ``__relevo``, whose methods need the per-isolate token, so
+the user's code cannot drive the runner. The user's code is compiled once with
+``new Function`` as the body of a function whose parameters are the helpers; it runs once
+per query with fresh ``docs``/``bestDocs`` and fresh local variables, and any global it
+created is deleted before the next query starts.
+"""
+
+from __future__ import annotations
+
+# Names the scorer body sees as parameters, in the order the runner passes them.
+PARAMS: tuple[str, ...] = (
+    "docs", "bestDocs", "total", "max", "scale", "console",
+    "numFound", "numReturned", "docAt", "docExistsAt", "hasDocRating", "docRating",
+    "avgRating", "avgRating100", "editDistanceFromBest", "eachDoc", "eachDocWithRating",
+    "eachDocWithRatingEqualTo", "topRatings", "qOption", "ratedDocAt", "ratedDocExistsAt",
+    "eachRatedDoc", "setScore", "pass", "fail", "assert", "assertOrScore",
+)  # fmt: skip
+
+SOURCE_URL = "relevo-scorer.js"
+# new Function puts "(function anonymous(<params>\n) {\n" before the body, and the body
+# starts with our "{\n": the user's line 1 is line 4 of the compiled source.
+LINE_OFFSET = 3
+MAX_LOG_LINES = 200
+MAX_LOG_CHARS = 2000
+
+
+def function_body(code: str) -> str:
+    """Return the body passed to new Function: the user's code in a block of its own."""
+    # The block lets `let max = ...` shadow a helper instead of clashing with the parameter.
+    return "{\n" + code + "\n}\n//# sourceURL=" + SOURCE_URL
+
+
+PRELUDE = r"""
+(function (G, TOKEN, SLICE_MS) {
+  'use strict';
+  // Timers would run scorer code outside a query's time limit: there are none.
+  const noTimers = () => { throw new Error('timers are not available to scorers'); };
+  for (const name of ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval']) {
+    if (Object.prototype.hasOwnProperty.call(G, name) && !Reflect.deleteProperty(G, name)) {
+      G[name] = noTimers;
+    }
+  }
+  if (Object.prototype.hasOwnProperty.call(G, '__timer_manager')) G.__timer_manager = undefined;
+  if (typeof Atomics === 'object') { delete Atomics.wait; delete Atomics.waitAsync; }
+  const seen = new Set();
+  const freeze = (value) => {
+    if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return;
+    if (seen.has(value)) return;
+    seen.add(value);
+    Object.freeze(value);
+    freeze(Object.getPrototypeOf(value));
+    for (const key of Reflect.ownKeys(value)) {
+      const d = Object.getOwnPropertyDescriptor(value, key);
+      if ('value' in d) freeze(d.value); else { freeze(d.get); freeze(d.set); }
+    }
+  };
+  for (const key of Reflect.ownKeys(G)) {
+    if (G[key] !== G) freeze(G[key]);
+  }
+  freeze(function* () {}); freeze(async function () {}); freeze(async function* () {});
+  freeze([].values()); freeze(new Map().entries()); freeze(new Set().values());
+  freeze(''[Symbol.iterator]()); freeze('a'.matchAll(/a/g));
+
+  const DEFAULT_COUNT = 10;
+  const PARAMS = %(params)s;
+  const LINE_OFFSET = %(line_offset)d;
+  const SOURCE_URL = %(source_url)s;
+  const MAX_LOG_LINES = %(max_log_lines)d;
+  const MAX_LOG_CHARS = %(max_log_chars)d;
+  const MAX_RUN_LOG_CHARS = 1000000;
+  let Q = null;
+  let userFn = null;
+  let compileError = null;
+  let queue = [];
+  let cursor = 0;
+  let runResults = [];
+  let runLogChars = 0;
+  let tainted = false;
+  let SCALE = [];
+  let MAX = null;
+
+  const DOC_PROTO = Object.freeze({
+    hasRating() { return this.rating !== null && this.rating !== undefined; },
+    getRating() { return this.rating; },
+  });
+  const BEST_PROTO = Object.freeze({ getRating() { return this.rating; } });
+
+  const count = (c, n) => Math.min(c === undefined ? DEFAULT_COUNT : c, n);
+  const topRatingsOf = (c) => {
+    const out = [];
+    for (let i = 0; i < count(c, Q.docs.length); i++) out.push(Q.docs[i].rating);
+    return out;
+  };
+  const meanOf = (c) => {
+    let total = 0, rated = 0;
+    for (const r of topRatingsOf(c)) if (r !== null) { total += r; rated++; }
+    return rated === 0 ? null : total / rated;
+  };
+  const levenshtein = (a, b) => {
+    let prev = [];
+    for (let j = 0; j <= b.length; j++) prev.push(j);
+    for (let i = 1; i <= a.length; i++) {
+      const cur = [i];
+      for (let j = 1; j <= b.length; j++) {
+        const swap = prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
+        cur.push(Math.min(prev[j] + 1, cur[j - 1] + 1, swap));
+      }
+      prev = cur;
+    }
+    return prev[b.length];
+  };
+  const text = (v) => {
+    try {
+      if (typeof v === 'string') return v;
+      if (v instanceof Error) return String(v);
+      if (typeof v === 'object' && v !== null) {
+        const s = JSON.stringify(v);
+        if (s !== undefined) return s;
+      }
+      return String(v);
+    } catch (e) { return '[unprintable ' + typeof v + ']'; }
+  };
+  const log = (...args) => {
+    if (Q === null || Q.logs.length >= MAX_LOG_LINES) return;
+    let line = args.map(text).join(' ');
+    if (line.length > MAX_LOG_CHARS) line = line.slice(0, MAX_LOG_CHARS) + '…';
+    Q.logs.push(line);
+    runLogChars += line.length;
+  };
+  const record = (value) => { if (Q !== null && !Q.set) { Q.set = true; Q.value = value; } };
+  const setScore = (x) => record(x);
+  const pass = () => record(100);
+  const fail = () => record(0);
+
+  const HELPERS = [
+    Object.freeze({ log, info: log, warn: log, error: log, debug: log }),
+    () => Q.total,
+    () => Q.docs.length,
+    (i) => (Q.docs[i] === undefined ? {} : Q.docs[i]),
+    (i) => Q.docs[i] !== undefined,
+    (i) => Q.docs[i] !== undefined && Q.docs[i].rating !== null,
+    (i) => (Q.docs[i] === undefined ? undefined : Q.docs[i].rating),
+    (c) => meanOf(c),
+    (c) => { const m = meanOf(c); return m === null ? null : Math.floor(m * 100 / MAX); },
+    (c) => {
+      const top = topRatingsOf(c);
+      const best = Q.best.slice(0, c === undefined ? DEFAULT_COUNT : c).map((b) => b.rating);
+      while (best.length < top.length) best.push(null);
+      return levenshtein(top, best);
+    },
+    (f, c) => { for (let i = 0; i < count(c, Q.docs.length); i++) f(Q.docs[i], i); },
+    (f) => { const best = Q.best; for (let i = 0; i < best.length; i++) f(best[i], i); },
+    (r, f) => { for (const b of Q.best) if (b.rating === r) f(b); },
+    (c) => Q.best.slice(0, c).map((b) => b.rating),
+    (key) => (Object.prototype.hasOwnProperty.call(Q.options, key) ? Q.options[key] : null),
+    (i) => (Q.best[i] === undefined ? {} : Q.best[i]),
+    (i) => Q.best[i] !== undefined,
+    (f, c) => { for (let i = 0; i < count(c, Q.best.length); i++) f(Q.best[i], i); },
+    setScore, pass, fail,
+    (c) => { if (!c) fail(); },
+    (c, s) => { if (!c) setScore(s); },
+  ].map(Object.freeze);
+
+  const BASE = new Set(Reflect.ownKeys(G));
+  const cleanGlobals = () => {
+    const keys = Reflect.ownKeys(G);
+    if (keys.length === BASE.size) return;
+    for (const key of keys) {
+      if (!BASE.has(key) && !Reflect.deleteProperty(G, key)) tainted = true;
+    }
+  };
+
+  const describeValue = (v) => {
+    if (typeof v === 'string') {
+      return 'the string ' + JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
+    }
+    if (typeof v === 'number' || typeof v === 'boolean' || v === undefined) return String(v);
+    return 'a value of type ' + typeof v;
+  };
+  const describeError = (e) => {
+    try {
+      if (!(e instanceof Error)) return 'scorer threw ' + text(e);
+      let message = String(e);
+      const stack = typeof e.stack === 'string' ? e.stack : '';
+      const match = new RegExp(SOURCE_URL.replace(/[.]/g, '\\.') + ':(\\d+):\\d+').exec(stack);
+      if (match) message += ' (line ' + (Number(match[1]) - LINE_OFFSET) + ')';
+      return message;
+    } catch (err) { return 'scorer threw an exception'; }
+  };
+
+  const runOne = (q) => {
+    cleanGlobals();
+    const docs = q[0].map((d, i) => ({
+      __proto__: DOC_PROTO, ...d[2], id: d[0], rating: d[1], rank: i + 1, fields: d[2] || {},
+    }));
+    const best = q[1].map((b) => ({ __proto__: BEST_PROTO, id: b[0], rating: b[1] }));
+    Q = { docs, best, total: q[2], options: q[3] || {}, logs: [], set: false, value: undefined };
+    let error = null;
+    try {
+      userFn(docs, best, q[2], MAX, SCALE.slice(), ...HELPERS);
+    } catch (e) {
+      error = describeError(e);
+    }
+    const done = Q;
+    Q = null;
+    if (done.set) {
+      const v = done.value;
+      if (v === null) return ['u', null, done.logs];
+      if (typeof v === 'number' && Number.isFinite(v)) return ['s', v, done.logs];
+      return ['e', 'setScore needs a finite number or null, got ' + describeValue(v), done.logs];
+    }
+    if (error !== null) return ['e', error, done.logs];
+    return ['e', 'scorer did not call setScore', done.logs];
+  };
+
+  const check = (token) => { if (token !== TOKEN) throw new Error('not allowed'); };
+  const api = {
+    setup(token, code, scale) {
+      check(token);
+      SCALE = JSON.parse(scale);
+      MAX = SCALE[SCALE.length - 1];
+      try {
+        userFn = new Function(...PARAMS, code);
+      } catch (e) {
+        compileError = String(e);
+      }
+      return compileError;
+    },
+    load(token, data) {
+      check(token);
+      queue = JSON.parse(data);
+      cursor = 0;
+    },
+    run(token, maxCount) {
+      check(token);
+      runResults = [];
+      runLogChars = 0;
+      const start = Date.now();
+      while (cursor < queue.length && runResults.length < maxCount) {
+        const full = Date.now() - start >= SLICE_MS || runLogChars > MAX_RUN_LOG_CHARS;
+        if (runResults.length > 0 && full) break;
+        const q = queue[cursor];
+        queue[cursor] = null;
+        cursor++;
+        runResults.push(runOne(q));
+      }
+      const out = JSON.stringify({ r: runResults, t: tainted });
+      runResults = [];
+      return out;
+    },
+    interrupted(token) {
+      check(token);
+      const logs = Q === null ? [] : Q.logs;
+      const out = JSON.stringify({ r: runResults, running: Q !== null, logs });
+      Q = null;
+      runResults = [];
+      return out;
+    },
+  };
+  Object.freeze(api);
+  for (const key of Reflect.ownKeys(G)) {
+    const d = Object.getOwnPropertyDescriptor(G, key);
+    if (d.configurable) {
+      const locked = { configurable: false };
+      if ('value' in d) locked.writable = false;
+      Object.defineProperty(G, key, locked);
+    }
+  }
+  Object.defineProperty(G, '__relevo', { value: api, writable: false, configurable: false });
+  BASE.add('__relevo');
+})
+"""
+
+
+def prelude_source() -> str:
+    """Return the prelude with its constants filled in."""
+    import json
+
+    return PRELUDE % {
+        "params": json.dumps(list(PARAMS)),
+        "line_offset": LINE_OFFSET,
+        "source_url": json.dumps(SOURCE_URL),
+        "max_log_lines": MAX_LOG_LINES,
+        "max_log_chars": MAX_LOG_CHARS,
+    }

@@ -1,0 +1,103 @@
+"""Scores queries with a validated config: the entry points the rest of Relevo calls."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from app.scoring.errors import ScorerConfigError
+from app.scoring.javascript import score_javascript
+from app.scoring.metrics import METRICS, Metric
+from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
+from app.scoring.validation import normalize_params
+
+
+def _prepare(config: ScorerConfig) -> Metric:
+    params = normalize_params(config.kind, config.params, config.scale)
+    return METRICS[config.kind](params, config.scale[-1])
+
+
+def _diagnose(config: ScorerConfig, query: QueryInput) -> str | None:
+    low, high = config.scale[0], config.scale[-1]
+    for doc_id, rating in query.ratings.items():
+        if not isinstance(rating, int | float) or isinstance(rating, bool):
+            return f"the rating of doc {doc_id!r} is not a number"
+        if not math.isfinite(rating):
+            return f"the rating of doc {doc_id!r} is not a finite number"
+        if not low <= rating <= high:
+            return (
+                f"the rating of doc {doc_id!r} ({rating:g}) is outside the scale {low:g}-{high:g}"
+            )
+    return None
+
+
+def _repair(
+    config: ScorerConfig, query: QueryInput, outcome: Outcome | None, exc: Exception | None
+) -> Outcome:
+    """Return the outcome of a query whose metric raised or left 0-100."""
+    score = outcome.score if outcome is not None else None
+    if outcome is not None and score is not None and -1e-9 <= score <= 100 + 1e-9:
+        # Float noise only (e.g. a DCG equal to its ideal up to the last bit).
+        return Outcome(outcome.status, min(max(score, 0.0), 100.0), outcome.raw_score, None)
+    problem = _diagnose(config, query)
+    if problem is not None:
+        return failed(problem)
+    if exc is not None:
+        return failed(f"scorer failed: {type(exc).__name__}: {exc}")
+    return failed(f"scorer produced {score!r}, outside 0-100")
+
+
+def _score_builtin(config: ScorerConfig, queries: Sequence[QueryInput]) -> list[Outcome]:
+    try:
+        metric = _prepare(config)
+    except (ScorerConfigError, KeyError, IndexError, TypeError, ValueError) as exc:
+        message = exc.message if isinstance(exc, ScorerConfigError) else str(exc)
+        return [failed(f"invalid scorer config: {message}") for _ in queries]
+    try:
+        outcomes = [metric(query) for query in queries]
+    except Exception:  # redo one by one so that only the bad queries become errors
+        return _score_each(config, metric, queries)
+    for index in [i for i, o in enumerate(outcomes) if not 0.0 <= (o.score or 0.0) <= 100.0]:
+        outcomes[index] = _repair(config, queries[index], outcomes[index], None)
+    return outcomes
+
+
+def _score_each(
+    config: ScorerConfig, metric: Metric, queries: Sequence[QueryInput]
+) -> list[Outcome]:
+    outcomes = []
+    for query in queries:
+        try:
+            outcome = metric(query)
+        except Exception as exc:  # a query's bad data must not stop the batch
+            outcome = _repair(config, query, None, exc)
+        else:
+            score = outcome.score
+            if score is not None and not 0.0 <= score <= 100.0:
+                outcome = _repair(config, query, outcome, None)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def score_queries(config: ScorerConfig, queries: Sequence[QueryInput]) -> list[Outcome]:
+    """Return one outcome per query, in order; never raises on query data."""
+    if config.kind == "javascript":
+        return score_javascript(config, queries)
+    if not config.scale:
+        return [failed("invalid scorer config: the scale is empty") for _ in queries]
+    return _score_builtin(config, queries)
+
+
+def score_query(config: ScorerConfig, query: QueryInput) -> Outcome:
+    """Return the outcome of one query."""
+    return score_queries(config, [query])[0]
+
+
+def case_score(outcomes: Iterable[Outcome]) -> float | None:
+    """Return the mean score of the scored outcomes, or None when none is scored."""
+    total, count = 0.0, 0
+    for outcome in outcomes:
+        if outcome.status == "scored" and outcome.score is not None:
+            total += outcome.score
+            count += 1
+    return total / count if count else None
