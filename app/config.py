@@ -44,7 +44,7 @@ class Settings:
         return f"sqlite:///{(self.data_dir / 'relevo.db').resolve()}"
 
     def with_secret(self) -> Settings:
-        """Return settings with a secret key, generating and keeping one in the data dir if absent."""
+        """Return settings with a secret key, generated and kept in the data dir if absent."""
         if self.secret_key:
             return self
         self.data_dir.mkdir(parents=True, exist_ok=True)

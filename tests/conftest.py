@@ -56,7 +56,9 @@ def _postgres_database() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def db_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """An empty database URL, once for SQLite and once for PostgreSQL."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'relevo.db'}"
@@ -67,8 +69,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 @pytest.fixture(scope="session")
 def app(db_url: str, tmp_path_factory: pytest.TempPathFactory) -> FastAPI:
     """The app built from explicit settings on the session's database."""
-    settings = Settings(data_dir=Path(tmp_path_factory.mktemp("data")), database_url=db_url,
-                        secret_key="test-secret-key")
+    settings = Settings(
+        data_dir=Path(tmp_path_factory.mktemp("data")),
+        database_url=db_url,
+        secret_key="test-secret-key",
+    )
     return create_app(settings)
 
 
@@ -93,7 +98,9 @@ def db(session_factory: sessionmaker[Session]) -> Iterator[Session]:
 
 
 @pytest.fixture
-def client(_started_client: TestClient, session_factory: sessionmaker[Session]) -> Iterator[TestClient]:
+def client(
+    _started_client: TestClient, session_factory: sessionmaker[Session]
+) -> Iterator[TestClient]:
     """A client with no cookies or headers; every row but the presets is deleted afterwards."""
     _started_client.cookies.clear()
     yield _started_client
@@ -125,19 +132,19 @@ class ApiUser:
         return {"Authorization": f"Bearer {self.key}"}
 
     def get(self, url: str, **kw: Any) -> Any:
-        return self.client.get(url, headers=self.headers, **kw)
+        return self.client.get(url, headers={**self.headers, **kw.pop("headers", {})}, **kw)
 
     def post(self, url: str, **kw: Any) -> Any:
-        return self.client.post(url, headers=self.headers, **kw)
+        return self.client.post(url, headers={**self.headers, **kw.pop("headers", {})}, **kw)
 
     def put(self, url: str, **kw: Any) -> Any:
-        return self.client.put(url, headers=self.headers, **kw)
+        return self.client.put(url, headers={**self.headers, **kw.pop("headers", {})}, **kw)
 
     def patch(self, url: str, **kw: Any) -> Any:
-        return self.client.patch(url, headers=self.headers, **kw)
+        return self.client.patch(url, headers={**self.headers, **kw.pop("headers", {})}, **kw)
 
     def delete(self, url: str, **kw: Any) -> Any:
-        return self.client.delete(url, headers=self.headers, **kw)
+        return self.client.delete(url, headers={**self.headers, **kw.pop("headers", {})}, **kw)
 
 
 def make_api_user(client: TestClient, factory: sessionmaker[Session], email: str) -> ApiUser:

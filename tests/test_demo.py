@@ -20,17 +20,25 @@ def test_demo_is_created_once_rated_and_run(
     assert first.created and not second.created
     assert first.case_id == second.case_id
     with session_factory() as session:
-        assert session.scalar(select(func.count()).select_from(Case)
-                              .where(Case.name == CASE_NAME)) == 1
-        assert user_service.authenticate(session=session, email=DEMO_EMAIL,
-                                         password=DEMO_PASSWORD) is not None
+        assert (
+            session.scalar(select(func.count()).select_from(Case).where(Case.name == CASE_NAME))
+            == 1
+        )
+        assert (
+            user_service.authenticate(session=session, email=DEMO_EMAIL, password=DEMO_PASSWORD)
+            is not None
+        )
         assert session.scalar(select(func.count()).select_from(User)) == 1
         queries = session.scalars(select(Query).where(Query.case_id == first.case_id)).all()
         assert len(queries) == len(JUDGEMENTS) >= 20
         by_text = {q.text: q for q in queries}
-        star_wars = dict(session.execute(
-            select(Rating.doc_id, Rating.rating).where(Rating.query_id == by_text["star wars"].id)
-        ).tuples())
+        star_wars = dict(
+            session.execute(
+                select(Rating.doc_id, Rating.rating).where(
+                    Rating.query_id == by_text["star wars"].id
+                )
+            ).all()
+        )
         # Seven Star Wars films are Perfect; everything else the engine showed is Poor.
         assert sorted(star_wars.values()).count(3.0) == 7
         assert 0.0 in star_wars.values()

@@ -14,12 +14,17 @@ router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
 
 @router.post("", status_code=202, response_model=RunDetail | RunStarted)
 async def start_run(
-    case: CaseDep, session: SessionDep, request: Request, response: Response,
-    body: RunCreate | None = None, wait: bool = False,
+    case: CaseDep,
+    session: SessionDep,
+    request: Request,
+    response: Response,
+    body: RunCreate | None = None,
+    wait: bool = False,
 ) -> RunDetail | RunStarted:
     """Start a run (202 with its id); with ?wait=true answer 200 with the finished run."""
-    run = service.create_run(session=session, case=case,
-                             try_number=body.try_number if body else None)
+    run = service.create_run(
+        session=session, case=case, try_number=body.try_number if body else None
+    )
     manager: RunManager = request.app.state.run_manager
     task = manager.start(run.id)
     if not wait:
@@ -27,8 +32,9 @@ async def start_run(
     await task
     session.expire_all()
     response.status_code = 200
-    return service.detail(session=session, run=service.get_run(session=session, case=case,
-                                                               run_id=run.id))
+    return service.detail(
+        session=session, run=service.get_run(session=session, case=case, run_id=run.id)
+    )
 
 
 @router.get("", response_model=list[RunSummary])
@@ -40,5 +46,15 @@ def list_runs(case: CaseDep, session: SessionDep) -> list[RunSummary]:
 @router.get("/{run_id}", response_model=RunDetail)
 def get_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
     """Return a run with its progress and every query's outcome."""
-    return service.detail(session=session, run=service.get_run(session=session, case=case,
-                                                               run_id=run_id))
+    return service.detail(
+        session=session, run=service.get_run(session=session, case=case, run_id=run_id)
+    )
+
+
+@router.post("/{run_id}/rescore", response_model=RunDetail)
+def rescore_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
+    """Re-score the run's stored rankings with the current ratings, without refetching."""
+    run = service.rescore_run(
+        session=session, run=service.get_run(session=session, case=case, run_id=run_id)
+    )
+    return service.detail(session=session, run=run)

@@ -19,7 +19,7 @@ def _check_url(value: str) -> str:
 
 
 def _check_basic_auth(value: str | None) -> str | None:
-    if value is not None and ":" not in value:
+    if value and ":" not in value:
         raise ValueError("must be 'user:password'")
     return value
 

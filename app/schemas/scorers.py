@@ -9,8 +9,15 @@ from pydantic import Field, model_validator
 from app.schemas.common import Body, Name, Out
 
 ScorerKind = Literal[
-    "javascript", "classic", "ndcg", "dcg", "cg", "precision",
-    "average_precision", "reciprocal_rank", "err",
+    "javascript",
+    "classic",
+    "ndcg",
+    "dcg",
+    "cg",
+    "precision",
+    "average_precision",
+    "reciprocal_rank",
+    "err",
 ]
 
 

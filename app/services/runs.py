@@ -52,8 +52,12 @@ class RunPlan:
     def request_for(self, query: QueryPlan) -> SearchRequest:
         """Return the search request of one query."""
         return SearchRequest(
-            template=self.template, query_text=query.text, query_options=query.options,
-            case_options=self.case_options, knobs=self.knobs, field_spec=self.field_spec,
+            template=self.template,
+            query_text=query.text,
+            query_options=query.options,
+            case_options=self.case_options,
+            knobs=self.knobs,
+            field_spec=self.field_spec,
             rows=self.rows,
         )
 
@@ -72,8 +76,13 @@ def create_run(*, session: Session, case: Case, try_number: int | None = None) -
     number = try_number or case.current_try_number
     case_service.get_try(session=session, case=case, number=number)
     total = session.scalar(select(func.count()).select_from(Query).where(Query.case_id == case.id))
-    run = Run(case_id=case.id, try_number=number, scorer_id=case.scorer_id, status="queued",
-              total=total or 0)
+    run = Run(
+        case_id=case.id,
+        try_number=number,
+        scorer_id=case.scorer_id,
+        status="queued",
+        total=total or 0,
+    )
     session.add(run)
     session.commit()
     return run
@@ -94,9 +103,15 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
         for q in query_service.list_queries(session=session, case=case)
     ]
     return RunPlan(
-        run_id=run.id, endpoint=engine_config(endpoint), template=chosen.query_template,
-        field_spec=chosen.field_spec, rows=chosen.rows, knobs=chosen.knobs or {},
-        case_options=case.options or {}, scorer=config_of(scorer), queries=queries,
+        run_id=run.id,
+        endpoint=engine_config(endpoint),
+        template=chosen.query_template,
+        field_spec=chosen.field_spec,
+        rows=chosen.rows,
+        knobs=chosen.knobs or {},
+        case_options=case.options or {},
+        scorer=config_of(scorer),
+        queries=queries,
     )
 
 
@@ -107,7 +122,8 @@ class RunSetupError(Exception):
 def mark_running(*, session: Session, run_id: int, total: int) -> None:
     """Record that the run started."""
     session.execute(
-        update(Run).where(Run.id == run_id)
+        update(Run)
+        .where(Run.id == run_id)
         .values(status="running", started_at=datetime.now(UTC), total=total, done=0)
     )
     session.commit()
@@ -122,7 +138,8 @@ def record_progress(*, session: Session, run_id: int, done: int) -> None:
 def mark_failed(*, session: Session, run_id: int, message: str) -> None:
     """Record a whole-run failure."""
     session.execute(
-        update(Run).where(Run.id == run_id)
+        update(Run)
+        .where(Run.id == run_id)
         .values(status="failed", error=message, finished_at=datetime.now(UTC))
     )
     session.commit()
@@ -131,9 +148,13 @@ def mark_failed(*, session: Session, run_id: int, message: str) -> None:
 def fail_interrupted_runs(*, session: Session) -> int:
     """Mark runs left queued or running by a stop or crash as failed; return how many."""
     result = session.execute(
-        update(Run).where(Run.status.in_(ACTIVE))
-        .values(status="failed", error="Interrupted: the server stopped during the run.",
-                finished_at=datetime.now(UTC))
+        update(Run)
+        .where(Run.status.in_(ACTIVE))
+        .values(
+            status="failed",
+            error="Interrupted: the server stopped during the run.",
+            finished_at=datetime.now(UTC),
+        )
     )
     session.commit()
     return int(getattr(result, "rowcount", 0) or 0)
@@ -156,35 +177,49 @@ def score_fetched(
     ]
     outcomes = iter(score_queries(plan.scorer, inputs))
     return [
-        next(outcomes) if f.error is None
+        next(outcomes)
+        if f.error is None
         else Outcome(status="error", score=None, raw_score=None, reason=f.error)
         for f in fetched
     ]
 
 
 def finish_run(
-    *, session: Session, plan: RunPlan, fetched: Sequence[FetchedQuery],
-    outcomes: Sequence[Outcome], ratings: Mapping[int, Mapping[str, float]],
+    *,
+    session: Session,
+    plan: RunPlan,
+    fetched: Sequence[FetchedQuery],
+    outcomes: Sequence[Outcome],
+    ratings: Mapping[int, Mapping[str, float]],
 ) -> None:
     """Store every query's outcome and the case score, and mark the run finished."""
     rows = []
     for f, outcome in zip(fetched, outcomes, strict=True):
         query_ratings = ratings.get(f.plan.query_id, {})
         docs = [{**d, "rating": query_ratings.get(d["id"])} for d in f.docs or []]
-        rows.append({
-            "run_id": plan.run_id, "query_id": f.plan.query_id, "text": f.plan.text,
-            "position": f.plan.position, "status": outcome.status, "score": outcome.score,
-            "raw_score": outcome.raw_score,
-            "reason": outcome.reason if outcome.status == "unscored" else None,
-            "error": outcome.reason if outcome.status == "error" else None,
-            "num_found": f.num_found, "duration_ms": round(f.duration_ms, 2), "docs": docs,
-            "log": list(outcome.log),
-        })
+        rows.append(
+            {
+                "run_id": plan.run_id,
+                "query_id": f.plan.query_id,
+                "text": f.plan.text,
+                "position": f.plan.position,
+                "status": outcome.status,
+                "score": outcome.score,
+                "raw_score": outcome.raw_score,
+                "reason": outcome.reason if outcome.status == "unscored" else None,
+                "error": outcome.reason if outcome.status == "error" else None,
+                "num_found": f.num_found,
+                "duration_ms": round(f.duration_ms, 2),
+                "docs": docs,
+                "log": list(outcome.log),
+            }
+        )
     if rows:
         session.execute(RunQuery.__table__.insert(), rows)
     _refresh_totals(session, plan.run_id)
     session.execute(
-        update(Run).where(Run.id == plan.run_id)
+        update(Run)
+        .where(Run.id == plan.run_id)
         .values(status="finished", done=len(rows), finished_at=datetime.now(UTC))
     )
     session.commit()
@@ -193,18 +228,23 @@ def finish_run(
 def _refresh_totals(session: Session, run_id: int) -> None:
     counts = dict(
         session.execute(
-            select(RunQuery.status, func.count()).where(RunQuery.run_id == run_id)
+            select(RunQuery.status, func.count())
+            .where(RunQuery.run_id == run_id)
             .group_by(RunQuery.status)
-        ).tuples()
+        ).all()
     )
     mean = session.scalar(
-        select(func.avg(RunQuery.score))
-        .where(RunQuery.run_id == run_id, RunQuery.status == "scored")
+        select(func.avg(RunQuery.score)).where(
+            RunQuery.run_id == run_id, RunQuery.status == "scored"
+        )
     )
     session.execute(
-        update(Run).where(Run.id == run_id).values(
+        update(Run)
+        .where(Run.id == run_id)
+        .values(
             case_score=None if mean is None else float(mean),
-            scored=counts.get("scored", 0), unscored=counts.get("unscored", 0),
+            scored=counts.get("scored", 0),
+            unscored=counts.get("unscored", 0),
             errors=counts.get("error", 0),
         )
     )
@@ -213,8 +253,10 @@ def _refresh_totals(session: Session, run_id: int) -> None:
 def latest_finished_run(*, session: Session, case: Case) -> Run | None:
     """Return the case's newest finished run."""
     stmt = (
-        select(Run).where(Run.case_id == case.id, Run.status == "finished")
-        .order_by(Run.id.desc()).limit(1)
+        select(Run)
+        .where(Run.case_id == case.id, Run.status == "finished")
+        .order_by(Run.id.desc())
+        .limit(1)
     )
     return session.scalar(stmt)
 
@@ -228,21 +270,22 @@ def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, R
         select(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id == query.id)
     )
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
-    if row is None or scorer is None or row.status == "error" and row.error and not row.docs:
+    if row is None or scorer is None or not _has_ranking(row):
         return None
     ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
-    outcome = score_queries(config_of(scorer), [
-        QueryInput(
-            docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
-            ratings=ratings, num_found=row.num_found, query_options=query.options or {},
-            case_options=case.options or {},
-        )
-    ])[0]
-    row.status, row.score, row.raw_score = outcome.status, outcome.score, outcome.raw_score
-    row.reason = outcome.reason if outcome.status == "unscored" else None
-    row.error = outcome.reason if outcome.status == "error" else None
-    row.docs = [{**d, "rating": ratings.get(d["id"])} for d in row.docs]
-    row.log = list(outcome.log)
+    outcome = score_queries(
+        config_of(scorer),
+        [
+            QueryInput(
+                docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
+                ratings=ratings,
+                num_found=row.num_found,
+                query_options=query.options or {},
+                case_options=case.options or {},
+            )
+        ],
+    )[0]
+    _apply(row, outcome, ratings)
     session.flush()
     _refresh_totals(session, run.id)
     session.commit()
@@ -274,8 +317,7 @@ def _run(session: Session, run_id: int) -> Run:
 def run_queries(*, session: Session, run: Run) -> list[RunQuery]:
     """Return the run's per-query outcomes in query position order."""
     stmt = (
-        select(RunQuery).where(RunQuery.run_id == run.id)
-        .order_by(RunQuery.position, RunQuery.id)
+        select(RunQuery).where(RunQuery.run_id == run.id).order_by(RunQuery.position, RunQuery.id)
     )
     return list(session.scalars(stmt))
 
@@ -289,13 +331,64 @@ def detail(*, session: Session, run: Run) -> RunDetail:
     """Return a run with every query's outcome and ranked docs."""
     queries = [
         RunQueryRead(
-            query_id=row.query_id, text=row.text, status=row.status,  # type: ignore[arg-type]
-            score=row.score, raw_score=row.raw_score, reason=row.reason, error=row.error,
-            num_found=row.num_found, duration_ms=row.duration_ms,
+            query_id=row.query_id,
+            text=row.text,
+            status=row.status,  # type: ignore[arg-type]
+            score=row.score,
+            raw_score=row.raw_score,
+            reason=row.reason,
+            error=row.error,
+            num_found=row.num_found,
+            duration_ms=row.duration_ms,
             docs=[RunDocRead.model_validate(d) for d in row.docs],
         )
         for row in run_queries(session=session, run=run)
     ]
     base = summary(run).model_dump()
-    return RunDetail(**base, progress=RunProgress(done=run.done, total=run.total),
-                     queries=queries)
+    return RunDetail(**base, progress=RunProgress(done=run.done, total=run.total), queries=queries)
+
+
+def rescore_run(*, session: Session, run: Run) -> Run:
+    """Re-score every stored ranking of a run with the current ratings, without refetching."""
+    case = session.get(Case, run.case_id)
+    scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
+    if case is None or scorer is None:
+        raise NotFound("The run's case or scorer no longer exists.")
+    rows = [r for r in run_queries(session=session, run=run) if r.query_id is not None]
+    fetched = [r for r in rows if _has_ranking(r)]
+    options = dict(
+        session.execute(select(Query.id, Query.options).where(Query.case_id == case.id)).all()
+    )
+    ratings = query_service.ratings_of(
+        session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
+    )
+    inputs = [
+        QueryInput(
+            docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in r.docs],
+            ratings=ratings.get(r.query_id or 0, {}),
+            num_found=r.num_found,
+            query_options=options.get(r.query_id or 0) or {},
+            case_options=case.options or {},
+        )
+        for r in fetched
+    ]
+    for row, outcome in zip(fetched, score_queries(config_of(scorer), inputs), strict=True):
+        _apply(row, outcome, ratings.get(row.query_id or 0, {}))
+    session.flush()
+    _refresh_totals(session, run.id)
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def _has_ranking(row: RunQuery) -> bool:
+    """Return whether the engine answered this query (a fetch error leaves nothing to score)."""
+    return not (row.status == "error" and row.num_found is None and not row.docs)
+
+
+def _apply(row: RunQuery, outcome: Outcome, ratings: Mapping[str, float]) -> None:
+    row.status, row.score, row.raw_score = outcome.status, outcome.score, outcome.raw_score
+    row.reason = outcome.reason if outcome.status == "unscored" else None
+    row.error = outcome.reason if outcome.status == "error" else None
+    row.docs = [{**d, "rating": ratings.get(d["id"])} for d in row.docs]
+    row.log = list(outcome.log)

@@ -26,8 +26,13 @@ def scorer_id(api: ApiUser, name: str) -> int:
 
 
 def make_case(api: ApiUser, endpoint_id: int, **extra: Any) -> dict[str, Any]:
-    body = {"name": "Movies", "search_endpoint_id": endpoint_id,
-            "query_template": MOVIES_TEMPLATE, "field_spec": FIELD_SPEC, **extra}
+    body = {
+        "name": "Movies",
+        "search_endpoint_id": endpoint_id,
+        "query_template": MOVIES_TEMPLATE,
+        "field_spec": FIELD_SPEC,
+        **extra,
+    }
     response = api.post("/api/v1/cases", json=body)
     assert response.status_code == 201, response.text
     result: dict[str, Any] = response.json()

@@ -50,9 +50,16 @@ def _login(client: TestClient, email: str, password: str) -> int:
     page = client.get("/login")
     token = BeautifulSoup(page.text, "html.parser").select_one("input[name=csrf_token]")
     assert token is not None
-    response = client.post("/login", data={"email": email, "password": password,
-                                           "csrf_token": str(token["value"]), "next": "/account"},
-                           follow_redirects=False)
+    response = client.post(
+        "/login",
+        data={
+            "email": email,
+            "password": password,
+            "csrf_token": str(token["value"]),
+            "next": "/account",
+        },
+        follow_redirects=False,
+    )
     return response.status_code
 
 
@@ -96,10 +103,15 @@ def test_pages_redirect_to_login(client: TestClient) -> None:
 
 
 def test_bad_bodies_get_422_naming_the_field(api: ApiUser) -> None:
-    response = api.post("/api/v1/search-endpoints", json={"name": "x", "engine": "lucene",
-                                                         "url": "http://localhost:9200/x"})
+    response = api.post(
+        "/api/v1/search-endpoints",
+        json={"name": "x", "engine": "lucene", "url": "http://localhost:9200/x"},
+    )
     assert response.status_code == 422
     assert ["body", "engine"] in [e["loc"] for e in response.json()["detail"]]
-    not_json = api.post("/api/v1/search-endpoints", content=b"{not json",
-                        headers={"Content-Type": "application/json"})
+    not_json = api.post(
+        "/api/v1/search-endpoints",
+        content=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     assert not_json.status_code == 422

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from tests.api.helpers import FIELD_SPEC, MOVIES_TEMPLATE, add_queries, make_case, make_endpoint, scorer_id
+from tests.api.helpers import (
+    FIELD_SPEC,
+    MOVIES_TEMPLATE,
+    add_queries,
+    make_case,
+    make_endpoint,
+    scorer_id,
+)
 from tests.conftest import ApiUser
 
 URL = "http://127.0.0.1:9/movies"
@@ -39,19 +46,35 @@ def test_search_settings_changes_start_a_new_try(api: ApiUser) -> None:
 
 def test_bad_templates_and_field_specs_are_rejected_when_saved(api: ApiUser) -> None:
     endpoint = make_endpoint(api, URL)
-    bad_json = api.post("/api/v1/cases", json={
-        "name": "x", "search_endpoint_id": endpoint["id"],
-        "query_template": '{"query": {"match": {"title": "#$query##"}}'})
+    bad_json = api.post(
+        "/api/v1/cases",
+        json={
+            "name": "x",
+            "search_endpoint_id": endpoint["id"],
+            "query_template": '{"query": {"match": {"title": "#$query##"}}',
+        },
+    )
     assert bad_json.status_code == 422
     assert bad_json.json()["detail"][0]["loc"] == ["body", "query_template"]
-    unknown = api.post("/api/v1/cases", json={
-        "name": "x", "search_endpoint_id": endpoint["id"],
-        "query_template": '{"query": {"match": {"title": "#$nonsense##"}}}'})
+    unknown = api.post(
+        "/api/v1/cases",
+        json={
+            "name": "x",
+            "search_endpoint_id": endpoint["id"],
+            "query_template": '{"query": {"match": {"title": "#$nonsense##"}}}',
+        },
+    )
     assert unknown.status_code == 422
     assert "nonsense" in unknown.json()["detail"][0]["msg"]
-    bad_spec = api.post("/api/v1/cases", json={
-        "name": "x", "search_endpoint_id": endpoint["id"], "field_spec": "id:",
-        "query_template": MOVIES_TEMPLATE})
+    bad_spec = api.post(
+        "/api/v1/cases",
+        json={
+            "name": "x",
+            "search_endpoint_id": endpoint["id"],
+            "field_spec": "id:",
+            "query_template": MOVIES_TEMPLATE,
+        },
+    )
     assert bad_spec.status_code == 422
     assert bad_spec.json()["detail"][0]["loc"] == ["body", "field_spec"]
     assert api.get("/api/v1/cases").json() == []
@@ -60,18 +83,32 @@ def test_bad_templates_and_field_specs_are_rejected_when_saved(api: ApiUser) -> 
 def test_foreign_and_unknown_ids_are_404(api: ApiUser, other_api: ApiUser) -> None:
     theirs = make_case(other_api, make_endpoint(other_api, URL)["id"])
     path = f"/api/v1/cases/{theirs['id']}"
-    for response in (api.get(path), api.patch(path, json={"name": "x"}), api.delete(path),
-                     api.get(path + "/queries"), api.post(path + "/runs"),
-                     api.get("/api/v1/cases/999999")):
+    for response in (
+        api.get(path),
+        api.patch(path, json={"name": "x"}),
+        api.delete(path),
+        api.get(path + "/queries"),
+        api.post(path + "/runs"),
+        api.get("/api/v1/cases/999999"),
+    ):
         assert response.status_code == 404
     own_endpoint = make_endpoint(api, URL)
-    with_their_endpoint = api.post("/api/v1/cases", json={
-        "name": "x", "search_endpoint_id": theirs["search_endpoint_id"],
-        "query_template": MOVIES_TEMPLATE})
+    with_their_endpoint = api.post(
+        "/api/v1/cases",
+        json={
+            "name": "x",
+            "search_endpoint_id": theirs["search_endpoint_id"],
+            "query_template": MOVIES_TEMPLATE,
+        },
+    )
     assert with_their_endpoint.status_code == 404
     mine = make_case(api, own_endpoint["id"])
-    assert api.patch(f"/api/v1/cases/{mine['id']}",
-                     json={"search_endpoint_id": theirs["search_endpoint_id"]}).status_code == 404
+    assert (
+        api.patch(
+            f"/api/v1/cases/{mine['id']}", json={"search_endpoint_id": theirs["search_endpoint_id"]}
+        ).status_code
+        == 404
+    )
     assert other_api.get(path).status_code == 200
 
 
@@ -102,7 +139,7 @@ def test_bulk_with_ten_thousand_queries(api: ApiUser) -> None:
     ids = add_queries(api, case["id"], texts)
     assert len(ids) == 10_000
     assert api.get(f"/api/v1/cases/{case['id']}").json()["query_count"] == 10_000
-    again = add_queries(api, case["id"], texts[:10] + ["one more"])
+    again = add_queries(api, case["id"], [*texts[:10], "one more"])
     assert len(again) == 11 and again["query 3"] == ids["query 3"]
 
 
@@ -110,8 +147,9 @@ def test_ratings_upsert_delete_and_range(api: ApiUser) -> None:
     case = make_case(api, make_endpoint(api, URL)["id"], scorer_id=scorer_id(api, "NDCG@10"))
     query_id = add_queries(api, case["id"], ["star wars"])["star wars"]
     path = f"/api/v1/cases/{case['id']}/queries/{query_id}/ratings"
-    put = api.put(path, json={"ratings": [{"doc_id": "a", "rating": 3},
-                                          {"doc_id": "b", "rating": 1.5}]})
+    put = api.put(
+        path, json={"ratings": [{"doc_id": "a", "rating": 3}, {"doc_id": "b", "rating": 1.5}]}
+    )
     assert put.status_code == 200
     assert put.json()["query_score"] is None
     api.put(path, json={"ratings": [{"doc_id": "a", "rating": 2}, {"doc_id": "b", "rating": None}]})

@@ -7,8 +7,12 @@ from tests.conftest import ApiUser
 
 
 def test_secrets_are_never_returned(api: ApiUser) -> None:
-    created = make_endpoint(api, "http://127.0.0.1:9200/movies",
-                            headers={"X-Api-Token": "s3cret-header"}, basic_auth="user:pa55word")
+    created = make_endpoint(
+        api,
+        "http://127.0.0.1:9200/movies",
+        headers={"X-Api-Token": "s3cret-header"},
+        basic_auth="user:pa55word",
+    )
     assert created["header_names"] == ["X-Api-Token"]
     assert created["has_basic_auth"] is True
     body = api.get(f"/api/v1/search-endpoints/{created['id']}").text
@@ -21,10 +25,16 @@ def test_secrets_are_never_returned(api: ApiUser) -> None:
 def test_defaults_and_patch(api: ApiUser) -> None:
     created = make_endpoint(api, "http://127.0.0.1:9200/movies/")
     assert created["url"] == "http://127.0.0.1:9200/movies"
-    assert (created["method"], created["timeout_s"], created["requests_per_minute"],
-            created["max_concurrency"]) == ("GET", 10.0, 0, 8)
-    patched = api.patch(f"/api/v1/search-endpoints/{created['id']}",
-                        json={"max_concurrency": 2, "basic_auth": "a:b"}).json()
+    assert (
+        created["method"],
+        created["timeout_s"],
+        created["requests_per_minute"],
+        created["max_concurrency"],
+    ) == ("GET", 10.0, 0, 8)
+    patched = api.patch(
+        f"/api/v1/search-endpoints/{created['id']}",
+        json={"max_concurrency": 2, "basic_auth": "a:b"},
+    ).json()
     assert patched["max_concurrency"] == 2 and patched["has_basic_auth"] is True
     cleared = api.patch(f"/api/v1/search-endpoints/{created['id']}", json={"basic_auth": ""})
     assert cleared.json()["has_basic_auth"] is False
@@ -33,10 +43,14 @@ def test_defaults_and_patch(api: ApiUser) -> None:
 def test_bad_values_are_422(api: ApiUser) -> None:
     for body, field in [
         ({"name": "x", "engine": "solr", "url": "ftp://x/y"}, "url"),
-        ({"name": "x", "engine": "solr", "url": "http://x:8983/solr", "max_concurrency": 0},
-         "max_concurrency"),
-        ({"name": "x", "engine": "solr", "url": "http://x:8983/solr", "basic_auth": "nocolon"},
-         "basic_auth"),
+        (
+            {"name": "x", "engine": "solr", "url": "http://x:8983/solr", "max_concurrency": 0},
+            "max_concurrency",
+        ),
+        (
+            {"name": "x", "engine": "solr", "url": "http://x:8983/solr", "basic_auth": "nocolon"},
+            "basic_auth",
+        ),
         ({"name": "", "engine": "solr", "url": "http://x:8983/solr"}, "name"),
     ]:
         response = api.post("/api/v1/search-endpoints", json=body)
@@ -58,8 +72,9 @@ def test_test_connection_reports_hits_or_the_error(
     api: ApiUser, movies_engine: object, engine_down_url: str
 ) -> None:
     good = make_endpoint(api, movies_engine.index_url)  # type: ignore[attr-defined]
-    report = api.post(f"/api/v1/search-endpoints/{good['id']}/test",
-                      json={"query": "star wars"}).json()
+    report = api.post(
+        f"/api/v1/search-endpoints/{good['id']}/test", json={"query": "star wars"}
+    ).json()
     assert report["ok"] is True and report["num_found"] > 0
     assert "star" in report["sample"]["fields"]["title"].lower()
     down = make_endpoint(api, engine_down_url + "/movies")

@@ -16,7 +16,7 @@ from app.services.scorers import build_config
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.conftest import ApiUser
 
-QUERIES = ["star wars", "star trek", "batman", "zzzxqv nothing matches"]
+QUERIES = ["star wars", "star trek", "batman", "zzzxqv qqwxj"]
 
 
 def _ndcg_case(api: ApiUser, url: str, **extra: Any) -> tuple[dict[str, Any], dict[str, int]]:
@@ -34,8 +34,14 @@ def _run(api: ApiUser, case_id: int) -> dict[str, Any]:
 
 def _expected(api: ApiUser, scorer: str, docs: list[str], ratings: dict[str, float]) -> Any:
     preset = next(s for s in api.get("/api/v1/scorers").json() if s["name"] == scorer)
-    config = build_config(kind=preset["kind"], params=preset["params"], scale=preset["scale"],
-                          scale_labels=None, code=None, max_score=None)
+    config = build_config(
+        kind=preset["kind"],
+        params=preset["params"],
+        scale=preset["scale"],
+        scale_labels=None,
+        code=None,
+        max_score=None,
+    )
     return score_query(config, QueryInput(docs=[ScoreDoc(id=d) for d in docs], ratings=ratings))
 
 
@@ -48,9 +54,9 @@ def test_run_scores_every_query_as_the_scoring_function_would(
     by_text = {q["text"]: q for q in first["queries"]}
     star_wars = [d["id"] for d in by_text["star wars"]["docs"]]
     titles = [d["fields"]["title"] for d in by_text["star wars"]["docs"]]
-    assert "Star Wars Ep. IV: A New Hope" in titles[:5]
+    assert sum("Star Wars" in t for t in titles[:7]) >= 5
     assert by_text["star wars"]["num_found"] >= len(star_wars) > 0
-    assert by_text["zzzxqv nothing matches"]["num_found"] == 0
+    assert by_text["zzzxqv qqwxj"]["num_found"] == 0
     # Nothing is rated yet: every query is unscored and the case score is null.
     assert {q["status"] for q in first["queries"]} == {"unscored"}
     assert first["case_score"] is None and first["unscored"] == 4
@@ -133,8 +139,9 @@ def test_engine_stopped_mid_run(api: ApiUser) -> None:
     server = start_osmem()
     try:
         index_movies(server.url, "movies")
-        endpoint = make_endpoint(api, f"{server.url}/movies", max_concurrency=1,
-                                 requests_per_minute=600, timeout_s=2)
+        endpoint = make_endpoint(
+            api, f"{server.url}/movies", max_concurrency=1, requests_per_minute=600, timeout_s=2
+        )
         case = make_case(api, endpoint["id"])
         add_queries(api, case["id"], [f"star {i}" for i in range(30)])
         started = api.post(f"/api/v1/cases/{case['id']}/runs").json()
@@ -155,14 +162,20 @@ def test_engine_stopped_mid_run(api: ApiUser) -> None:
 
 
 def test_cli_run_prints_scores_and_fails_under_the_threshold(
-    api: ApiUser, movies_engine: Any, db_url: str, tmp_path: Any,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    api: ApiUser,
+    movies_engine: Any,
+    db_url: str,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     case, ids = _ndcg_case(api, movies_engine.index_url)
     first = _run(api, case["id"])
     top = first["queries"][0]["docs"][0]["id"]
-    api.put(f"/api/v1/cases/{case['id']}/queries/{ids['star wars']}/ratings",
-            json={"ratings": [{"doc_id": top, "rating": 3}]})
+    api.put(
+        f"/api/v1/cases/{case['id']}/queries/{ids['star wars']}/ratings",
+        json={"ratings": [{"doc_id": top, "rating": 3}]},
+    )
     monkeypatch.setenv("DATABASE_URL", db_url)
     monkeypatch.setenv("RELEVO_DATA_DIR", str(tmp_path))
     assert cli.main(["run", str(case["id"]), "--fail-under", "101"]) == 1

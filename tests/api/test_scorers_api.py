@@ -26,14 +26,32 @@ def test_score_with_a_preset_and_with_an_inline_scorer(api: ApiUser) -> None:
     by_id = api.post("/api/v1/score", json={"scorer_id": ndcg_id, **DATA_X}).json()
     assert by_id["status"] == "scored"
     assert by_id["score"] == pytest.approx(61.4671, abs=5e-5)
-    inline = api.post("/api/v1/score", json={
-        "scorer": {"name": "e", "kind": "ndcg", "scale": [0, 1, 2, 3],
-                   "params": {"gain": "exponential"}}, **DATA_X}).json()
+    inline = api.post(
+        "/api/v1/score",
+        json={
+            "scorer": {
+                "name": "e",
+                "kind": "ndcg",
+                "scale": [0, 1, 2, 3],
+                "params": {"gain": "exponential"},
+            },
+            **DATA_X,
+        },
+    ).json()
     assert inline["score"] == pytest.approx(51.5978, abs=5e-5)
-    js = api.post("/api/v1/score", json={
-        "scorer": {"name": "js", "kind": "javascript", "scale": [0, 1, 2, 3], "max_score": 1,
-                   "code": "console.log('n', numReturned()); setScore(docRating(0) / max);"},
-        **DATA_X}).json()
+    js = api.post(
+        "/api/v1/score",
+        json={
+            "scorer": {
+                "name": "js",
+                "kind": "javascript",
+                "scale": [0, 1, 2, 3],
+                "max_score": 1,
+                "code": "console.log('n', numReturned()); setScore(docRating(0) / max);",
+            },
+            **DATA_X,
+        },
+    ).json()
     assert js["score"] == pytest.approx(100 * 2 / 3) and js["log"] == ["n 5"]
     none = api.post("/api/v1/score", json={"scorer_id": ndcg_id, "docs": ["a"], "ratings": {}})
     assert none.json()["status"] == "unscored" and none.json()["reason"] == "no ratings"
@@ -45,9 +63,15 @@ def test_score_needs_exactly_one_scorer(api: ApiUser) -> None:
 
 
 def test_javascript_syntax_errors_are_refused_with_their_line(api: ApiUser) -> None:
-    response = api.post("/api/v1/scorers", json={
-        "name": "broken", "kind": "javascript", "scale": [0, 1],
-        "code": "var a = 1;\nvar b = ;\nsetScore(a);"})
+    response = api.post(
+        "/api/v1/scorers",
+        json={
+            "name": "broken",
+            "kind": "javascript",
+            "scale": [0, 1],
+            "code": "var a = 1;\nvar b = ;\nsetScore(a);",
+        },
+    )
     assert response.status_code == 422
     error = response.json()["detail"][0]
     assert error["loc"] == ["body", "code"]
@@ -55,22 +79,33 @@ def test_javascript_syntax_errors_are_refused_with_their_line(api: ApiUser) -> N
 
 
 def test_scale_rules(api: ApiUser) -> None:
-    for scale, labels in [([3, 2, 1], None), ([1, 1, 2], None), (list(range(12)), None),
-                          ([0, 1], {"2": "Great"})]:
-        response = api.post("/api/v1/scorers", json={
-            "name": "s", "kind": "ndcg", "scale": scale, "scale_labels": labels})
+    for scale, labels in [
+        ([3, 2, 1], None),
+        ([1, 1, 2], None),
+        (list(range(12)), None),
+        ([0, 1], {"2": "Great"}),
+    ]:
+        response = api.post(
+            "/api/v1/scorers",
+            json={"name": "s", "kind": "ndcg", "scale": scale, "scale_labels": labels},
+        )
         assert response.status_code == 422, (scale, labels)
 
 
 def test_own_scorers_crud_and_presets_read_only(api: ApiUser, other_api: ApiUser) -> None:
-    created = api.post("/api/v1/scorers", json={
-        "name": "NDCG@5 exp", "kind": "ndcg", "scale": [0, 1, 2, 3],
-        "params": {"k": 5, "gain": "exponential"},
-        "scale_labels": {"0": "Bad", "3": "Great"}})
+    created = api.post(
+        "/api/v1/scorers",
+        json={
+            "name": "NDCG@5 exp",
+            "kind": "ndcg",
+            "scale": [0, 1, 2, 3],
+            "params": {"k": 5, "gain": "exponential"},
+            "scale_labels": {"0": "Bad", "3": "Great"},
+        },
+    )
     assert created.status_code == 201
     scorer = created.json()
-    assert scorer["params"] == {"k": 5, "gain": "exponential", "ideal": "rated",
-                                "unrated": "zero"}
+    assert scorer["params"] == {"k": 5, "gain": "exponential", "ideal": "rated", "unrated": "zero"}
     path = f"/api/v1/scorers/{scorer['id']}"
     assert api.patch(path, json={"params": {"k": 7}}).json()["params"]["k"] == 7
     assert other_api.get(path).status_code == 404
@@ -78,8 +113,7 @@ def test_own_scorers_crud_and_presets_read_only(api: ApiUser, other_api: ApiUser
     preset_id = api.get("/api/v1/scorers").json()[0]["id"]
     assert api.patch(f"/api/v1/scorers/{preset_id}", json={"name": "mine"}).status_code == 409
     assert api.delete(f"/api/v1/scorers/{preset_id}").status_code == 409
-    case = make_case(api, make_endpoint(api, "http://127.0.0.1:9/m")["id"],
-                     scorer_id=scorer["id"])
+    case = make_case(api, make_endpoint(api, "http://127.0.0.1:9/m")["id"], scorer_id=scorer["id"])
     assert api.delete(path).status_code == 409
     api.delete(f"/api/v1/cases/{case['id']}")
     assert api.delete(path).status_code == 204

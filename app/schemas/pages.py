@@ -1,0 +1,176 @@
+"""Page models: the data behind each HTML page, also served as its JSON twin."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from app.schemas.cases import CaseRead, QueryRead, TryRead
+from app.schemas.common import Out
+from app.schemas.endpoints import EndpointRead
+from app.schemas.runs import RunSummary
+from app.schemas.scorers import ScorerRead
+
+QuerySort = Literal["position", "score", "score_desc", "text"]
+QUERY_SORTS: tuple[QuerySort, ...] = ("position", "score", "score_desc", "text")
+PER_PAGE = 100
+
+
+class ScorePoint(Out):
+    run_id: int
+    score: float
+
+
+class CaseRow(Out):
+    id: int
+    name: str
+    last_score: float | None
+    last_run_at: datetime | None
+    query_count: int
+    history: list[ScorePoint] = Field(
+        description="Case scores of the last finished runs, oldest first"
+    )
+
+
+class EndpointOption(Out):
+    id: int
+    name: str
+    engine: str
+
+
+class ScorerOption(Out):
+    id: int
+    name: str
+    builtin: bool
+
+
+class CasesPage(Out):
+    cases: list[CaseRow]
+    endpoints: list[EndpointOption]
+    scorers: list[ScorerOption]
+    default_templates: dict[str, str]
+    default_scorer_id: int | None
+
+
+class ScaleEntry(Out):
+    value: float
+    label: str
+    digit: int | None = Field(description="Keyboard digit that gives this rating, if any")
+
+
+class QueryRow(Out):
+    id: int
+    text: str
+    position: int
+    status: str | None = Field(description="Status in the latest finished run; null when not run")
+    score: float | None
+    num_found: int | None
+    unrated_top_k: int | None
+    error: str | None
+
+
+class QueryList(Out):
+    items: list[QueryRow]
+    sort: QuerySort
+    q: str
+    page: int
+    per_page: int
+    total: int
+    pages: int
+
+
+class CaseScore(Out):
+    case_id: int
+    run_id: int | None = Field(description="The latest finished run the score comes from")
+    case_score: float | None
+    scored: int
+    unscored: int
+    errors: int
+
+
+class CaseHistory(Out):
+    case_id: int
+    points: list[ScorePoint] = Field(description="Finished runs' case scores, oldest first")
+    runs: list[RunSummary] = Field(description="The latest runs, newest first")
+    scorer_names: dict[int, str] = Field(description="Names of the runs' scorers by id")
+
+
+class CasePage(Out):
+    case: CaseRead
+    current_try: TryRead
+    scorer: ScorerRead
+    scale: list[ScaleEntry]
+    k: int
+    score: CaseScore
+    active_run: RunSummary | None
+    queries: QueryList
+    history: CaseHistory
+    endpoints: list[EndpointOption]
+    scorers: list[ScorerOption]
+
+
+class DocField(Out):
+    name: str
+    value: str
+
+
+class ResultDoc(Out):
+    id: str
+    rank: int
+    title: str | None
+    fields: list[DocField]
+    images: list[str]
+    rating: float | None
+    explain: Any | None = None
+
+
+class QueryResults(Out):
+    case_id: int
+    query: QueryRead
+    run_id: int | None
+    status: str | None
+    score: float | None
+    num_found: int | None
+    reason: str | None
+    error: str | None
+    unrated_top_k: int | None
+    docs: list[ResultDoc]
+    scale: list[ScaleEntry]
+
+
+class ScorersPage(Out):
+    presets: list[ScorerRead]
+    own: list[ScorerRead]
+
+
+class TryQueryOption(Out):
+    id: int
+    text: str
+
+
+class TryCase(Out):
+    id: int
+    name: str
+    queries: list[TryQueryOption] = Field(description="The case's first queries, by position")
+
+
+class ScorerPage(Out):
+    scorer: ScorerRead | None
+    try_cases: list[TryCase]
+
+
+class TryOutcome(Out):
+    query_id: int
+    text: str
+    status: str
+    score: float | None
+    raw_score: float | None
+    reason: str | None
+    log: list[str]
+    run_id: int | None
+
+
+class EndpointsPage(Out):
+    endpoints: list[EndpointRead]

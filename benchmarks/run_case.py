@@ -1,0 +1,185 @@
+"""How much the runner adds to the engine's own time.
+
+Builds a 1,000-query case against osmem-server with the movie corpus, then prints:
+- the wall time of a run (fetch, score, persist) through the real runner;
+- the wall time of a bare httpx loop sending the same requests at the same concurrency;
+- their ratio (target: <= 1.15);
+- the time to re-score one query after a rating change, and the whole run.
+
+Usage: python benchmarks/run_case.py [--queries 1000] [--concurrency 8] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from sqlalchemy import select
+
+from app.config import Settings
+from app.db import make_engine, make_session_factory, migrate
+from app.demo.corpus import index_movies, load_movies, start_osmem
+from app.models import Case, Query, Scorer
+from app.schemas.cases import CaseCreate, RatingIn
+from app.schemas.endpoints import EndpointCreate
+from app.search import SearchClient, build_http_request
+from app.services import cases, endpoints, queries, runs, scorers, users
+from app.services.runner import execute_run
+
+TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title^10", "director"]}}}'
+
+
+def query_texts(count: int) -> list[str]:
+    """Return distinct queries made of title words from the corpus."""
+    texts: list[str] = []
+    for movie in load_movies():
+        words = str(movie.get("title", "")).lower().split()
+        for size in (1, 2):
+            text = " ".join(words[:size])
+            if text and text not in texts:
+                texts.append(text)
+        if len(texts) >= count:
+            break
+    return texts[:count]
+
+
+async def bare_loop(requests: list[httpx.Request], http: httpx.AsyncClient, limit: int) -> float:
+    """Send the requests with nothing but a semaphore; return the wall time."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(request: httpx.Request) -> None:
+        async with gate:
+            response = await http.send(request)
+            response.json()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(r) for r in requests))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    server = start_osmem()
+    tmp = Path(tempfile.mkdtemp(prefix="relevo-bench-"))
+    try:
+        index_movies(server.url, "movies")
+        settings = Settings(data_dir=tmp, secret_key="bench")
+        engine = make_engine(settings.resolved_database_url)
+        migrate(engine)
+        factory = make_session_factory(engine)
+        with factory() as session:
+            scorers.seed_presets(session=session)
+            user = users.create_user(
+                session=session, email="bench@example.com", password="benchmark-password"
+            )
+            endpoint = endpoints.create_endpoint(
+                session=session,
+                user=user,
+                body=EndpointCreate(
+                    name="osmem",
+                    engine="opensearch",
+                    url=f"{server.url}/movies",
+                    max_concurrency=args.concurrency,
+                ),
+            )
+            ndcg = session.scalar(select(Scorer).where(Scorer.name == "NDCG@10"))
+            assert ndcg is not None
+            case = cases.create_case(
+                session=session,
+                user=user,
+                body=CaseCreate(
+                    name="bench",
+                    search_endpoint_id=endpoint.id,
+                    query_template=TEMPLATE,
+                    scorer_id=ndcg.id,
+                    field_spec="id:_id title:title director genre",
+                ),
+            )
+            created = queries.add_queries(
+                session=session, case=case, texts=query_texts(args.queries)
+            )
+            for query in created[::3]:
+                queries.set_ratings(
+                    session=session,
+                    query=query,
+                    scorer=ndcg,
+                    user=user,
+                    ratings=[RatingIn(doc_id=str(i), rating=i % 4) for i in range(1, 400, 7)],
+                )
+            plan = runs.load_plan(
+                session=session, run_id=runs.create_run(session=session, case=case).id
+            )
+            case_id = case.id
+        print(f"case: {len(plan.queries)} queries, concurrency {args.concurrency}, SQLite at {tmp}")
+
+        async def timed_run() -> float:
+            with factory() as session:
+                case = session.get(Case, case_id)
+                assert case is not None
+                run_id = runs.create_run(session=session, case=case).id
+            async with httpx.AsyncClient() as http:
+                started = time.perf_counter()
+                await execute_run(session_factory=factory, run_id=run_id, search=SearchClient(http))
+                return time.perf_counter() - started
+
+        async def timed_bare() -> float:
+            async with httpx.AsyncClient() as http:
+                requests = [
+                    build_http_request(http, plan.endpoint, plan.request_for(q))
+                    for q in plan.queries
+                ]
+                return await bare_loop(requests, http, args.concurrency)
+
+        async def measure() -> tuple[list[float], list[float]]:
+            await timed_bare()  # warm the engine's caches for both sides
+            run_times, bare_times = [], []
+            for _ in range(args.repeat):
+                bare_times.append(await timed_bare())
+                run_times.append(await timed_run())
+            return run_times, bare_times
+
+        run_times, bare_times = asyncio.run(measure())
+        run_s, bare_s = statistics.median(run_times), statistics.median(bare_times)
+        print(f"runner (fetch + score + persist): median {run_s:.3f} s over {args.repeat} runs")
+        print(f"bare httpx loop, same requests:   median {bare_s:.3f} s over {args.repeat} runs")
+        print(f"ratio runner / bare: {run_s / bare_s:.3f}  (target <= 1.15)")
+
+        with factory() as session:
+            case = session.get(Case, case_id)
+            assert case is not None
+            query = session.scalars(select(Query).where(Query.case_id == case_id)).first()
+            assert query is not None and ndcg is not None
+            queries.set_ratings(
+                session=session,
+                query=query,
+                scorer=ndcg,
+                user=user,
+                ratings=[RatingIn(doc_id="1", rating=3)],
+            )
+            started = time.perf_counter()
+            runs.rescore_query(session=session, case=case, query=query)
+            one = time.perf_counter() - started
+            started = time.perf_counter()
+            latest = runs.latest_finished_run(session=session, case=case)
+            assert latest is not None
+            runs.rescore_run(session=session, run=latest)
+            whole = time.perf_counter() - started
+        print(f"re-score after one rating change: {one * 1000:.1f} ms (one query + case score)")
+        print(f"re-score the whole run ({len(plan.queries)} queries): {whole * 1000:.1f} ms")
+        engine.dispose()
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":
+    main()
