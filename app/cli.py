@@ -53,8 +53,9 @@ def cmd_users_create(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     password = sys.stdin.readline().rstrip("\r\n")
     with session_scope(_factory(settings)) as session:
-        user = user_service.create_user(session=session, email=args.email, password=password,
-                                        is_admin=args.admin)
+        user = user_service.create_user(
+            session=session, email=args.email, password=password, is_admin=args.admin
+        )
         print(f"Created user {user.email} (id {user.id}).")
     return 0
 
@@ -92,8 +93,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     with session_scope(factory) as session:
         case = session.get(Case, args.case_id)
         assert case is not None
-        detail = run_service.detail(session=session, run=run_service.get_run(
-            session=session, case=case, run_id=run_id))
+        detail = run_service.detail(
+            session=session, run=run_service.get_run(session=session, case=case, run_id=run_id)
+        )
     if args.json:
         print(detail.model_dump_json(indent=2))
     else:
@@ -102,8 +104,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"Run {detail.id} {detail.status}: {detail.error}", file=sys.stderr)
         return 1
     if args.fail_under is not None and (detail.case_score or 0.0) < args.fail_under:
-        print(f"Case score {_fmt(detail.case_score)} is below {args.fail_under:g}.",
-              file=sys.stderr)
+        print(
+            f"Case score {_fmt(detail.case_score)} is below {args.fail_under:g}.", file=sys.stderr
+        )
         return 1
     return 0
 
@@ -124,8 +127,10 @@ def _print_table(detail: RunDetail) -> None:
         note = q.error or q.reason or ""
         found = "-" if q.num_found is None else str(q.num_found)
         print(f"{q.text:<{width}}  {_fmt(q.score):>7}  {q.status:<8}  {found:>5}  {note}")
-    print(f"\ncase score {_fmt(detail.case_score)}  (run {detail.id}: {detail.scored} scored, "
-          f"{detail.unscored} unscored, {detail.errors} errors)")
+    print(
+        f"\ncase score {_fmt(detail.case_score)}  (run {detail.id}: {detail.scored} scored, "
+        f"{detail.unscored} unscored, {detail.errors} errors)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -156,8 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a case and print its scores (for CI pipelines)")
     run.add_argument("case_id", type=int)
-    run.add_argument("--fail-under", type=float, default=None,
-                     help="exit 1 when the case score is below this")
+    run.add_argument(
+        "--fail-under", type=float, default=None, help="exit 1 when the case score is below this"
+    )
     run.add_argument("--json", action="store_true", help="print the run as JSON")
     run.add_argument("--as-user", default=None, help="only run a case this email owns")
     run.set_defaults(func=cmd_run)

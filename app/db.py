@@ -12,7 +12,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["make_engine", "make_session_factory", "migrate", "session_scope", "alembic_config"]
+__all__ = ["alembic_config", "make_engine", "make_session_factory", "migrate", "session_scope"]
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 

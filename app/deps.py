@@ -107,7 +107,10 @@ def get_owned_case(case_id: int, user: CurrentUser, session: SessionDep) -> Case
 def get_owned_endpoint(endpoint_id: int, user: CurrentUser, session: SessionDep) -> SearchEndpoint:
     """Return the search endpoint when the caller may see it, else 404."""
     return get_visible(
-        session=session, model=SearchEndpoint, object_id=endpoint_id, user=user,
+        session=session,
+        model=SearchEndpoint,
+        object_id=endpoint_id,
+        user=user,
         label="search endpoint",
     )
 
@@ -115,7 +118,11 @@ def get_owned_endpoint(endpoint_id: int, user: CurrentUser, session: SessionDep)
 def get_visible_scorer(scorer_id: int, user: CurrentUser, session: SessionDep) -> Scorer:
     """Return the scorer when it is a preset or the caller's own, else 404."""
     return get_visible(
-        session=session, model=Scorer, object_id=scorer_id, user=user, label="scorer",
+        session=session,
+        model=Scorer,
+        object_id=scorer_id,
+        user=user,
+        label="scorer",
         shared_when_unowned=True,
     )
 

@@ -1,10 +1,10 @@
 """Relevo's own exceptions and the one JSON error shape: {"detail": ...}.
 
-    RelevoError
-    ├── NotFound        404  (also for another user's resource)
-    ├── Conflict        409
-    ├── BadRequest      400
-    └── Invalid         422  (names the field, in FastAPI's validation shape)
+RelevoError
+├── NotFound        404  (also for another user's resource)
+├── Conflict        409
+├── BadRequest      400
+└── Invalid         422  (names the field, in FastAPI's validation shape)
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 __all__ = [
-    "hash_password",
-    "verify_password",
-    "new_api_key",
-    "hash_api_key",
-    "new_csrf_token",
-    "csrf_matches",
     "API_KEY_PREFIX",
+    "csrf_matches",
+    "hash_api_key",
+    "hash_password",
+    "new_api_key",
+    "new_csrf_token",
+    "verify_password",
 ]
 
 API_KEY_PREFIX = "rlv_"

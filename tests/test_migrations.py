@@ -26,8 +26,19 @@ def test_migrations_apply_to_an_empty_sqlite_file(tmp_path: object) -> None:
     migrate(engine)
     tables = set(inspect(create_engine(url)).get_table_names())
     engine.dispose()
-    assert {"users", "api_keys", "search_endpoints", "cases", "tries", "queries", "ratings",
-            "scorers", "runs", "run_queries", "alembic_version"} <= tables
+    assert {
+        "users",
+        "api_keys",
+        "search_endpoints",
+        "cases",
+        "tries",
+        "queries",
+        "ratings",
+        "scorers",
+        "runs",
+        "run_queries",
+        "alembic_version",
+    } <= tables
 
 
 def test_the_lookup_indexes_exist(app: object, db_url: str) -> None:

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from app.api import account, cases, endpoints, queries, runs, scorers
+from app.api import account, cases, endpoints, pages, queries, runs, scorers
 
 router = APIRouter(prefix="/api/v1")
 router.include_router(account.router)
@@ -11,5 +11,6 @@ router.include_router(scorers.router)
 router.include_router(cases.router)
 router.include_router(queries.router)
 router.include_router(runs.router)
+router.include_router(pages.router)
 
 __all__ = ["router"]

@@ -31,7 +31,9 @@ def get_case(case: CaseDep, session: SessionDep) -> CaseRead:
 
 
 @router.patch("/{case_id}", response_model=CaseRead)
-def update_case(body: CaseUpdate, case: CaseDep, user: CurrentUser, session: SessionDep) -> CaseRead:
+def update_case(
+    body: CaseUpdate, case: CaseDep, user: CurrentUser, session: SessionDep
+) -> CaseRead:
     """Change a case; new search settings start a new try."""
     case = service.update_case(session=session, user=user, case=case, body=body)
     return service.to_read(session=session, case=case)

@@ -36,7 +36,9 @@ def get_endpoint(endpoint: EndpointDep) -> EndpointRead:
 
 
 @router.patch("/{endpoint_id}", response_model=EndpointRead)
-def update_endpoint(body: EndpointUpdate, endpoint: EndpointDep, session: SessionDep) -> EndpointRead:
+def update_endpoint(
+    body: EndpointUpdate, endpoint: EndpointDep, session: SessionDep
+) -> EndpointRead:
     """Change a search endpoint."""
     return service.to_read(service.update_endpoint(session=session, endpoint=endpoint, body=body))
 
@@ -51,11 +53,16 @@ def delete_endpoint(endpoint: EndpointDep, session: SessionDep) -> None:
 async def test_endpoint(body: ConnectionTest, endpoint: EndpointDep) -> ConnectionReportRead:
     """Send one query and report the hit count and a sample doc, or the engine's error."""
     report = await service.check_connection(
-        endpoint=endpoint, query=body.query, template=body.query_template,
+        endpoint=endpoint,
+        query=body.query,
+        template=body.query_template,
         field_spec=body.field_spec,
     )
-    sample = (
-        {"id": report.sample.id, "fields": report.sample.fields} if report.sample else None
+    sample = {"id": report.sample.id, "fields": report.sample.fields} if report.sample else None
+    return ConnectionReportRead(
+        ok=report.ok,
+        num_found=report.num_found,
+        sample=sample,
+        message=report.message,
+        duration_ms=report.duration_ms,
     )
-    return ConnectionReportRead(ok=report.ok, num_found=report.num_found, sample=sample,
-                                message=report.message, duration_ms=report.duration_ms)

@@ -31,7 +31,9 @@ def list_queries(case: CaseDep, session: SessionDep) -> list[QueryRead]:
 
 
 @router.post("", response_model=QueryRead, status_code=201)
-def add_query(body: QueryCreate, case: CaseDep, session: SessionDep, response: Response) -> QueryRead:
+def add_query(
+    body: QueryCreate, case: CaseDep, session: SessionDep, response: Response
+) -> QueryRead:
     """Add a query (201), or return the existing one with the same text (200)."""
     query, created = service.add_query(session=session, case=case, body=body)
     if not created:
@@ -58,16 +60,20 @@ def update_query(query_id: int, body: QueryUpdate, case: CaseDep, session: Sessi
 @router.delete("/{query_id}", status_code=204)
 def delete_query(query_id: int, case: CaseDep, session: SessionDep) -> None:
     """Delete a query and its ratings."""
-    service.delete_query(session=session,
-                         query=service.get_query(session=session, case=case, query_id=query_id))
+    service.delete_query(
+        session=session, query=service.get_query(session=session, case=case, query_id=query_id)
+    )
 
 
 @router.get("/{query_id}/ratings", response_model=RatingsRead)
 def get_ratings(query_id: int, case: CaseDep, session: SessionDep) -> RatingsRead:
     """Return every rating of the query."""
     query = service.get_query(session=session, case=case, query_id=query_id)
-    return RatingsRead(ratings=[RatingRead.model_validate(r)
-                                for r in service.list_ratings(session=session, query=query)])
+    return RatingsRead(
+        ratings=[
+            RatingRead.model_validate(r) for r in service.list_ratings(session=session, query=query)
+        ]
+    )
 
 
 @router.put("/{query_id}/ratings", response_model=RatingsChanged)
@@ -78,17 +84,24 @@ def put_ratings(
     query = service.get_query(session=session, case=case, query_id=query_id)
     scorer = session.get(Scorer, case.scorer_id)
     assert scorer is not None
-    service.set_ratings(session=session, query=query, scorer=scorer, ratings=body.ratings,
-                        user=user)
-    ratings = [RatingRead.model_validate(r)
-               for r in service.list_ratings(session=session, query=query)]
+    service.set_ratings(
+        session=session, query=query, scorer=scorer, ratings=body.ratings, user=user
+    )
+    ratings = [
+        RatingRead.model_validate(r) for r in service.list_ratings(session=session, query=query)
+    ]
     rescored = run_service.rescore_query(session=session, case=case, query=query)
     if rescored is None:
         return RatingsChanged(ratings=ratings, query_score=None, case_score=None)
     run, row = rescored
     return RatingsChanged(
         ratings=ratings,
-        query_score=QueryScore(run_id=run.id, status=row.status, score=row.score,
-                               raw_score=row.raw_score, reason=row.reason or row.error),
+        query_score=QueryScore(
+            run_id=run.id,
+            status=row.status,
+            score=row.score,
+            raw_score=row.raw_score,
+            reason=row.reason or row.error,
+        ),
         case_score=run.case_score,
     )

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from app.deps import CurrentUser, ScorerDep, SessionDep
 from app.models import Scorer
-from app.schemas.scorers import ScoreRequest, ScoreResult, ScorerCreate, ScorerRead, ScorerUpdate
+from app.schemas.scorers import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
 from app.services import scorers as service
 from app.services.access import get_visible
 
@@ -47,15 +47,31 @@ def delete_scorer(scorer: ScorerDep, session: SessionDep) -> None:
 def score(body: ScoreRequest, user: CurrentUser, session: SessionDep) -> ScoreResult:
     """Score one ranking with a stored scorer or one given inline; nothing is stored."""
     if body.scorer_id is not None:
-        scorer = get_visible(session=session, model=Scorer, object_id=body.scorer_id,
-                             user=user, label="scorer", shared_when_unowned=True)
+        scorer = get_visible(
+            session=session,
+            model=Scorer,
+            object_id=body.scorer_id,
+            user=user,
+            label="scorer",
+            shared_when_unowned=True,
+        )
         config = service.config_of(scorer)
     else:
         assert body.scorer is not None
         spec = body.scorer
-        config = service.build_config(kind=spec.kind, params=spec.params, scale=spec.scale,
-                                      scale_labels=spec.scale_labels, code=spec.code,
-                                      max_score=spec.max_score)
+        config = service.build_config(
+            kind=spec.kind,
+            params=spec.params,
+            scale=spec.scale,
+            scale_labels=spec.scale_labels,
+            code=spec.code,
+            max_score=spec.max_score,
+        )
     outcome = service.score_stateless(config=config, body=body)
-    return ScoreResult(status=outcome.status, score=outcome.score, raw_score=outcome.raw_score,
-                       reason=outcome.reason, log=list(outcome.log))
+    return ScoreResult(
+        status=outcome.status,
+        score=outcome.score,
+        raw_score=outcome.raw_score,
+        reason=outcome.reason,
+        log=list(outcome.log),
+    )

@@ -77,8 +77,11 @@ JUDGEMENTS = (
     Judgement("shrek", perfect=r"^shrek"),
     Judgement("rocky", perfect=r"^rocky( balboa| [ivx]+)?$"),
     Judgement("godfather", perfect=r"^the godfather"),
-    Judgement("alien", perfect=r"^(alien|aliens|alien³|alien: resurrection)$",
-              good=r"alien vs\.? predator"),
+    Judgement(
+        "alien",
+        perfect=r"^(alien|aliens|alien³|alien: resurrection)$",
+        good=r"alien vs\.? predator",
+    ),
     Judgement("terminator", perfect=r"terminator"),
     Judgement("superman", perfect=r"^superman"),
     Judgement("tim burton", director="Tim Burton"),
@@ -97,9 +100,10 @@ def prepare_demo(*, session_factory: sessionmaker[Session], engine_url: str) -> 
     """Create the demo once (later calls reuse it), point it at the engine, run it if never run."""
     with session_scope(session_factory) as session:
         info = _ensure_demo(session, engine_url)
-        needs_run = run_service.latest_finished_run(
-            session=session, case=_case(session, info.case_id)
-        ) is None
+        needs_run = (
+            run_service.latest_finished_run(session=session, case=_case(session, info.case_id))
+            is None
+        )
     if needs_run:
         asyncio.run(_run_once(session_factory, info.case_id))
         with session_scope(session_factory) as session:
@@ -110,16 +114,23 @@ def prepare_demo(*, session_factory: sessionmaker[Session], engine_url: str) -> 
 def _ensure_demo(session: Session, engine_url: str) -> DemoInfo:
     user = user_service.get_by_email(session=session, email=DEMO_EMAIL)
     if user is None:
-        user = user_service.create_user(session=session, email=DEMO_EMAIL,
-                                        password=DEMO_PASSWORD)
-    endpoint = session.scalar(select(SearchEndpoint).where(
-        SearchEndpoint.owner_id == user.id, SearchEndpoint.name == ENDPOINT_NAME))
+        user = user_service.create_user(session=session, email=DEMO_EMAIL, password=DEMO_PASSWORD)
+    endpoint = session.scalar(
+        select(SearchEndpoint).where(
+            SearchEndpoint.owner_id == user.id, SearchEndpoint.name == ENDPOINT_NAME
+        )
+    )
     index_url = engine_url.rstrip("/") + "/movies"
     if endpoint is None:
         from app.services import endpoints as endpoint_service
 
-        endpoint = endpoint_service.create_endpoint(session=session, user=user, body=EndpointCreate(
-            name=ENDPOINT_NAME, engine="opensearch", url=index_url, max_concurrency=8))
+        endpoint = endpoint_service.create_endpoint(
+            session=session,
+            user=user,
+            body=EndpointCreate(
+                name=ENDPOINT_NAME, engine="opensearch", url=index_url, max_concurrency=8
+            ),
+        )
     elif endpoint.url != index_url:
         # The embedded engine listens on a new port each start; the endpoint follows it.
         endpoint.url = index_url
@@ -127,21 +138,34 @@ def _ensure_demo(session: Session, engine_url: str) -> DemoInfo:
     case = session.scalar(select(Case).where(Case.owner_id == user.id, Case.name == CASE_NAME))
     if case is not None:
         return DemoInfo(case_id=case.id, created=False)
-    ndcg = session.scalar(select(Scorer).where(Scorer.owner_id.is_(None),
-                                               Scorer.name == "NDCG@10"))
+    ndcg = session.scalar(select(Scorer).where(Scorer.owner_id.is_(None), Scorer.name == "NDCG@10"))
     assert ndcg is not None
-    case = case_service.create_case(session=session, user=user, body=CaseCreate(
-        name=CASE_NAME, search_endpoint_id=endpoint.id, query_template=TEMPLATE,
-        scorer_id=ndcg.id, field_spec=FIELD_SPEC, rows=10,
-        knobs={"titleBoost": 10, "directorBoost": 5}))
-    queries = query_service.add_queries(session=session, case=case,
-                                        texts=[j.text for j in JUDGEMENTS])
+    case = case_service.create_case(
+        session=session,
+        user=user,
+        body=CaseCreate(
+            name=CASE_NAME,
+            search_endpoint_id=endpoint.id,
+            query_template=TEMPLATE,
+            scorer_id=ndcg.id,
+            field_spec=FIELD_SPEC,
+            rows=10,
+            knobs={"titleBoost": 10, "directorBoost": 5},
+        ),
+    )
+    queries = query_service.add_queries(
+        session=session, case=case, texts=[j.text for j in JUDGEMENTS]
+    )
     movies = load_movies()
     for query, judgement in zip(queries, JUDGEMENTS, strict=True):
-        ratings = [RatingIn(doc_id=m["id"], rating=judgement.rate(m)) for m in movies
-                   if judgement.rate(m) > POOR]
-        query_service.set_ratings(session=session, query=query, scorer=ndcg, ratings=ratings,
-                                  user=user)
+        ratings = [
+            RatingIn(doc_id=m["id"], rating=judgement.rate(m))
+            for m in movies
+            if judgement.rate(m) > POOR
+        ]
+        query_service.set_ratings(
+            session=session, query=query, scorer=ndcg, ratings=ratings, user=user
+        )
     return DemoInfo(case_id=case.id, created=True)
 
 
@@ -172,8 +196,11 @@ def _rate_unjudged_results(session: Session, case_id: int) -> None:
         rated = set(session.scalars(select(Rating.doc_id).where(Rating.query_id == row.query_id)))
         for doc in row.docs:
             if doc["id"] not in rated:
-                session.add(Rating(query_id=row.query_id, doc_id=doc["id"], rating=POOR,
-                                   rated_by_id=user_id))
+                session.add(
+                    Rating(
+                        query_id=row.query_id, doc_id=doc["id"], rating=POOR, rated_by_id=user_id
+                    )
+                )
     session.commit()
     for query in session.scalars(select(Query).where(Query.case_id == case_id)).all():
         run_service.rescore_query(session=session, case=case, query=query)

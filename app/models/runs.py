@@ -43,7 +43,10 @@ class RunQuery(Base):
     """
 
     __tablename__ = "run_queries"
-    __table_args__ = (Index("ix_run_queries_run_position", "run_id", "position"),)
+    __table_args__ = (
+        Index("ix_run_queries_run_position", "run_id", "position"),
+        Index("ix_run_queries_run_query", "run_id", "query_id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))

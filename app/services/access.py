@@ -38,13 +38,19 @@ def can_see(*, user: User, owner_id: int | None, shared_when_unowned: bool = Fal
 
 
 def get_visible(
-    *, session: Session, model: type[T], object_id: int, user: User, label: str,
+    *,
+    session: Session,
+    model: type[T],
+    object_id: int,
+    user: User,
+    label: str,
     shared_when_unowned: bool = False,
 ) -> T:
     """Return the object when the user may see it; otherwise raise NotFound (404)."""
     obj = session.get(model, object_id)
     owner_id = getattr(obj, "owner_id", None) if obj is not None else None
-    if obj is None or not can_see(user=user, owner_id=owner_id,
-                                  shared_when_unowned=shared_when_unowned):
+    if obj is None or not can_see(
+        user=user, owner_id=owner_id, shared_when_unowned=shared_when_unowned
+    ):
         raise NotFound(f"No {label} with id {object_id}.")
     return obj

@@ -61,16 +61,33 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
         if body.scorer_id is not None
         else scorer_service.default_scorer(session=session)
     )
-    knobs = check_search_settings(engine=endpoint.engine, template=body.query_template,
-                                  field_spec=body.field_spec, options=body.options,
-                                  knobs=body.knobs)
-    case = Case(owner_id=user.id, name=body.name, scorer_id=scorer.id,
-                options=body.options, current_try_number=1)
+    knobs = check_search_settings(
+        engine=endpoint.engine,
+        template=body.query_template,
+        field_spec=body.field_spec,
+        options=body.options,
+        knobs=body.knobs,
+    )
+    case = Case(
+        owner_id=user.id,
+        name=body.name,
+        scorer_id=scorer.id,
+        options=body.options,
+        current_try_number=1,
+    )
     session.add(case)
     session.flush()
-    session.add(Try(case_id=case.id, number=1, search_endpoint_id=endpoint.id,
-                    query_template=body.query_template, field_spec=body.field_spec,
-                    rows=body.rows, knobs=knobs))
+    session.add(
+        Try(
+            case_id=case.id,
+            number=1,
+            search_endpoint_id=endpoint.id,
+            query_template=body.query_template,
+            field_spec=body.field_spec,
+            rows=body.rows,
+            knobs=knobs,
+        )
+    )
     session.commit()
     return case
 
@@ -88,9 +105,13 @@ def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -
     settings: dict[str, Any] = {name: getattr(latest, name) for name in TRY_FIELDS}
     wanted = {**settings, **{k: v for k, v in changes.items() if k in TRY_FIELDS}}
     endpoint = _endpoint(session=session, user=user, endpoint_id=wanted["search_endpoint_id"])
-    knobs = check_search_settings(engine=endpoint.engine, template=wanted["query_template"],
-                                  field_spec=wanted["field_spec"], options=case.options,
-                                  knobs=wanted["knobs"])
+    knobs = check_search_settings(
+        engine=endpoint.engine,
+        template=wanted["query_template"],
+        field_spec=wanted["field_spec"],
+        options=case.options,
+        knobs=wanted["knobs"],
+    )
     wanted["knobs"] = knobs
     if wanted != settings:
         number = latest_try_number(session=session, case=case) + 1
@@ -106,7 +127,11 @@ def latest_try_number(*, session: Session, case: Case) -> int:
 
 
 def check_search_settings(
-    *, engine: str, template: str, field_spec: str, options: Mapping[str, Any],
+    *,
+    engine: str,
+    template: str,
+    field_spec: str,
+    options: Mapping[str, Any],
     knobs: Mapping[str, float],
 ) -> dict[str, float]:
     """Reject a template or field spec that cannot work; return the knobs the template uses."""
@@ -130,9 +155,7 @@ def delete_case(*, session: Session, case: Case) -> None:
 def list_cases(*, session: Session, user: User) -> list[Case]:
     """Return the cases the user may see, newest first."""
     stmt = (
-        select(Case)
-        .where(Case.owner_id.in_(visible_owner_ids(user=user)))
-        .order_by(Case.id.desc())
+        select(Case).where(Case.owner_id.in_(visible_owner_ids(user=user))).order_by(Case.id.desc())
     )
     return list(session.scalars(stmt))
 
@@ -146,7 +169,7 @@ def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]
             select(Query.case_id, func.count())
             .where(Query.case_id.in_(case_ids))
             .group_by(Query.case_id)
-        ).tuples()
+        ).all()
     )
     latest_ids = (
         select(func.max(Run.id))
@@ -171,11 +194,18 @@ def to_read(*, session: Session, case: Case, stats: CaseStats | None = None) -> 
     current = current_try(session=session, case=case)
     stats = stats or case_stats(session=session, case_ids=[case.id])[case.id]
     return CaseRead(
-        id=case.id, name=case.name, search_endpoint_id=current.search_endpoint_id,
-        scorer_id=case.scorer_id, query_template=current.query_template,
-        field_spec=current.field_spec, rows=current.rows, options=case.options,
-        knobs=current.knobs, try_number=case.current_try_number,
-        query_count=stats.query_count, last_score=stats.last_score,
+        id=case.id,
+        name=case.name,
+        search_endpoint_id=current.search_endpoint_id,
+        scorer_id=case.scorer_id,
+        query_template=current.query_template,
+        field_spec=current.field_spec,
+        rows=current.rows,
+        options=case.options,
+        knobs=current.knobs,
+        try_number=case.current_try_number,
+        query_count=stats.query_count,
+        last_score=stats.last_score,
         last_run_at=stats.last_run_at,
     )
 
@@ -189,10 +219,21 @@ def list_reads(*, session: Session, user: User) -> list[CaseRead]:
 
 def _endpoint(*, session: Session, user: User, endpoint_id: int) -> SearchEndpoint:
     # Another user's id answers 404 like a missing one, in bodies as in paths.
-    return get_visible(session=session, model=SearchEndpoint, object_id=endpoint_id,
-                       user=user, label="search endpoint")
+    return get_visible(
+        session=session,
+        model=SearchEndpoint,
+        object_id=endpoint_id,
+        user=user,
+        label="search endpoint",
+    )
 
 
 def _scorer(*, session: Session, user: User, scorer_id: int) -> Scorer:
-    return get_visible(session=session, model=Scorer, object_id=scorer_id, user=user,
-                       label="scorer", shared_when_unowned=True)
+    return get_visible(
+        session=session,
+        model=Scorer,
+        object_id=scorer_id,
+        user=user,
+        label="scorer",
+        shared_when_unowned=True,
+    )

@@ -40,9 +40,14 @@ def add_query(*, session: Session, case: Case, body: QueryCreate) -> tuple[Query
     )
     if existing is not None:
         return existing, False
-    query = Query(case_id=case.id, text=body.text, position=_next_position(session, case),
-                  notes=body.notes, information_need=body.information_need,
-                  options=body.options)
+    query = Query(
+        case_id=case.id,
+        text=body.text,
+        position=_next_position(session, case),
+        notes=body.notes,
+        information_need=body.information_need,
+        options=body.options,
+    )
     session.add(query)
     session.commit()
     return query, True
@@ -74,9 +79,7 @@ def update_query(*, session: Session, case: Case, query: Query, body: QueryUpdat
     changes = body.model_dump(exclude_unset=True)
     text = changes.get("text")
     if text is not None and text != query.text:
-        clash = session.scalar(
-            select(Query.id).where(Query.case_id == case.id, Query.text == text)
-        )
+        clash = session.scalar(select(Query.id).where(Query.case_id == case.id, Query.text == text))
         if clash is not None:
             raise Conflict(f"The case has the query {text!r} already.")
     for name, value in changes.items():
@@ -137,8 +140,9 @@ def set_ratings(
             continue
         existing = current.get(item.doc_id)
         if existing is None:
-            existing = Rating(query_id=query.id, doc_id=item.doc_id, rating=item.rating,
-                              rated_by_id=user.id)
+            existing = Rating(
+                query_id=query.id, doc_id=item.doc_id, rating=item.rating, rated_by_id=user.id
+            )
             session.add(existing)
             current[item.doc_id] = existing
         else:

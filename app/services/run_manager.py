@@ -31,8 +31,7 @@ class RunManager:
     def start(self, run_id: int) -> asyncio.Task[None]:
         """Start executing a queued run and return its task."""
         task = asyncio.create_task(
-            execute_run(session_factory=self._session_factory, run_id=run_id,
-                        search=self._client())
+            execute_run(session_factory=self._session_factory, run_id=run_id, search=self._client())
         )
         self._tasks[run_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(run_id, None))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
@@ -215,7 +215,7 @@ def finish_run(
             }
         )
     if rows:
-        session.execute(RunQuery.__table__.insert(), rows)
+        session.execute(insert(RunQuery), rows)
     _refresh_totals(session, plan.run_id)
     session.execute(
         update(Run)
@@ -333,7 +333,7 @@ def detail(*, session: Session, run: Run) -> RunDetail:
         RunQueryRead(
             query_id=row.query_id,
             text=row.text,
-            status=row.status,  # type: ignore[arg-type]
+            status=row.status,
             score=row.score,
             raw_score=row.raw_score,
             reason=row.reason,
@@ -356,7 +356,7 @@ def rescore_run(*, session: Session, run: Run) -> Run:
         raise NotFound("The run's case or scorer no longer exists.")
     rows = [r for r in run_queries(session=session, run=run) if r.query_id is not None]
     fetched = [r for r in rows if _has_ranking(r)]
-    options = dict(
+    options: dict[int, dict[str, Any]] = dict(
         session.execute(select(Query.id, Query.options).where(Query.case_id == case.id)).all()
     )
     ratings = query_service.ratings_of(

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid
 from app.models import Case, Scorer, User
-from app.schemas.scorers import ScoreRequest, ScorerCreate, ScorerRead, ScorerUpdate
+from app.schemas.scorers import ScorerCreate, ScoreRequest, ScorerRead, ScorerUpdate
 from app.scoring import (
     PRESETS,
     Outcome,
@@ -68,29 +68,50 @@ def list_scorers(*, session: Session, user: User) -> list[Scorer]:
 
 
 def build_config(
-    *, kind: str, params: Mapping[str, Any] | None, scale: list[float],
-    scale_labels: Mapping[str, str] | None, code: str | None, max_score: float | None,
+    *,
+    kind: str,
+    params: Mapping[str, Any] | None,
+    scale: list[float],
+    scale_labels: Mapping[str, str] | None,
+    code: str | None,
+    max_score: float | None,
 ) -> ScorerConfig:
     """Return a validated scorer config; a bad value is a 422 naming its field."""
     try:
-        return validate_scorer(kind=kind, params=params, scale=scale, scale_labels=scale_labels,
-                               code=code, max_score=max_score)
+        return validate_scorer(
+            kind=kind,
+            params=params,
+            scale=scale,
+            scale_labels=scale_labels,
+            code=code,
+            max_score=max_score,
+        )
     except ScorerConfigError as exc:
         raise Invalid(exc.field, exc.message) from exc
 
 
 def config_of(scorer: Scorer) -> ScorerConfig:
     """Return the scoring config of a stored scorer."""
-    return build_config(kind=scorer.kind, params=scorer.params, scale=list(scorer.scale),
-                        scale_labels=scorer.scale_labels, code=scorer.code,
-                        max_score=scorer.max_score)
+    return build_config(
+        kind=scorer.kind,
+        params=scorer.params,
+        scale=list(scorer.scale),
+        scale_labels=scorer.scale_labels,
+        code=scorer.code,
+        max_score=scorer.max_score,
+    )
 
 
 def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer:
     """Validate and store a new scorer of the user's."""
-    config = build_config(kind=body.kind, params=body.params, scale=body.scale,
-                          scale_labels=body.scale_labels, code=body.code,
-                          max_score=body.max_score)
+    config = build_config(
+        kind=body.kind,
+        params=body.params,
+        scale=body.scale,
+        scale_labels=body.scale_labels,
+        code=body.code,
+        max_score=body.max_score,
+    )
     scorer = Scorer(owner_id=user.id, name=body.name, kind=body.kind)
     _store_config(scorer, config, body.scale_labels)
     session.add(scorer)
@@ -103,8 +124,11 @@ def update_scorer(*, session: Session, scorer: Scorer, body: ScorerUpdate) -> Sc
     _writable(scorer)
     changes = body.model_dump(exclude_unset=True)
     merged: dict[str, Any] = {
-        "params": scorer.params, "scale": scorer.scale, "scale_labels": scorer.scale_labels,
-        "code": scorer.code, "max_score": scorer.max_score,
+        "params": scorer.params,
+        "scale": scorer.scale,
+        "scale_labels": scorer.scale_labels,
+        "code": scorer.code,
+        "max_score": scorer.max_score,
     }
     merged.update({k: v for k, v in changes.items() if k != "name"})
     config = build_config(kind=scorer.kind, **merged)
@@ -141,9 +165,15 @@ def _store_config(scorer: Scorer, config: ScorerConfig, labels: Mapping[str, str
 def to_read(scorer: Scorer) -> ScorerRead:
     """Return the API view of a scorer."""
     return ScorerRead(
-        id=scorer.id, name=scorer.name, kind=scorer.kind, params=scorer.params,
-        code=scorer.code, scale=scorer.scale, scale_labels=scorer.scale_labels,
-        max_score=scorer.max_score, builtin=scorer.owner_id is None,
+        id=scorer.id,
+        name=scorer.name,
+        kind=scorer.kind,
+        params=scorer.params,
+        code=scorer.code,
+        scale=scorer.scale,
+        scale_labels=scorer.scale_labels,
+        max_score=scorer.max_score,
+        builtin=scorer.owner_id is None,
     )
 
 

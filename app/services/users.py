@@ -47,8 +47,9 @@ def authenticate(*, session: Session, email: str, password: str) -> User | None:
 def create_api_key(*, session: Session, user: User, name: str = "") -> tuple[ApiKey, str]:
     """Create an API key for the user; return it with the clear key, which is never kept."""
     key = new_api_key()
-    api_key = ApiKey(user_id=user.id, name=name.strip()[:200], prefix=key[:12],
-                     key_hash=hash_api_key(key))
+    api_key = ApiKey(
+        user_id=user.id, name=name.strip()[:200], prefix=key[:12], key_hash=hash_api_key(key)
+    )
     session.add(api_key)
     session.commit()
     return api_key, key

@@ -9,10 +9,11 @@ from fastapi.responses import RedirectResponse, Response
 
 from app.deps import SessionDep, WebUser
 from app.services import users
+from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked
 from app.web.templating import render
 
-router = APIRouter()
+router = APIRouter(route_class=HtmlErrorRoute)
 
 
 def _safe_next(target: str) -> str:
@@ -27,16 +28,22 @@ def login_page(request: Request, next: str = "/") -> Response:
 
 @router.post("/login", name="login_submit")
 def login_submit(
-    request: Request, session: SessionDep, _csrf: CsrfChecked,
-    email: Annotated[str, Form()] = "", password: Annotated[str, Form()] = "",
+    request: Request,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+    email: Annotated[str, Form()] = "",
+    password: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "/",
 ) -> Response:
     """Sign in and go on to the page that asked for it."""
     user = users.authenticate(session=session, email=email, password=password)
     if user is None:
-        return render(request, "login.html",
-                      {"next": _safe_next(next), "error": "Wrong email or password.",
-                       "email": email}, status_code=400)
+        return render(
+            request,
+            "login.html",
+            {"next": _safe_next(next), "error": "Wrong email or password.", "email": email},
+            status_code=400,
+        )
     request.session.clear()
     request.session["user_id"] = user.id
     return RedirectResponse(_safe_next(next), status_code=303)
@@ -59,7 +66,10 @@ def account_page(request: Request, user: WebUser, session: SessionDep) -> Respon
 
 @router.post("/account/api-keys", name="account_create_key")
 def create_key(
-    request: Request, user: WebUser, session: SessionDep, _csrf: CsrfChecked,
+    request: Request,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
     name: Annotated[str, Form()] = "",
 ) -> Response:
     """Create a key and show it once on the account page."""

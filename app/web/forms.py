@@ -1,12 +1,19 @@
-"""Form posts: CSRF check written once."""
+"""Form posts: the CSRF check written once, and turning form fields into API bodies."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Form, HTTPException, Request
+from pydantic import BaseModel, ValidationError
+from starlette.datastructures import FormData
 
+from app.errors import Invalid
 from app.security import csrf_matches
+
+__all__ = ["CsrfChecked", "FormErrors", "check_csrf", "field_text", "parse_body"]
+
+B = TypeVar("B", bound=BaseModel)
 
 
 def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:
@@ -17,3 +24,35 @@ def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> Non
 
 
 CsrfChecked = Annotated[None, Depends(check_csrf)]
+
+
+class FormErrors(Exception):
+    """A form that cannot be saved: field name → message, shown next to the form."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+    @classmethod
+    def from_invalid(cls, exc: Invalid) -> FormErrors:
+        """Return the form errors of a service's Invalid (422)."""
+        field = ".".join(str(part) for part in exc.loc[1:]) or "form"
+        return cls({field: exc.message})
+
+
+def field_text(form: FormData, name: str) -> str:
+    """Return a text field of the form ('' when absent or a file)."""
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def parse_body(model: type[B], values: dict[str, Any]) -> B:
+    """Return the API body built from form values; a bad field raises FormErrors."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        errors: dict[str, str] = {}
+        for error in exc.errors():
+            field = ".".join(str(part) for part in error["loc"]) or "form"
+            errors.setdefault(field, str(error["msg"]).removeprefix("Value error, "))
+        raise FormErrors(errors) from exc

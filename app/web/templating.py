@@ -1,7 +1,10 @@
-"""Jinja2 setup shared by the page routers."""
+"""Jinja2 setup shared by the page routers, with the small display helpers templates use."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,80 @@ from app.security import new_csrf_token
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+NO_VALUE = "\u2013"  # an en dash stands for "no score yet"
+
+
+def score_hue(score: float | None) -> int:
+    """Return the hsl hue of a 0-100 score: 0 is red, 100 is green."""
+    if score is None:
+        return 0
+    return round(max(0.0, min(100.0, score)) * 1.2)
+
+
+def scale_hue(value: float, scale: Sequence[Any]) -> int:
+    """Return the hue of a rating by its place on the scale, lowest red to highest green."""
+    values = [float(getattr(e, "value", e)) for e in scale]
+    low, high = min(values), max(values)
+    return score_hue(100.0 if high == low else (value - low) * 100.0 / (high - low))
+
+
+def fmt_score(score: float | None) -> str:
+    """Return a score rounded for display, or a dash when there is none."""
+    return NO_VALUE if score is None else str(round(score))
+
+
+def fmt_number(value: float | None) -> str:
+    """Return a number without a needless '.0' (3.0 → '3', 0.5 → '0.5')."""
+    return "" if value is None else f"{value:g}"
+
+
+def fmt_time(value: datetime | None) -> str:
+    """Return a timestamp to the minute, UTC."""
+    return NO_VALUE if value is None else value.strftime("%Y-%m-%d %H:%M")
+
+
+def fmt_duration(started: datetime | None, finished: datetime | None) -> str:
+    """Return how long a run took, in seconds."""
+    if started is None or finished is None:
+        return NO_VALUE
+    return f"{(finished - started).total_seconds():.1f} s"
+
+
+def chart_points(
+    scores: Sequence[float], width: float, height: float, pad: float = 2.0
+) -> list[tuple[float, float]]:
+    """Return SVG coordinates of scores (0-100) spread evenly across a width."""
+    if not scores:
+        return []
+    step = (width - 2 * pad) / max(1, len(scores) - 1)
+    inner = height - 2 * pad
+    return [
+        (round(pad + i * step, 1), round(pad + inner - max(0.0, min(100.0, s)) * inner / 100, 1))
+        for i, s in enumerate(scores)
+    ]
+
+
+def polyline(points: Sequence[tuple[float, float]]) -> str:
+    """Return the `points` attribute of an SVG polyline."""
+    return " ".join(f"{x},{y}" for x, y in points)
+
+
+def pretty_json(value: Any) -> str:
+    """Return a value as indented JSON text (escaped by the template like any text)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+templates.env.globals.update(
+    score_hue=score_hue,
+    scale_hue=scale_hue,
+    fmt_score=fmt_score,
+    fmt_number=fmt_number,
+    fmt_time=fmt_time,
+    fmt_duration=fmt_duration,
+    chart_points=chart_points,
+    polyline=polyline,
+    pretty_json=pretty_json,
+)
 
 
 def csrf_token(request: Request) -> str:
@@ -24,7 +101,18 @@ def csrf_token(request: Request) -> str:
     return token
 
 
-def render(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> Response:
+def is_htmx(request: Request) -> bool:
+    """Return whether htmx sent the request (so a fragment, not a page, is wanted)."""
+    return request.headers.get("hx-request") == "true"
+
+
+def render(
+    request: Request,
+    name: str,
+    context: dict[str, Any],
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Response:
     """Render a page with the CSRF token and the signed-in user's email in its context."""
     full = {"csrf_token": csrf_token(request), **context}
-    return templates.TemplateResponse(request, name, full, status_code=status_code)
+    return templates.TemplateResponse(request, name, full, status_code=status_code, headers=headers)

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-21 23:18:53.746049
+Create Date: 2026-11-21
 """
 
 from collections.abc import Sequence
@@ -285,10 +285,12 @@ def upgrade() -> None:
     with op.batch_alter_table("run_queries", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_run_queries_query_id"), ["query_id"], unique=False)
         batch_op.create_index("ix_run_queries_run_position", ["run_id", "position"], unique=False)
+        batch_op.create_index("ix_run_queries_run_query", ["run_id", "query_id"], unique=False)
 
 
 def downgrade() -> None:
     with op.batch_alter_table("run_queries", schema=None) as batch_op:
+        batch_op.drop_index("ix_run_queries_run_query")
         batch_op.drop_index("ix_run_queries_run_position")
         batch_op.drop_index(batch_op.f("ix_run_queries_query_id"))
 

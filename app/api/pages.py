@@ -1,0 +1,109 @@
+"""JSON twins of the HTML pages: the same page-data functions, served as JSON."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
+from app.schemas.endpoints import EndpointRead
+from app.schemas.pages import (
+    CaseHistory,
+    CasePage,
+    CaseScore,
+    CasesPage,
+    EndpointsPage,
+    QueryList,
+    QueryResults,
+    QuerySort,
+    ScorerPage,
+    ScorersPage,
+)
+from app.services import endpoints as endpoint_service
+from app.services import pages
+from app.services import queries as query_service
+
+router = APIRouter(prefix="/pages", tags=["pages"])
+
+
+@router.get("/cases", response_model=CasesPage, name="cases_page_json")
+def cases_page(user: CurrentUser, session: SessionDep) -> CasesPage:
+    """Return the data of the cases list page."""
+    return pages.cases_page(session=session, user=user)
+
+
+@router.get("/cases/{case_id}", response_model=CasePage, name="case_page_json")
+def case_page(
+    case: CaseDep,
+    user: CurrentUser,
+    session: SessionDep,
+    sort: QuerySort = "position",
+    q: str = "",
+    page: int = 1,
+) -> CasePage:
+    """Return the data of a case page, with one page of its query list."""
+    return pages.case_page(session=session, user=user, case=case, sort=sort, q=q, page=page)
+
+
+@router.get("/cases/{case_id}/score", response_model=CaseScore, name="case_score_json")
+def case_score(case: CaseDep, session: SessionDep) -> CaseScore:
+    """Return the case score panel: latest finished run's score and counts."""
+    return pages.case_score(session=session, case=case)
+
+
+@router.get("/cases/{case_id}/query-list", response_model=QueryList, name="query_list_json")
+def query_list(
+    case: CaseDep,
+    session: SessionDep,
+    sort: QuerySort = "position",
+    q: str = "",
+    page: int = 1,
+) -> QueryList:
+    """Return one page of the case's query list."""
+    return pages.case_query_list(session=session, case=case, sort=sort, q=q, page=page)
+
+
+@router.get("/cases/{case_id}/history", response_model=CaseHistory, name="case_history_json")
+def case_history(case: CaseDep, session: SessionDep) -> CaseHistory:
+    """Return the case's score history and latest runs."""
+    return pages.case_history(session=session, case=case)
+
+
+@router.get(
+    "/cases/{case_id}/queries/{query_id}", response_model=QueryResults, name="query_page_json"
+)
+def query_results(query_id: int, case: CaseDep, session: SessionDep) -> QueryResults:
+    """Return one query's results from the latest run with the current ratings."""
+    query = query_service.get_query(session=session, case=case, query_id=query_id)
+    return pages.query_results(session=session, case=case, query=query)
+
+
+@router.get("/scorers", response_model=ScorersPage, name="scorers_page_json")
+def scorers_page(user: CurrentUser, session: SessionDep) -> ScorersPage:
+    """Return the data of the scorers list page."""
+    return pages.scorers_page(session=session, user=user)
+
+
+@router.get("/scorers/new", response_model=ScorerPage, name="scorer_new_page_json")
+def new_scorer_page(user: CurrentUser, session: SessionDep) -> ScorerPage:
+    """Return the data of an empty scorer editor (the queries to try it on)."""
+    return pages.scorer_page(session=session, user=user, scorer=None)
+
+
+@router.get("/scorers/{scorer_id}", response_model=ScorerPage, name="scorer_page_json")
+def scorer_page(scorer: ScorerDep, user: CurrentUser, session: SessionDep) -> ScorerPage:
+    """Return the data of a scorer's editor."""
+    return pages.scorer_page(session=session, user=user, scorer=scorer)
+
+
+@router.get("/search-endpoints", response_model=EndpointsPage, name="endpoints_page_json")
+def endpoints_page(user: CurrentUser, session: SessionDep) -> EndpointsPage:
+    """Return the data of the search endpoints page."""
+    return pages.endpoints_page(session=session, user=user)
+
+
+@router.get(
+    "/search-endpoints/{endpoint_id}", response_model=EndpointRead, name="endpoint_page_json"
+)
+def endpoint_page(endpoint: EndpointDep) -> EndpointRead:
+    """Return the data of a search endpoint's page (secrets reduced to their presence)."""
+    return endpoint_service.to_read(endpoint)

@@ -1,0 +1,62 @@
+"""Page dependencies: load a thing the signed-in user may see, or answer 404, written once."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+from starlette.datastructures import FormData
+
+from app.deps import SessionDep, WebUser
+from app.models import Case, Query, Scorer, SearchEndpoint
+from app.services import queries as query_service
+from app.services.access import get_visible
+
+__all__ = ["FormDep", "WebCaseDep", "WebEndpointDep", "WebQueryDep", "WebScorerDep"]
+
+
+def get_web_case(case_id: int, user: WebUser, session: SessionDep) -> Case:
+    """Return the case when the signed-in user may see it, else 404."""
+    return get_visible(session=session, model=Case, object_id=case_id, user=user, label="case")
+
+
+WebCaseDep = Annotated[Case, Depends(get_web_case)]
+
+
+def get_web_query(query_id: int, case: WebCaseDep, session: SessionDep) -> Query:
+    """Return a query of a visible case, else 404."""
+    return query_service.get_query(session=session, case=case, query_id=query_id)
+
+
+def get_web_endpoint(endpoint_id: int, user: WebUser, session: SessionDep) -> SearchEndpoint:
+    """Return the search endpoint when the signed-in user may see it, else 404."""
+    return get_visible(
+        session=session,
+        model=SearchEndpoint,
+        object_id=endpoint_id,
+        user=user,
+        label="search endpoint",
+    )
+
+
+def get_web_scorer(scorer_id: int, user: WebUser, session: SessionDep) -> Scorer:
+    """Return the scorer when it is a preset or the user's own, else 404."""
+    return get_visible(
+        session=session,
+        model=Scorer,
+        object_id=scorer_id,
+        user=user,
+        label="scorer",
+        shared_when_unowned=True,
+    )
+
+
+async def get_form(request: Request) -> FormData:
+    """Return the posted form (parsed once; the CSRF check reads the same parse)."""
+    return await request.form()
+
+
+WebQueryDep = Annotated[Query, Depends(get_web_query)]
+WebEndpointDep = Annotated[SearchEndpoint, Depends(get_web_endpoint)]
+WebScorerDep = Annotated[Scorer, Depends(get_web_scorer)]
+FormDep = Annotated[FormData, Depends(get_form)]

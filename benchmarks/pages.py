@@ -1,0 +1,183 @@
+"""Server time of the case page on a 5,000-query case, and of the cases list.
+
+Builds a temporary SQLite database with a 5,000-query case, a finished run (10 docs per
+query, with fields) and ratings on a third of the queries, then times the page-data
+function alone and the whole route (data + template) through the ASGI app.
+
+    python benchmarks/pages.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.main import create_app
+from app.models import Case, Rating, Run, RunQuery, User
+from app.schemas.cases import CaseCreate
+from app.schemas.endpoints import EndpointCreate
+from app.services import cases as case_service
+from app.services import endpoints as endpoint_service
+from app.services import pages
+from app.services import queries as query_service
+from app.services import users as user_service
+
+QUERIES = 5_000
+DOCS = 10
+REPEAT = 5
+EMAIL, PASSWORD = "bench@example.com", "benchmark password"
+
+
+def build(factory: sessionmaker[Session]) -> int:
+    """Create the big case with a finished run and some ratings; return its id."""
+    with factory() as session:
+        user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
+        endpoint = endpoint_service.create_endpoint(
+            session=session,
+            user=user,
+            body=EndpointCreate(name="bench", engine="opensearch", url="http://127.0.0.1:9/x"),
+        )
+        case = case_service.create_case(
+            session=session,
+            user=user,
+            body=CaseCreate(
+                name="Big",
+                search_endpoint_id=endpoint.id,
+                query_template='{"query": {"match": {"title": "#$query##"}}}',
+                field_spec="id:_id title:title director genre",
+            ),
+        )
+        queries = query_service.add_queries(
+            session=session, case=case, texts=[f"query number {n}" for n in range(QUERIES)]
+        )
+        now = datetime.now(UTC)
+        run = Run(
+            case_id=case.id,
+            try_number=1,
+            scorer_id=case.scorer_id,
+            status="finished",
+            case_score=55.5,
+            total=QUERIES,
+            done=QUERIES,
+            scored=QUERIES // 3,
+            unscored=QUERIES - QUERIES // 3,
+            started_at=now,
+            finished_at=now,
+        )
+        session.add(run)
+        session.flush()
+        session.execute(
+            RunQuery.__table__.insert(),
+            [
+                {
+                    "run_id": run.id,
+                    "query_id": q.id,
+                    "text": q.text,
+                    "position": q.position,
+                    "status": "scored" if n % 3 == 0 else "unscored",
+                    "score": float(n % 100) if n % 3 == 0 else None,
+                    "num_found": 1000 + n,
+                    "docs": [
+                        {
+                            "id": f"{n}-{d}",
+                            "rank": d + 1,
+                            "fields": {
+                                "title": f"Title {n}/{d}",
+                                "director": "Someone",
+                                "genre": "Drama",
+                            },
+                        }
+                        for d in range(DOCS)
+                    ],
+                    "log": [],
+                }
+                for n, q in enumerate(queries)
+            ],
+        )
+        session.execute(
+            Rating.__table__.insert(),
+            [
+                {"query_id": q.id, "doc_id": f"{n}-{d}", "rating": float(d + 1)}
+                for n, q in enumerate(queries)
+                if n % 3 == 0
+                for d in range(3)
+            ],
+        )
+        session.commit()
+        return case.id
+
+
+def timed(label: str, work: Callable[[], object]) -> None:
+    """Print the median wall time of a few calls (after one warm-up call)."""
+    work()
+    samples = []
+    for _ in range(REPEAT):
+        started = time.perf_counter()
+        work()
+        samples.append(time.perf_counter() - started)
+    print(
+        f"{label}: median {statistics.median(samples):.3f} s "
+        f"(min {min(samples):.3f}, max {max(samples):.3f}; {REPEAT} runs)"
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        app = create_app(
+            Settings(data_dir=data, database_url=f"sqlite:///{data}/bench.db", secret_key="bench")
+        )
+        with TestClient(app) as client:
+            factory: sessionmaker[Session] = app.state.session_factory
+            case_id = build(factory)
+            page = BeautifulSoup(client.get("/login").text, "html.parser")
+            token = page.select_one("input[name=csrf_token]")
+            assert token is not None
+            client.post(
+                "/login",
+                data={"email": EMAIL, "password": PASSWORD, "csrf_token": str(token["value"])},
+            )
+
+            def page_data(**params: object) -> None:
+                with factory() as session:
+                    case = session.get(Case, case_id)
+                    user = session.get(User, case.owner_id if case else 0)
+                    assert case is not None and user is not None
+                    pages.case_page(session=session, user=user, case=case, **params)  # type: ignore[arg-type]
+
+            def route(url: str) -> Callable[[], object]:
+                def get() -> None:
+                    response = client.get(url)
+                    assert response.status_code == 200, response.status_code
+
+                return get
+
+            print(f"{QUERIES} queries, {DOCS} docs each, ratings on every third query")
+            timed(f"case page data, {QUERIES} queries", page_data)
+            timed(
+                f"case page data, {QUERIES} queries, sorted by score",
+                lambda: page_data(sort="score", page=20),
+            )
+            timed(f"case page, {QUERIES} queries (route + template)", route(f"/cases/{case_id}"))
+            timed(
+                f"case page, {QUERIES} queries, filtered and sorted by score",
+                route(f"/cases/{case_id}?q=number%2012&sort=score"),
+            )
+            timed(
+                "expanded query results (route + template)",
+                route(f"/cases/{case_id}/queries/{QUERIES // 2}/results"),
+            )
+            timed("cases list (route + template)", route("/"))
+
+
+if __name__ == "__main__":
+    main()

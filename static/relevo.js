@@ -1,0 +1,94 @@
+// Relevo's small enhancements on top of htmx. The pages work without them.
+//
+// Keyboard rating: j / k move the focus between the results of an expanded query;
+// a digit rates the focused result with the scale value marked by data-digit on its
+// rating buttons (on a 1-10 scale, 0 gives 10). The buttons are ordinary form
+// buttons, so rating by key is the same request as rating by click.
+(function () {
+  "use strict";
+
+  var refocus = null; // {box: id, index: n}: the result to focus again after a swap
+
+  function docsIn(box) {
+    return box ? Array.prototype.slice.call(box.querySelectorAll(".doc")) : [];
+  }
+
+  function focusedDoc() {
+    var el = document.activeElement;
+    return el && el.closest ? el.closest(".doc") : null;
+  }
+
+  function move(step) {
+    var doc = focusedDoc();
+    var docs = doc ? docsIn(doc.closest(".results")) : docsIn(document.querySelector(".results"));
+    if (!doc) {
+      docs = Array.prototype.slice.call(document.querySelectorAll(".results .doc"));
+    }
+    if (!docs.length) return;
+    var index = doc ? docs.indexOf(doc) + step : 0;
+    index = Math.max(0, Math.min(docs.length - 1, index));
+    docs[index].focus();
+  }
+
+  function rate(doc, digit) {
+    var button = doc.querySelector('button[data-digit="' + digit + '"]');
+    if (!button) return;
+    var box = doc.closest(".results");
+    refocus = box ? { box: box.id, index: docsIn(box).indexOf(doc) } : null;
+    button.click();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+    if (event.key === "j" || event.key === "k") {
+      event.preventDefault();
+      move(event.key === "j" ? 1 : -1);
+    } else if (/^[0-9]$/.test(event.key)) {
+      var doc = focusedDoc();
+      if (doc) {
+        event.preventDefault();
+        rate(doc, event.key);
+      }
+    }
+  });
+
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!refocus) return;
+    var docs = docsIn(document.getElementById(refocus.box));
+    var doc = docs[Math.min(refocus.index, docs.length - 1)];
+    refocus = null;
+    if (doc) doc.focus();
+  });
+
+  // A second click on an expanded query collapses it instead of loading it again.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var link = event.detail.elt;
+    if (!link.matches || !link.matches("a[data-expand]")) return;
+    var box = document.getElementById(link.getAttribute("data-expand"));
+    if (box && box.children.length) {
+      event.preventDefault();
+      box.innerHTML = "";
+      link.setAttribute("aria-expanded", "false");
+    } else {
+      link.setAttribute("aria-expanded", "true");
+    }
+  });
+
+  // New case: picking an endpoint swaps in its engine's default template while untouched.
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (!select.matches || !select.matches("select[data-template-target]")) return;
+    var area = document.getElementById(select.getAttribute("data-template-target"));
+    var option = select.selectedOptions[0];
+    var engine = option && option.getAttribute("data-engine");
+    if (!area || !engine) return;
+    var defaults = ["solr", "elasticsearch", "opensearch"].map(function (name) {
+      return area.getAttribute("data-default-" + name);
+    });
+    if (!area.value.trim() || defaults.indexOf(area.value) >= 0) {
+      area.value = area.getAttribute("data-default-" + engine) || area.value;
+    }
+  });
+})();

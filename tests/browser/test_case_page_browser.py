@@ -1,0 +1,226 @@
+"""The case page in a real Chromium: run with live progress, keyboard rating, no-JS rating.
+
+Chromium comes from Debian (/usr/bin/chromium); Playwright never downloads a browser.
+The app runs under uvicorn in a background thread on its own temporary SQLite database.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.main import create_app
+from app.schemas.cases import CaseCreate
+from app.schemas.endpoints import EndpointCreate
+from app.services import cases as case_service
+from app.services import endpoints as endpoint_service
+from app.services import queries as query_service
+from app.services import users as user_service
+from app.web.templating import NO_VALUE
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+EMAIL, PASSWORD = "rater@example.com", "correct horse battery"
+TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title^3", "overview"]}}}'
+QUERIES = ["star wars", "batman", "the matrix"]
+
+
+@dataclass(frozen=True)
+class LiveApp:
+    url: str
+    case_id: int
+    query_ids: dict[str, int]
+    session_factory: sessionmaker[Session]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str, int]]:
+    with factory() as session:
+        user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
+        endpoint = endpoint_service.create_endpoint(
+            session=session,
+            user=user,
+            body=EndpointCreate(name="movies", engine="opensearch", url=index_url),
+        )
+        case = case_service.create_case(
+            session=session,
+            user=user,
+            body=CaseCreate(
+                name="Movies",
+                search_endpoint_id=endpoint.id,
+                query_template=TEMPLATE,
+                field_spec="id:_id title:title director genre thumb:poster",
+            ),
+        )
+        queries = query_service.add_queries(session=session, case=case, texts=QUERIES)
+        return case.id, {q.text: q.id for q in queries}
+
+
+@pytest.fixture(scope="module")
+def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> Iterator[LiveApp]:
+    """Serve a fresh app with uvicorn in a thread; seed a user, an endpoint and a case."""
+    data_dir = tmp_path_factory.mktemp("browser-app")
+    app = create_app(
+        Settings(
+            data_dir=data_dir,
+            database_url=f"sqlite:///{data_dir}/relevo.db",
+            secret_key="browser-test-secret",
+        )
+    )
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    factory: sessionmaker[Session] = app.state.session_factory
+    case_id, query_ids = _seed(factory, movies_engine.index_url)
+    try:
+        yield LiveApp(f"http://127.0.0.1:{port}", case_id, query_ids, factory)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Launch Debian's Chromium headless (skipped when it is not installed)."""
+    if not CHROMIUM.exists():
+        message = (
+            "Chromium not found at /usr/bin/chromium: "
+            "apt-get install -y chromium to run the browser tests"
+        )
+        if os.environ.get("RELEVO_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _login(page: Any, app: LiveApp) -> None:
+    page.goto(f"{app.url}/login")
+    page.fill("input[name=email]", EMAIL)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_url(f"{app.url}/")
+
+
+def _ratings(app: LiveApp, query_id: int) -> dict[str, float]:
+    with app.session_factory() as session:
+        return query_service.ratings_of(session=session, query_ids=[query_id])[query_id]
+
+
+def test_run_then_rate_with_the_keyboard(browser: Any, live_app: LiveApp) -> None:
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    _login(page, live_app)
+    page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+    page.evaluate("window.__sameDocument = true")
+    expect(page.locator("#case-score-value")).to_have_text(NO_VALUE)
+
+    page.click("#run-button")
+    expect(page.locator("#run-progress")).to_have_attribute(
+        "data-status", "finished", timeout=30_000
+    )
+    query_id = live_app.query_ids["star wars"]
+    row = page.locator(f"#query-{query_id}")
+    expect(row.locator(".num-found")).not_to_have_text(f"{NO_VALUE} found", timeout=10_000)
+    expect(page.locator("#runs tbody tr[data-run-id]")).to_have_count(1)
+
+    row.locator(".query-text").click()
+    docs = page.locator(f"#results-{query_id} .doc")
+    expect(docs.first).to_be_visible()
+    assert "Star Wars" in docs.first.locator(".doc-title").inner_text()
+    docs.first.focus()
+    page.keyboard.press("j")
+    expect(docs.nth(1)).to_be_focused()
+    page.keyboard.press("k")
+    expect(docs.first).to_be_focused()
+    page.keyboard.press("0")  # Classic's scale is 1-10: 0 gives 10
+
+    expect(page.locator(f"#query-score-{query_id}")).to_have_text("100")
+    expect(page.locator("#case-score-value")).to_have_text("100")
+    expect(docs.first.locator("button.rating.selected")).to_have_text("10")
+    expect(docs.first).to_be_focused()
+    assert page.evaluate("window.__sameDocument") is True  # no reload happened
+    first_id = docs.first.get_attribute("data-doc-id")
+    assert _ratings(live_app, query_id) == {first_id: 10.0}
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "case-page.png"), full_page=True)
+    context.close()
+
+
+def test_rating_works_with_javascript_off(browser: Any, live_app: LiveApp) -> None:
+    query_id = live_app.query_ids["batman"]
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    _login(page, live_app)
+    page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+    page.click("#run-button")  # a plain form post, answered with a redirect to the case
+    page.wait_for_url(f"{live_app.url}/cases/{live_app.case_id}")
+    deadline = time.monotonic() + 30
+    while page.locator("#run-progress").get_attribute("data-status") in ("queued", "running"):
+        assert time.monotonic() < deadline, "the run did not finish"
+        time.sleep(0.2)
+        page.reload()  # without JavaScript, progress is seen by reloading
+    page.click(f"#query-{query_id} .query-text")  # a plain link to the query page
+    page.wait_for_url(f"**/cases/{live_app.case_id}/queries/{query_id}")
+    docs = page.locator(f"#results-{query_id} .doc")
+    assert docs.count() >= 2
+    second = docs.nth(1)
+    doc_id = second.get_attribute("data-doc-id")
+    second.locator("button[data-digit='7']").click()
+    page.wait_for_load_state()
+    assert (
+        page.locator(f"#results-{query_id} .doc")
+        .nth(1)
+        .locator("button.rating.selected")
+        .inner_text()
+        == "7"
+    )
+    assert _ratings(live_app, query_id) == {doc_id: 7.0}
+    assert page.locator(f"#query-score-{query_id}").inner_text() not in ("", NO_VALUE)
+    context.close()
