@@ -11,8 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.models import Case, Scorer, SearchEndpoint, User
 from app.security import csrf_matches
-from app.services import users
-from app.services.access import get_visible
+from app.services import access, users
 
 __all__ = [
     "CaseDep",
@@ -101,30 +100,17 @@ WebUser = Annotated[User, Depends(get_web_user)]
 
 def get_owned_case(case_id: int, user: CurrentUser, session: SessionDep) -> Case:
     """Return the case when the caller may see it, else 404."""
-    return get_visible(session=session, model=Case, object_id=case_id, user=user, label="case")
+    return access.visible_case(session=session, user=user, case_id=case_id)
 
 
 def get_owned_endpoint(endpoint_id: int, user: CurrentUser, session: SessionDep) -> SearchEndpoint:
     """Return the search endpoint when the caller may see it, else 404."""
-    return get_visible(
-        session=session,
-        model=SearchEndpoint,
-        object_id=endpoint_id,
-        user=user,
-        label="search endpoint",
-    )
+    return access.visible_endpoint(session=session, user=user, endpoint_id=endpoint_id)
 
 
 def get_visible_scorer(scorer_id: int, user: CurrentUser, session: SessionDep) -> Scorer:
     """Return the scorer when it is a preset or the caller's own, else 404."""
-    return get_visible(
-        session=session,
-        model=Scorer,
-        object_id=scorer_id,
-        user=user,
-        label="scorer",
-        shared_when_unowned=True,
-    )
+    return access.visible_scorer(session=session, user=user, scorer_id=scorer_id)
 
 
 CaseDep = Annotated[Case, Depends(get_owned_case)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -38,7 +39,7 @@ def create_app(settings: Settings) -> FastAPI:
         with session_scope(session_factory) as session:
             scorer_service.seed_presets(session=session)
             run_service.fail_interrupted_runs(session=session)
-        manager = RunManager(session_factory=session_factory)
+        manager = RunManager(session_factory=session_factory, loop=asyncio.get_running_loop())
         app.state.run_manager = manager
         try:
             yield

@@ -1,7 +1,9 @@
 """Print query-scores per second for each built-in scorer and for JavaScript scorers.
 
 Run with ``python benchmarks/scoring.py``. Rankings are random 10-doc lists over 20 rated
-candidates on a 0-3 scale (1-10 for classic).
+candidates on a 0-3 scale (1-10 for classic). JavaScript goes through the worker process that
+``score_queries`` uses; the "in-process" lines run the same engine in this process, to show
+what the worker costs.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -23,6 +26,7 @@ from app.scoring import (
     score_queries,
     validate_scorer,
 )
+from app.scoring.javascript import score_javascript_in_process
 
 BUILTIN_QUERIES = 100_000
 JS_QUERIES = 10_000
@@ -52,13 +56,15 @@ def make_queries(count: int, scale: tuple[float, ...], seed: int = 7) -> list[Qu
     return queries
 
 
-def rate(queries: list[QueryInput], config: ScorerConfig, repeats: int = 3) -> float:
+def rate(
+    queries: list[QueryInput], config: ScorerConfig, repeats: int = 3, score: Any = score_queries
+) -> float:
     """Return query-scores per second of one score_queries call, best of a few runs."""
     best = math.inf
     for _ in range(repeats):
         gc.collect()
         start = time.perf_counter()
-        score_queries(config, queries)
+        score(config, queries)
         best = min(best, time.perf_counter() - start)
     return len(queries) / best
 
@@ -83,15 +89,20 @@ def main() -> None:
         code=JS_NDCG, max_score=1,
     )  # fmt: skip
     queries = make_queries(JS_QUERIES, (0, 1, 2, 3))
+    score_queries(js, queries[:1])  # start the worker outside the measurement
     print(f"{'javascript ndcg':<18} k=10  {rate(queries, js):>12,.0f} queries/s"
-          f"  (one isolate, {JS_QUERIES:,} queries)")  # fmt: skip
+          f"  (worker, one isolate, {JS_QUERIES:,} queries)")  # fmt: skip
+    in_process = rate(queries, js, score=score_javascript_in_process)
+    print(f"{'javascript ndcg':<18} k=10  {in_process:>12,.0f} queries/s"
+          f"  (in-process, one isolate, {JS_QUERIES:,} queries)")  # fmt: skip
     few = queries[:FRESH_ISOLATE_QUERIES]
-    start = time.perf_counter()
-    for query in few:
-        score_queries(js, [query])
-    per_second = len(few) / (time.perf_counter() - start)
-    print(f"{'javascript ndcg':<18} k=10  {per_second:>12,.0f} queries/s"
-          f"  (fresh isolate per query, {FRESH_ISOLATE_QUERIES} queries)")  # fmt: skip
+    for label, score in (("worker", score_queries), ("in-process", score_javascript_in_process)):
+        start = time.perf_counter()
+        for query in few:
+            score(js, [query])
+        per_call = (time.perf_counter() - start) / len(few)
+        print(f"{'javascript ndcg':<18} k=10  {1 / per_call:>12,.0f} queries/s"
+              f"  ({label}, one call per query: {per_call * 1000:.1f} ms a call)")  # fmt: skip
 
 
 if __name__ == "__main__":

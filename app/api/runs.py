@@ -13,7 +13,7 @@ router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
 
 
 @router.post("", status_code=202, response_model=RunDetail | RunStarted)
-async def start_run(
+def start_run(
     case: CaseDep,
     session: SessionDep,
     request: Request,
@@ -26,10 +26,10 @@ async def start_run(
         session=session, case=case, try_number=body.try_number if body else None
     )
     manager: RunManager = request.app.state.run_manager
-    task = manager.start(run.id)
+    finished = manager.submit(run.id)
     if not wait:
         return RunStarted(id=run.id, status="queued")
-    await task
+    finished.result()
     session.expire_all()
     response.status_code = 200
     return service.detail(

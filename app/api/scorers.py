@@ -5,10 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.deps import CurrentUser, ScorerDep, SessionDep
-from app.models import Scorer
 from app.schemas.scorers import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
 from app.services import scorers as service
-from app.services.access import get_visible
 
 router = APIRouter(tags=["scorers"])
 
@@ -46,28 +44,7 @@ def delete_scorer(scorer: ScorerDep, session: SessionDep) -> None:
 @router.post("/score", response_model=ScoreResult)
 def score(body: ScoreRequest, user: CurrentUser, session: SessionDep) -> ScoreResult:
     """Score one ranking with a stored scorer or one given inline; nothing is stored."""
-    if body.scorer_id is not None:
-        scorer = get_visible(
-            session=session,
-            model=Scorer,
-            object_id=body.scorer_id,
-            user=user,
-            label="scorer",
-            shared_when_unowned=True,
-        )
-        config = service.config_of(scorer)
-    else:
-        assert body.scorer is not None
-        spec = body.scorer
-        config = service.build_config(
-            kind=spec.kind,
-            params=spec.params,
-            scale=spec.scale,
-            scale_labels=spec.scale_labels,
-            code=spec.code,
-            max_score=spec.max_score,
-        )
-    outcome = service.score_stateless(config=config, body=body)
+    outcome = service.score_request(session=session, user=user, body=body)
     return ScoreResult(
         status=outcome.status,
         score=outcome.score,

@@ -1,10 +1,19 @@
 """Runs Quepid-compatible JavaScript scorers in a V8 isolate (mini-racer).
 
+This is the engine; it runs in whatever process calls it, and a few huge allocations make V8
+abort that whole process. Relevo therefore calls it only inside the worker process of
+``app.scoring.jsworker``; ``check_javascript`` stays here because it only compiles the code
+(``new Function``), it never runs it.
+
 One isolate serves a whole batch. Queries are sent in chunks and run in "slices": one eval
 runs queries until ``JS_SLICE_S`` has passed, so the eval overhead (~0.2 ms) is paid per
 slice, not per query. A slice's eval may last ``JS_TIME_LIMIT_S + JS_SLICE_S``; since a
 query only starts within the first ``JS_SLICE_S``, each query gets at least its full time
 limit, and a slice that times out was stopped inside a query that overran it.
+
+Before each eval the batch calls its optional ``step`` hook with the outcomes finished since
+the previous call, how many queries the eval may touch (0: none in particular) and how long
+it may take, so that a supervising process knows which queries a crash can be blamed on.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import json
 import math
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -29,12 +38,19 @@ from app.scoring.prelude import LINE_OFFSET, PARAMS, function_body, prelude_sour
 from app.scoring.ranking import best_order
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed, unscored
 
+# Called before each eval: (outcomes finished since the last call, queries the eval may
+# touch starting at the first unfinished one, the eval's longest duration in seconds).
+Step = Callable[[Sequence[Outcome], int, float], None]
+
 JS_TIME_LIMIT_S = 1.0
 JS_HEAP_LIMIT_BYTES = 64 * 1024 * 1024
 JS_SLICE_S = 0.05
 CHUNK_QUERIES = 2000
 CHUNK_CHARS = 2_000_000
 _SETUP_TIMEOUT_S = 10.0
+# Reading back a stopped slice takes milliseconds once V8 has honoured the termination; some
+# long built-ins (a huge fill) ignore it, and then this short step lets a supervisor step in.
+_RECOVER_S = 0.25
 
 
 class _QueryDataError(Exception):
@@ -91,11 +107,13 @@ def encode_query(query: QueryInput) -> str:
 class _Isolate:
     """One V8 isolate with the prelude installed and the user's code compiled."""
 
-    def __init__(self, code: str, scale: Sequence[float]) -> None:
+    SETUP_S = 2 * _SETUP_TIMEOUT_S  # the longest __init__ may take: two evals
+
+    def __init__(self, code: str, scale: Sequence[float], heap_limit: int) -> None:
         self._racer = MiniRacer()
         self._token = json.dumps(secrets.token_hex(16))
         try:
-            self._racer.set_hard_memory_limit(JS_HEAP_LIMIT_BYTES)
+            self._racer.set_hard_memory_limit(heap_limit)
             slice_ms = max(1, round(JS_SLICE_S * 1000))
             setup = f"({prelude_source()})(globalThis, {self._token}, {slice_ms})"
             self._racer.eval(setup, timeout_sec=_SETUP_TIMEOUT_S)
@@ -113,8 +131,8 @@ class _Isolate:
         data = json.dumps("[" + ",".join(parts) + "]")
         self._eval(f"__relevo.load({self._token}, {data})")
 
-    def run(self, max_count: int) -> tuple[list[list[Any]], bool]:
-        out = self._eval(f"__relevo.run({self._token}, {max_count})", JS_TIME_LIMIT_S + JS_SLICE_S)
+    def run(self, max_count: int, timeout: float) -> tuple[list[list[Any]], bool]:
+        out = self._eval(f"__relevo.run({self._token}, {max_count})", timeout)
         result = json.loads(out)
         return result["r"], bool(result["t"])
 
@@ -137,42 +155,54 @@ def _to_outcome(item: Sequence[Any], max_score: float) -> Outcome:
     return failed(str(value), log)
 
 
-def _time_message() -> str:
-    return f"scorer exceeded its {JS_TIME_LIMIT_S:g} s time limit"
+def time_message(time_limit: float) -> str:
+    """Return the reason of a query that overran its time limit."""
+    return f"scorer exceeded its {time_limit:g} s time limit"
 
 
-def _memory_message() -> str:
-    return f"scorer exceeded its memory limit ({JS_HEAP_LIMIT_BYTES / 2**20:g} MiB)"
+def memory_message(heap_limit: int) -> str:
+    """Return the reason of a query that overran its heap limit."""
+    return f"scorer exceeded its memory limit ({heap_limit / 2**20:g} MiB)"
 
 
 class _Batch:
-    """Scores the queries of one batch, replacing the isolate when a query breaks it."""
+    """Scores encoded queries in order, replacing the isolate when a query breaks it."""
 
-    def __init__(self, config: ScorerConfig, queries: Sequence[QueryInput]) -> None:
-        self.code = config.code or ""
-        self.scale = config.scale
-        self.max_score = config.max_score
-        self.outcomes: list[Outcome | None] = [None] * len(queries)
-        self.pending: list[int] = []
-        self.parts: list[str] = []
-        for index, query in enumerate(queries):
-            try:
-                self.parts.append(encode_query(query))
-            except _QueryDataError as exc:
-                self.outcomes[index] = failed(str(exc))
-            else:
-                self.pending.append(index)
+    def __init__(
+        self,
+        code: str,
+        scale: Sequence[float],
+        max_score: float,
+        parts: Sequence[str],
+        limits: tuple[float, int],
+        single_until: int,
+        step: Step | None,
+    ) -> None:
+        self.code = code
+        self.scale = scale
+        self.max_score = max_score
+        self.parts = parts
+        self.time_limit, self.heap_limit = limits
+        self.outcomes: list[Outcome | None] = [None] * len(parts)
         self.pos = 0
-        self.single_until = 0
+        self.reported = 0
+        self.single_until = single_until
+        self.step = step
         self.isolate: _Isolate | None = None
+
+    def _announce(self, count: int, seconds: float) -> None:
+        if self.step is not None:
+            done = [o for o in self.outcomes[self.reported : self.pos] if o is not None]
+            self.reported = self.pos
+            self.step(done, count, seconds)
 
     def _store(self, items: Sequence[Sequence[Any]]) -> None:
         for item in items:
-            self.outcomes[self.pending[self.pos]] = _to_outcome(item, self.max_score)
+            self.outcomes[self.pos] = _to_outcome(item, self.max_score)
             self.pos += 1
 
     def _fail_current(self, message: str, logs: Sequence[str] = ()) -> None:
-        self.outcomes[self.pending[self.pos]] = failed(message, tuple(logs))
+        self.outcomes[self.pos] = failed(message, tuple(logs))
         self.pos += 1
 
     def _drop_isolate(self) -> None:
@@ -192,10 +222,10 @@ class _Batch:
 
     def run(self) -> list[Outcome]:
         try:
-            while self.pos < len(self.pending):
+            while self.pos < len(self.parts):
                 self._run_chunk()
         except Exception as exc:  # the batch must never raise: report what is left as errors
-            while self.pos < len(self.pending):
+            while self.pos < len(self.parts):
                 self._fail_current(f"scorer failed: {exc}")
         finally:
             self._drop_isolate()
@@ -205,14 +235,16 @@ class _Batch:
 
     def _run_chunk(self) -> None:
         if self.isolate is None:
-            self.isolate = _Isolate(self.code, self.scale)
+            self._announce(0, _Isolate.SETUP_S)
+            self.isolate = _Isolate(self.code, self.scale, self.heap_limit)
             if self.isolate.compile_error is not None:
-                while self.pos < len(self.pending):
+                while self.pos < len(self.parts):
                     self._fail_current(
                         f"scorer code does not compile: {self.isolate.compile_error}"
                     )
                 return
         end = self._chunk_end()
+        self._announce(end - self.pos, _SETUP_TIMEOUT_S)
         try:
             self.isolate.load(self.parts[self.pos : end])
         except JSEvalException as exc:
@@ -228,31 +260,34 @@ class _Batch:
     def _run_slice(self, end: int) -> None:
         assert self.isolate is not None
         max_count = 1 if self.pos < self.single_until else end - self.pos
+        timeout = self.time_limit + JS_SLICE_S
+        self._announce(max_count, timeout)
         try:
-            items, tainted = self.isolate.run(max_count)
+            items, tainted = self.isolate.run(max_count, timeout)
         except JSTimeoutException:
-            self._recover(end, _time_message(), keep=True)
+            self._recover(end, max_count, time_message(self.time_limit), keep=True)
             return
         except JSOOMException:
-            self._recover(end, _memory_message(), keep=False)
+            self._recover(end, max_count, memory_message(self.heap_limit), keep=False)
             return
         except JSEvalException as exc:
-            self._recover(end, f"scorer failed: {exc}", keep=False)
+            self._recover(end, max_count, f"scorer failed: {exc}", keep=False)
             return
         self._store(items)
         if tainted:  # a global could not be deleted: later queries get a clean isolate
             self._drop_isolate()
 
-    def _recover(self, end: int, message: str, *, keep: bool) -> None:
+    def _recover(self, end: int, count: int, message: str, *, keep: bool) -> None:
         assert self.isolate is not None
         start = self.pos
+        self._announce(count, _RECOVER_S)
         try:
             items, running, logs = self.isolate.interrupted()
         except JSEvalException:
             keep = False
         else:
             self._store(items)
-            if running and self.pos < len(self.pending):
+            if running and self.pos < len(self.parts):
                 self._fail_current(message, logs)
         if not keep:
             self._drop_isolate()
@@ -263,13 +298,59 @@ class _Batch:
                 self.single_until = end
 
 
-def score_javascript(config: ScorerConfig, queries: Sequence[QueryInput]) -> list[Outcome]:
-    """Return the outcomes of a JavaScript scorer over a batch, in one isolate where possible."""
+def run_batch(
+    code: str,
+    scale: Sequence[float],
+    max_score: float,
+    parts: Sequence[str],
+    *,
+    limits: tuple[float, int] | None = None,
+    single_until: int = 0,
+    step: Step | None = None,
+) -> list[Outcome]:
+    """Return the outcomes of encoded queries, run in this process (see the module docstring)."""
+    if limits is None:
+        limits = (JS_TIME_LIMIT_S, JS_HEAP_LIMIT_BYTES)
+    return _Batch(code, scale, max_score, parts, limits, single_until, step).run()
+
+
+def config_problem(config: ScorerConfig) -> str | None:
+    """Return why a JavaScript config cannot score anything, or None when it can."""
     if not config.code:
-        return [failed("the JavaScript scorer has no code") for _ in queries]
+        return "the JavaScript scorer has no code"
     if not _is_finite_number(config.max_score) or config.max_score <= 0:
-        return [failed("the scorer's max_score must be positive") for _ in queries]
-    return _Batch(config, queries).run()
+        return "the scorer's max_score must be positive"
+    return None
+
+
+def encode_queries(queries: Sequence[QueryInput]) -> tuple[list[Outcome | None], list[str]]:
+    """Return the queries' outcomes so far (errors for unencodable data) and the encoded rest."""
+    outcomes: list[Outcome | None] = [None] * len(queries)
+    parts: list[str] = []
+    for index, query in enumerate(queries):
+        try:
+            parts.append(encode_query(query))
+        except _QueryDataError as exc:
+            outcomes[index] = failed(str(exc))
+    return outcomes, parts
+
+
+def merge(outcomes: list[Outcome | None], results: Sequence[Outcome]) -> list[Outcome]:
+    """Return outcomes with its gaps filled, in order, from results."""
+    rest = iter(results)
+    return [outcome if outcome is not None else next(rest) for outcome in outcomes]
+
+
+def score_javascript_in_process(
+    config: ScorerConfig, queries: Sequence[QueryInput]
+) -> list[Outcome]:
+    """Return a batch's outcomes computed in this process: a V8 abort kills the caller."""
+    problem = config_problem(config)
+    if problem is not None:
+        return [failed(problem) for _ in queries]
+    outcomes, parts = encode_queries(queries)
+    results = run_batch(config.code or "", config.scale, config.max_score, parts)
+    return merge(outcomes, results)
 
 
 _SYNTAX_LINE = re.compile(r":(\d+): (SyntaxError: [^\n]*)")

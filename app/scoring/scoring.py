@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from app.scoring.errors import ScorerConfigError
-from app.scoring.javascript import score_javascript
+from app.scoring.jsworker import score_javascript
 from app.scoring.metrics import METRICS, Metric
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 from app.scoring.validation import normalize_params

@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
-from app.models import User
+from app.models import Case, Scorer, SearchEndpoint, User
 
 
 class Owned(Protocol):
@@ -54,3 +54,31 @@ def get_visible(
     ):
         raise NotFound(f"No {label} with id {object_id}.")
     return obj
+
+
+def visible_case(*, session: Session, user: User, case_id: int) -> Case:
+    """Return the case when the user may see it, else raise NotFound."""
+    return get_visible(session=session, model=Case, object_id=case_id, user=user, label="case")
+
+
+def visible_endpoint(*, session: Session, user: User, endpoint_id: int) -> SearchEndpoint:
+    """Return the search endpoint when the user may see it, else raise NotFound."""
+    return get_visible(
+        session=session,
+        model=SearchEndpoint,
+        object_id=endpoint_id,
+        user=user,
+        label="search endpoint",
+    )
+
+
+def visible_scorer(*, session: Session, user: User, scorer_id: int) -> Scorer:
+    """Return the scorer when it is a preset or the user's own, else raise NotFound."""
+    return get_visible(
+        session=session,
+        model=Scorer,
+        object_id=scorer_id,
+        user=user,
+        label="scorer",
+        shared_when_unowned=True,
+    )

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.errors import Invalid, NotFound
-from app.models import Case, Query, Run, Scorer, SearchEndpoint, Try, User
+from app.models import Case, Query, Run, Try, User
 from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate
 from app.search import (
     FieldSpecError,
@@ -21,7 +21,9 @@ from app.search import (
     validate_template,
 )
 from app.services import scorers as scorer_service
-from app.services.access import get_visible, visible_owner_ids
+
+# Another user's id answers 404 like a missing one, in bodies as in paths.
+from app.services.access import visible_endpoint, visible_owner_ids, visible_scorer
 
 DEFAULT_KNOB = 10.0
 TRY_FIELDS = ("search_endpoint_id", "query_template", "field_spec", "rows", "knobs")
@@ -55,9 +57,9 @@ def list_tries(*, session: Session, case: Case) -> list[Try]:
 
 def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
     """Check the settings, then create the case with its first try."""
-    endpoint = _endpoint(session=session, user=user, endpoint_id=body.search_endpoint_id)
+    endpoint = visible_endpoint(session=session, user=user, endpoint_id=body.search_endpoint_id)
     scorer = (
-        _scorer(session=session, user=user, scorer_id=body.scorer_id)
+        visible_scorer(session=session, user=user, scorer_id=body.scorer_id)
         if body.scorer_id is not None
         else scorer_service.default_scorer(session=session)
     )
@@ -98,13 +100,17 @@ def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -
     if "name" in changes:
         case.name = changes["name"]
     if "scorer_id" in changes:
-        case.scorer_id = _scorer(session=session, user=user, scorer_id=changes["scorer_id"]).id
+        case.scorer_id = visible_scorer(
+            session=session, user=user, scorer_id=changes["scorer_id"]
+        ).id
     if "options" in changes:
         case.options = changes["options"]
     latest = current_try(session=session, case=case)
     settings: dict[str, Any] = {name: getattr(latest, name) for name in TRY_FIELDS}
     wanted = {**settings, **{k: v for k, v in changes.items() if k in TRY_FIELDS}}
-    endpoint = _endpoint(session=session, user=user, endpoint_id=wanted["search_endpoint_id"])
+    endpoint = visible_endpoint(
+        session=session, user=user, endpoint_id=wanted["search_endpoint_id"]
+    )
     knobs = check_search_settings(
         engine=endpoint.engine,
         template=wanted["query_template"],
@@ -215,25 +221,3 @@ def list_reads(*, session: Session, user: User) -> list[CaseRead]:
     cases = list_cases(session=session, user=user)
     stats = case_stats(session=session, case_ids=[c.id for c in cases])
     return [to_read(session=session, case=c, stats=stats[c.id]) for c in cases]
-
-
-def _endpoint(*, session: Session, user: User, endpoint_id: int) -> SearchEndpoint:
-    # Another user's id answers 404 like a missing one, in bodies as in paths.
-    return get_visible(
-        session=session,
-        model=SearchEndpoint,
-        object_id=endpoint_id,
-        user=user,
-        label="search endpoint",
-    )
-
-
-def _scorer(*, session: Session, user: User, scorer_id: int) -> Scorer:
-    return get_visible(
-        session=session,
-        model=Scorer,
-        object_id=scorer_id,
-        user=user,
-        label="scorer",
-        shared_when_unowned=True,
-    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
@@ -16,8 +17,14 @@ CLIENT_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
 class RunManager:
     """Starts runs in the current event loop and closes them down with the app."""
 
-    def __init__(self, *, session_factory: sessionmaker[Session]) -> None:
+    def __init__(
+        self,
+        *,
+        session_factory: sessionmaker[Session],
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self._session_factory = session_factory
+        self._loop = loop
         self._http: httpx.AsyncClient | None = None
         self._search: SearchClient | None = None
         self._tasks: dict[int, asyncio.Task[None]] = {}
@@ -36,6 +43,16 @@ class RunManager:
         self._tasks[run_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(run_id, None))
         return task
+
+    def submit(self, run_id: int) -> concurrent.futures.Future[None]:
+        """Start a run from a request thread; the future completes when the run ends."""
+        if self._loop is None:
+            raise RuntimeError("This run manager has no event loop to run in.")
+
+        async def started() -> None:
+            await self.start(run_id)
+
+        return asyncio.run_coroutine_threadsafe(started(), self._loop)
 
     async def aclose(self) -> None:
         """Cancel unfinished runs (they are marked failed) and close the HTTP client."""

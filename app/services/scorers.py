@@ -21,7 +21,7 @@ from app.scoring import (
     score_query,
     validate_scorer,
 )
-from app.services.access import visible_owner_ids
+from app.services.access import visible_owner_ids, visible_scorer
 
 DEFAULT_PRESET = "Classic"
 
@@ -175,6 +175,25 @@ def to_read(scorer: Scorer) -> ScorerRead:
         max_score=scorer.max_score,
         builtin=scorer.owner_id is None,
     )
+
+
+def score_request(*, session: Session, user: User, body: ScoreRequest) -> Outcome:
+    """Score the request's ranking with its stored or inline scorer; nothing is stored."""
+    if body.scorer_id is not None:
+        scorer = visible_scorer(session=session, user=user, scorer_id=body.scorer_id)
+        config = config_of(scorer)
+    else:
+        assert body.scorer is not None  # the schema asks for exactly one of the two
+        spec = body.scorer
+        config = build_config(
+            kind=spec.kind,
+            params=spec.params,
+            scale=spec.scale,
+            scale_labels=spec.scale_labels,
+            code=spec.code,
+            max_score=spec.max_score,
+        )
+    return score_stateless(config=config, body=body)
 
 
 def score_stateless(*, config: ScorerConfig, body: ScoreRequest) -> Outcome:

@@ -239,13 +239,13 @@ def add_queries(
 
 
 @router.post("/cases/{case_id}/runs", name="case_run")
-async def start_run(
+def start_run(
     request: Request, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
     """Start a run; htmx gets the live progress bar, a plain form goes back to the case."""
     run = run_service.create_run(session=session, case=case)
     manager: RunManager = request.app.state.run_manager
-    manager.start(run.id)
+    manager.submit(run.id)
     if is_htmx(request):
         return render(
             request,

@@ -9,15 +9,15 @@ from starlette.datastructures import FormData
 
 from app.deps import SessionDep, WebUser
 from app.models import Case, Query, Scorer, SearchEndpoint
+from app.services import access
 from app.services import queries as query_service
-from app.services.access import get_visible
 
 __all__ = ["FormDep", "WebCaseDep", "WebEndpointDep", "WebQueryDep", "WebScorerDep"]
 
 
 def get_web_case(case_id: int, user: WebUser, session: SessionDep) -> Case:
     """Return the case when the signed-in user may see it, else 404."""
-    return get_visible(session=session, model=Case, object_id=case_id, user=user, label="case")
+    return access.visible_case(session=session, user=user, case_id=case_id)
 
 
 WebCaseDep = Annotated[Case, Depends(get_web_case)]
@@ -30,25 +30,12 @@ def get_web_query(query_id: int, case: WebCaseDep, session: SessionDep) -> Query
 
 def get_web_endpoint(endpoint_id: int, user: WebUser, session: SessionDep) -> SearchEndpoint:
     """Return the search endpoint when the signed-in user may see it, else 404."""
-    return get_visible(
-        session=session,
-        model=SearchEndpoint,
-        object_id=endpoint_id,
-        user=user,
-        label="search endpoint",
-    )
+    return access.visible_endpoint(session=session, user=user, endpoint_id=endpoint_id)
 
 
 def get_web_scorer(scorer_id: int, user: WebUser, session: SessionDep) -> Scorer:
     """Return the scorer when it is a preset or the user's own, else 404."""
-    return get_visible(
-        session=session,
-        model=Scorer,
-        object_id=scorer_id,
-        user=user,
-        label="scorer",
-        shared_when_unowned=True,
-    )
+    return access.visible_scorer(session=session, user=user, scorer_id=scorer_id)
 
 
 async def get_form(request: Request) -> FormData:

@@ -11,12 +11,11 @@ from starlette.datastructures import FormData
 
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.models import Case, Query, User
+from app.models import Query, User
 from app.schemas.pages import ScorerPage, TryOutcome
 from app.schemas.scorers import ScorerCreate, ScorerKind, ScorerRead, ScorerUpdate
-from app.services import pages
+from app.services import access, pages
 from app.services import scorers as scorer_service
-from app.services.access import get_visible
 from app.web.deps import FormDep, WebScorerDep
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
@@ -237,12 +236,6 @@ def _try(session: SessionDep, user: User, values: dict[str, str], form: FormData
     if not raw_id.isdigit():
         raise FormErrors({"try_query_id": "Choose a query to try the scorer on."})
     query = session.get(Query, int(raw_id))
-    case = get_visible(
-        session=session,
-        model=Case,
-        object_id=query.case_id if query else 0,
-        user=user,
-        label="case",
-    )
+    case = access.visible_case(session=session, user=user, case_id=query.case_id if query else 0)
     assert query is not None
     return pages.try_scorer(session=session, config=config, case=case, query=query)

@@ -185,3 +185,39 @@ def test_cli_run_prints_scores_and_fails_under_the_threshold(
     report = json.loads(capsys.readouterr().out)
     assert report["status"] == "finished" and report["case_score"] > 0
     assert cli.main(["run", "999999"]) == 2
+
+
+def test_an_older_run_is_rescored_with_current_ratings_on_request(
+    api: ApiUser, movies_engine: Any
+) -> None:
+    case, ids = _ndcg_case(api, movies_engine.index_url)
+    older, latest = _run(api, case["id"]), _run(api, case["id"])
+    star_wars = [d["id"] for d in older["queries"][0]["docs"]]
+    ratings = {star_wars[2]: 3, star_wars[0]: 1}
+    api.put(
+        f"/api/v1/cases/{case['id']}/queries/{ids['star wars']}/ratings",
+        json={"ratings": [{"doc_id": k, "rating": v} for k, v in ratings.items()]},
+    )
+    path = f"/api/v1/cases/{case['id']}/runs"
+    assert api.get(f"{path}/{latest['id']}").json()["scored"] == 1
+    assert api.get(f"{path}/{older['id']}").json()["scored"] == 0
+    rescored = api.post(f"{path}/{older['id']}/rescore").json()
+    want = _expected(api, "NDCG@10", star_wars, ratings)
+    assert rescored["queries"][0]["score"] == pytest.approx(want.score)
+    assert rescored["case_score"] == pytest.approx(want.score)
+    assert rescored["queries"][0]["docs"][2]["rating"] == 3
+
+
+def test_runs_left_unfinished_by_a_stop_are_marked_failed(
+    api: ApiUser, session_factory: Any
+) -> None:
+    case, _ids = _ndcg_case(api, "http://127.0.0.1:9/movies")
+    with session_factory() as session:
+        from app.models import Case
+        from app.services import runs as run_service
+
+        stale = run_service.create_run(session=session, case=session.get(Case, case["id"]))
+        run_service.mark_running(session=session, run_id=stale.id, total=4)
+        assert run_service.fail_interrupted_runs(session=session) == 1
+    run = api.get(f"/api/v1/cases/{case['id']}/runs/{stale.id}").json()
+    assert run["status"] == "failed" and "Interrupted" in run["error"]

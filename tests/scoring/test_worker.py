@@ -1,0 +1,215 @@
+"""JavaScript runs in worker processes: a scorer that kills V8 fails its query, not the server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.scoring import QueryInput, jsworker, score_queries
+from app.scoring import javascript as js_module
+from app.scoring.jsworker import CRASH_MESSAGE
+from tests.scoring.conftest import CLASSIC_SCALE, config, query
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Aborts V8 (and so its process) within half a second: "Fatal JavaScript invalid size error".
+SPLIT_CRASH = '"x".repeat(2**28).split("")'
+# Keeps V8 busy in a built-in that ignores termination, then aborts it (out of memory).
+FILL_CRASH = "new Array(2**28).fill(0)"
+
+CLASSIC = """
+var score = avgRating100();
+if (score !== null) score -= editDistanceFromBest();
+setScore(score);
+"""
+
+
+def guarded(crash: str) -> Any:
+    """Return the Quepid classic scorer, which runs crash first on queries with option bad."""
+    code = f"if (qOption('bad')) {{ {crash}; }}\n{CLASSIC}"
+    return config("javascript", code=code, scale=CLASSIC_SCALE)
+
+
+def graded(n: int, bad: bool = False) -> QueryInput:
+    """Return the n-th of a family of classic-scale queries with different scores."""
+    ratings = {c: (i * 3 + n) % 10 + 1 for i, c in enumerate("abcdefghij") if (i + n) % 3}
+    return query("abcdefghij"[n % 5 :], ratings, query_options={"bad": True} if bad else {})
+
+
+def builtin(queries: list[QueryInput]) -> list[float | None]:
+    """Return the built-in classic scores of the queries."""
+    return [o.score for o in score_queries(config("classic", scale=CLASSIC_SCALE), queries)]
+
+
+@pytest.fixture
+def starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Return a list that receives the pid of every worker started from now on."""
+    started: list[int] = []
+    original = jsworker._Worker._start
+
+    def start(self: jsworker._Worker) -> Any:
+        proc = original(self)
+        started.append(proc.pid)
+        return proc
+
+    monkeypatch.setattr(jsworker._Worker, "_start", start)
+    return started
+
+
+def test_a_query_that_aborts_v8_fails_alone(starts: list[int]) -> None:
+    queries = [graded(n, bad=n in (5, 150)) for n in range(200)]
+    outcomes = score_queries(guarded(SPLIT_CRASH), queries)
+    errors = [i for i, o in enumerate(outcomes) if o.status == "error"]
+    assert errors == [5, 150]
+    assert {outcomes[i].reason for i in errors} == {CRASH_MESSAGE}
+    expected = builtin(queries)
+    assert [o.score for i, o in enumerate(outcomes) if i not in errors] == [
+        s for i, s in enumerate(expected) if i not in errors
+    ]
+    assert len(starts) <= 5  # each culprit: one crash in the batch, one to pin it down
+
+
+def test_a_huge_fill_fails_alone_and_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(js_module, "JS_TIME_LIMIT_S", 0.2)
+    monkeypatch.setattr(jsworker, "GRACE_S", 0.3)
+    queries = [graded(1), graded(2, bad=True), graded(3)]
+    began = time.monotonic()
+    outcomes = score_queries(guarded(FILL_CRASH), queries)
+    assert time.monotonic() - began < 8  # V8 itself would take ~10 s per try to abort
+    assert [o.status for o in outcomes] == ["scored", "error", "scored"]
+    # Killed when it overran its time limit without stopping, before V8 aborts on its own.
+    assert outcomes[1].reason in (CRASH_MESSAGE, "scorer exceeded its 0.2 s time limit")
+    assert [outcomes[0].score, outcomes[2].score] == [builtin(queries)[0], builtin(queries)[2]]
+
+
+def test_a_scorer_that_crashes_on_every_query_gives_up_quickly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    began = time.monotonic()
+    outcomes = score_queries(guarded(SPLIT_CRASH), [graded(n, bad=True) for n in range(300)])
+    assert time.monotonic() - began < 10
+    assert {o.status for o in outcomes} == {"error"}
+    assert all(o.reason and o.reason.startswith(CRASH_MESSAGE) for o in outcomes)
+    assert outcomes[0].reason == CRASH_MESSAGE
+    assert (
+        outcomes[-1].reason
+        == CRASH_MESSAGE + "; the remaining queries were not run after 3 crashes"
+    )
+    deaths = [r for r in caplog.records if r.name == jsworker.__name__ and "died" in r.message]
+    assert len(deaths) == jsworker.MAX_CRASHES_IN_A_ROW
+
+
+def test_scoring_works_after_a_crash() -> None:
+    crashed = score_queries(guarded(SPLIT_CRASH), [graded(0, bad=True)])
+    assert crashed[0].reason == CRASH_MESSAGE
+    queries = [graded(n) for n in range(20)]
+    assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
+
+
+def test_the_worker_is_reused(starts: list[int]) -> None:
+    queries = [graded(n) for n in range(10)]
+    score_queries(guarded(SPLIT_CRASH), queries)
+    pids = jsworker.worker_pids()
+    for _ in range(5):
+        assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
+    assert jsworker.worker_pids() == pids
+    assert len(starts) <= 1  # at most the first call started one
+
+
+def test_concurrent_calls_get_their_own_answers() -> None:
+    results: dict[int, list[float | None]] = {}
+    expected: dict[int, list[float | None]] = {}
+
+    def work(k: int) -> None:
+        code = f"if (qOption('bad')) {{ {SPLIT_CRASH}; }} setScore(docRating(0) * {k})"
+        scorer = config("javascript", code=code, scale=CLASSIC_SCALE, max_score=1000)
+        queries = [graded(n, bad=k == 3 and n == 7) for n in range(300)]
+        expected[k] = [q.ratings.get(q.docs[0].id, 0) * k / 10 for q in queries]
+        if k == 3:
+            expected[k][7] = None
+        results[k] = [o.score for o in score_queries(scorer, queries)]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 7)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(results) == [1, 2, 3, 4, 5, 6]
+    assert results == expected
+    assert len(jsworker.worker_pids()) <= jsworker.JS_WORKERS
+
+
+def test_closed_workers_come_back() -> None:
+    queries = [graded(n) for n in range(3)]
+    score_queries(guarded(SPLIT_CRASH), queries)
+    old = set(jsworker.worker_pids())
+    jsworker.close_workers()
+    assert jsworker.worker_pids() == []
+    assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
+    assert not old & set(jsworker.worker_pids())
+
+
+def test_a_worker_exits_when_its_parent_dies() -> None:
+    script = textwrap.dedent(
+        """
+        import os
+        from app.scoring import jsworker, score_queries
+        from tests.scoring.conftest import config, query
+        score_queries(config("javascript", code="setScore(1)"), [query("a", {})])
+        print(jsworker.worker_pids()[0], flush=True)
+        os._exit(0)  # no atexit: the worker must notice on its own
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, timeout=60
+    )
+    pid = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    pytest.fail("the worker outlived its parent")
+
+
+@pytest.mark.parametrize("command", ["import sys; sys.exit(3)", None])
+def test_a_worker_that_cannot_start_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, command: str | None
+) -> None:
+    jsworker.close_workers()
+    if command is None:
+        monkeypatch.setattr(sys, "executable", str(ROOT / "no-such-python"))
+    else:
+        monkeypatch.setattr(jsworker, "_COMMAND", command)
+    outcomes = score_queries(guarded(SPLIT_CRASH), [graded(n) for n in range(5)])
+    assert {o.reason for o in outcomes} == {
+        jsworker.WORKER_MESSAGE + "; the remaining queries were not run after 3 crashes"
+    }
+    monkeypatch.undo()
+    assert score_queries(guarded(SPLIT_CRASH), [graded(1)])[0].status == "scored"
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ["hacked", 1.0, 1.0, None, []],
+        ["scored", "1", 1.0, None, []],
+        ["scored", 1.0, 1.0, None, [1]],
+        ["scored", 1.0, 1.0, None],
+    ],
+)
+def test_outcomes_from_a_worker_are_checked(row: list[Any]) -> None:
+    with pytest.raises(ValueError):
+        jsworker._outcome(row)
