@@ -2,7 +2,8 @@
 
 Builds a 1,000-query case against osmem-server with the movie corpus, then prints:
 - the wall time of a run (fetch, score, persist) through the real runner;
-- the wall time of a bare httpx loop sending the same requests at the same concurrency;
+- the wall time of a bare httpx loop POSTing the same bodies (rendered beforehand, so the
+  loop is pure I/O) at the same concurrency;
 - their ratio (target: <= 1.15);
 - the time to re-score one query after a rating change, and the whole run.
 
@@ -27,7 +28,7 @@ from app.demo.corpus import index_movies, load_movies, start_osmem
 from app.models import Case, Query, Scorer
 from app.schemas.cases import CaseCreate, RatingIn
 from app.schemas.endpoints import EndpointCreate
-from app.search import SearchClient, build_http_request
+from app.search import SearchClient, build_es_body
 from app.services import cases, endpoints, queries, runs, scorers, users
 from app.services.runner import execute_run
 
@@ -48,17 +49,19 @@ def query_texts(count: int) -> list[str]:
     return texts[:count]
 
 
-async def bare_loop(requests: list[httpx.Request], http: httpx.AsyncClient, limit: int) -> float:
-    """Send the requests with nothing but a semaphore; return the wall time."""
+async def bare_loop(
+    url: str, bodies: list[dict[str, object]], http: httpx.AsyncClient, limit: int
+) -> float:
+    """POST the already rendered bodies with nothing but a semaphore; return the wall time."""
     gate = asyncio.Semaphore(limit)
 
-    async def one(request: httpx.Request) -> None:
+    async def one(body: dict[str, object]) -> None:
         async with gate:
-            response = await http.send(request)
+            response = await http.post(url, json=body, timeout=10.0)
             response.json()
 
     started = time.perf_counter()
-    await asyncio.gather(*(one(r) for r in requests))
+    await asyncio.gather(*(one(b) for b in bodies))
     return time.perf_counter() - started
 
 
@@ -133,12 +136,11 @@ def main() -> None:
                 return time.perf_counter() - started
 
         async def timed_bare() -> float:
+            bodies = [build_es_body(plan.request_for(q)) for q in plan.queries]
             async with httpx.AsyncClient() as http:
-                requests = [
-                    build_http_request(http, plan.endpoint, plan.request_for(q))
-                    for q in plan.queries
-                ]
-                return await bare_loop(requests, http, args.concurrency)
+                return await bare_loop(
+                    f"{plan.endpoint.url}/_search", bodies, http, args.concurrency
+                )
 
         async def measure() -> tuple[list[float], list[float]]:
             await timed_bare()  # warm the engine's caches for both sides

@@ -10,6 +10,7 @@ timeout is not retried, so a slow engine does not multiply the wait.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -36,6 +37,18 @@ RETRY_STATUSES = frozenset({502, 503, 504})
 _FORM = "application/x-www-form-urlencoded"
 
 
+# Parsing URLs costs more than rendering a query; a run reuses a handful.
+@functools.lru_cache(maxsize=256)
+def _base_url(url: str) -> httpx.URL:
+    return httpx.URL(url)
+
+
+@functools.lru_cache(maxsize=256)
+def _es_search_url(url: str) -> httpx.URL:
+    base = httpx.URL(url)
+    return base.copy_with(path=base.path.rstrip("/") + "/_search")
+
+
 def _auth(endpoint: EndpointConfig) -> httpx.BasicAuth | None:
     if not endpoint.basic_auth:
         return None
@@ -49,11 +62,12 @@ def build_http_request(
     """Return the httpx request for one query (headers and timeout; auth is added on send)."""
     headers = {"Accept": "application/json", **endpoint.headers}
     timeout = httpx.Timeout(endpoint.timeout_s)
-    url = httpx.URL(endpoint.url)
+    url = _base_url(endpoint.url)
     if endpoint.engine != "solr":
-        search_url = url.copy_with(path=url.path.rstrip("/") + "/_search")
         body = build_es_body(request)
-        built = http.build_request("POST", search_url, json=body, headers=headers, timeout=timeout)
+        built = http.build_request(
+            "POST", _es_search_url(endpoint.url), json=body, headers=headers, timeout=timeout
+        )
     elif endpoint.method == "POST":
         form = str(httpx.QueryParams(tuple(build_solr_params(request))))
         headers["Content-Type"] = _FORM

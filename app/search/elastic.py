@@ -81,7 +81,7 @@ def _lookup_hit(hit: Mapping[str, Any], name: str) -> Any:
 
 def _hit_source(hit: Mapping[str, Any], spec: FieldSpec) -> dict[str, Any]:
     found = {}
-    for name in spec.display_fields():
+    for name in spec.display_names:
         value = _lookup_hit(hit, name)
         if value is not None and not is_missing(value):
             found[name] = value

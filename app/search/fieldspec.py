@@ -9,6 +9,7 @@ Names may be dotted (``author.name``) to reach into nested objects.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,15 +37,26 @@ class FieldSpec:
 
     def all_fields(self) -> list[str]:
         """Return every field named by the spec, id first, without duplicates."""
-        names = [self.id_field, self.title_field, *self.sub_fields]
-        names += [self.thumb_field, self.image_field]
-        return list(dict.fromkeys(n for n in names if n))
+        return list(self._all)
 
     def display_fields(self) -> list[str]:
         """Return the fields shown for a document (every field but the id)."""
-        return [n for n in self.all_fields() if n != self.id_field]
+        return list(self.display_names)
+
+    # Computed once per spec: parsing a response asks for them for every hit.
+    @functools.cached_property
+    def _all(self) -> tuple[str, ...]:
+        names = [self.id_field, self.title_field, *self.sub_fields]
+        names += [self.thumb_field, self.image_field]
+        return tuple(dict.fromkeys(n for n in names if n))
+
+    @functools.cached_property
+    def display_names(self) -> tuple[str, ...]:
+        """The display fields as a tuple, computed once."""
+        return tuple(n for n in self._all if n != self.id_field)
 
 
+@functools.lru_cache(maxsize=256)
 def parse_field_spec(spec: str) -> FieldSpec:
     """Return the :class:`FieldSpec` for ``spec``; raise FieldSpecError naming a bad token."""
     roles: dict[str, str] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -14,6 +15,7 @@ Engine = Literal["solr", "elasticsearch", "opensearch"]
 ENGINES: tuple[Engine, ...] = ("solr", "elasticsearch", "opensearch")
 
 
+@functools.lru_cache(maxsize=256)  # every request's error path names the URL
 def redact_url(url: str) -> str:
     """Return ``url`` without any ``user:password@`` part, safe for messages."""
     try:

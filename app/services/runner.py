@@ -24,7 +24,7 @@ from app.services.runs import FetchedQuery, QueryPlan, RunPlan, RunSetupError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-PROGRESS_EVERY_S = 0.25
+PROGRESS_EVERY_S = 0.5  # the case page polls every 500 ms
 
 
 async def in_thread(factory: sessionmaker[Session], fn: Callable[..., T], **kwargs: Any) -> T:
