@@ -74,7 +74,7 @@ class QueryUpdate(Body):
     notes: str | None = Field(default=None, max_length=20_000)
     information_need: str | None = Field(default=None, max_length=20_000)
     options: Options | None = None
-    position: int | None = Field(default=None, ge=0)
+    position: int | None = Field(default=None, ge=0, le=2**31 - 1)
 
 
 class QueryRead(Out):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -16,6 +17,18 @@ def _check_url(value: str) -> str:
     if not value.startswith(("http://", "https://")) or len(value) < 10:
         raise ValueError("must be an http:// or https:// URL")
     return value.rstrip("/")
+
+
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def _check_headers(value: dict[str, str] | None) -> dict[str, str] | None:
+    for name, header in (value or {}).items():
+        if not _HEADER_NAME.match(name):
+            raise ValueError(f"{name!r} is not a valid HTTP header name")
+        if "\r" in header or "\n" in header:
+            raise ValueError(f"the value of header {name!r} has a line break")
+    return value
 
 
 def _check_basic_auth(value: str | None) -> str | None:
@@ -37,6 +50,7 @@ class EndpointCreate(Body):
 
     _url = field_validator("url")(_check_url)
     _auth = field_validator("basic_auth")(_check_basic_auth)
+    _headers = field_validator("headers")(_check_headers)
 
 
 class EndpointUpdate(Body):
@@ -56,6 +70,7 @@ class EndpointUpdate(Body):
         return None if value is None else _check_url(value)
 
     _auth = field_validator("basic_auth")(_check_basic_auth)
+    _headers = field_validator("headers")(_check_headers)
 
 
 class EndpointRead(Out):

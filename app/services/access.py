@@ -23,6 +23,12 @@ class MaybeOwned(Protocol):
 
 
 T = TypeVar("T")
+MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
+
+
+def valid_id(value: int) -> bool:
+    """Return whether a client-given id can name a row at all (others are simply not found)."""
+    return 1 <= value <= MAX_ID
 
 
 def visible_owner_ids(*, user: User) -> set[int]:
@@ -47,7 +53,7 @@ def get_visible(
     shared_when_unowned: bool = False,
 ) -> T:
     """Return the object when the user may see it; otherwise raise NotFound (404)."""
-    obj = session.get(model, object_id)
+    obj = session.get(model, object_id) if valid_id(object_id) else None
     owner_id = getattr(obj, "owner_id", None) if obj is not None else None
     if obj is None or not can_see(
         user=user, owner_id=owner_id, shared_when_unowned=shared_when_unowned

@@ -23,7 +23,12 @@ from app.search import (
 from app.services import scorers as scorer_service
 
 # Another user's id answers 404 like a missing one, in bodies as in paths.
-from app.services.access import visible_endpoint, visible_owner_ids, visible_scorer
+from app.services.access import (
+    valid_id,
+    visible_endpoint,
+    visible_owner_ids,
+    visible_scorer,
+)
 
 DEFAULT_KNOB = 10.0
 TRY_FIELDS = ("search_endpoint_id", "query_template", "field_spec", "rows", "knobs")
@@ -43,7 +48,11 @@ def current_try(*, session: Session, case: Case) -> Try:
 
 def get_try(*, session: Session, case: Case, number: int) -> Try:
     """Return one numbered try of the case, or 404."""
-    found = session.scalar(select(Try).where(Try.case_id == case.id, Try.number == number))
+    found = (
+        session.scalar(select(Try).where(Try.case_id == case.id, Try.number == number))
+        if valid_id(number)
+        else None
+    )
     if found is None:
         raise NotFound(f"Case {case.id} has no try {number}.")
     return found

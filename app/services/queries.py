@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
 from app.schemas.cases import QueryCreate, QueryUpdate, RatingIn
+from app.services.access import valid_id
 from app.services.scorers import rating_bounds
 
 
@@ -22,7 +23,7 @@ def list_queries(*, session: Session, case: Case) -> list[Query]:
 
 def get_query(*, session: Session, case: Case, query_id: int) -> Query:
     """Return a query of this case, or 404."""
-    query = session.get(Query, query_id)
+    query = session.get(Query, query_id) if valid_id(query_id) else None
     if query is None or query.case_id != case.id:
         raise NotFound(f"Case {case.id} has no query {query_id}.")
     return query

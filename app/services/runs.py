@@ -21,6 +21,7 @@ from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queri
 from app.search import EndpointConfig, SearchRequest
 from app.services import cases as case_service
 from app.services import queries as query_service
+from app.services.access import valid_id
 from app.services.endpoints import engine_config
 from app.services.scorers import config_of
 
@@ -301,14 +302,14 @@ def list_runs(*, session: Session, case: Case, limit: int = 200) -> list[Run]:
 
 def get_run(*, session: Session, case: Case, run_id: int) -> Run:
     """Return a run of this case, or 404."""
-    run = session.get(Run, run_id)
+    run = session.get(Run, run_id) if valid_id(run_id) else None
     if run is None or run.case_id != case.id:
         raise NotFound(f"Case {case.id} has no run {run_id}.")
     return run
 
 
 def _run(session: Session, run_id: int) -> Run:
-    run = session.get(Run, run_id)
+    run = session.get(Run, run_id) if valid_id(run_id) else None
     if run is None:
         raise NotFound(f"No run with id {run_id}.")
     return run

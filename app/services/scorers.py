@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -193,6 +194,13 @@ def score_request(*, session: Session, user: User, body: ScoreRequest) -> Outcom
             code=spec.code,
             max_score=spec.max_score,
         )
+    low, high = config.scale[0], config.scale[-1]
+    for doc_id, rating in body.ratings.items():
+        if rating is not None and not (math.isfinite(rating) and low <= rating <= high):
+            raise Invalid(
+                ("ratings", doc_id),
+                f"Rating {rating} of {doc_id!r} is outside the scorer's scale [{low:g}, {high:g}].",
+            )
     return score_stateless(config=config, body=body)
 
 

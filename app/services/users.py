@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from app.errors import Conflict, Invalid, NotFound
 from app.models import ApiKey, User
 from app.security import hash_api_key, hash_password, new_api_key, verify_password
+from app.services.access import valid_id
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 MIN_PASSWORD = 8
@@ -67,7 +68,7 @@ def list_api_keys(*, session: Session, user: User) -> list[ApiKey]:
 
 def revoke_api_key(*, session: Session, user: User, key_id: int) -> None:
     """Revoke one of the user's keys; another user's key is not found."""
-    api_key = session.get(ApiKey, key_id)
+    api_key = session.get(ApiKey, key_id) if valid_id(key_id) else None
     if api_key is None or api_key.user_id != user.id or api_key.revoked_at is not None:
         raise NotFound("No such API key.")
     api_key.revoked_at = datetime.now(UTC)

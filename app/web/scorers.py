@@ -235,7 +235,7 @@ def _try(session: SessionDep, user: User, values: dict[str, str], form: FormData
     raw_id = field_text(form, "try_query_id")
     if not raw_id.isdigit():
         raise FormErrors({"try_query_id": "Choose a query to try the scorer on."})
-    query = session.get(Query, int(raw_id))
+    query = session.get(Query, int(raw_id)) if access.valid_id(int(raw_id)) else None
     case = access.visible_case(session=session, user=user, case_id=query.case_id if query else 0)
     assert query is not None
     return pages.try_scorer(session=session, config=config, case=case, query=query)

@@ -80,3 +80,36 @@ def test_test_connection_reports_hits_or_the_error(
     down = make_endpoint(api, engine_down_url + "/movies")
     report = api.post(f"/api/v1/search-endpoints/{down['id']}/test", json={}).json()
     assert report["ok"] is False and report["message"]
+
+
+def test_ids_too_large_for_any_row_are_404_not_500(api: ApiUser) -> None:
+    huge = 10**20
+    for path in (
+        f"/api/v1/cases/{huge}",
+        f"/api/v1/scorers/{huge}",
+        f"/api/v1/search-endpoints/{huge}",
+    ):
+        assert api.get(path).status_code == 404
+    assert api.delete(f"/api/v1/api-keys/{huge}").status_code == 404
+    body = {"name": "x", "search_endpoint_id": huge, "query_template": "q=#$query##"}
+    assert api.post("/api/v1/cases", json=body).status_code == 404
+
+
+def test_nul_characters_and_bad_header_names_are_422(api: ApiUser) -> None:
+    nul = api.post(
+        "/api/v1/search-endpoints",
+        json={"name": "a\x00b", "engine": "solr", "url": "http://a:8983/solr/x"},
+    )
+    assert nul.status_code == 422
+    header = api.post(
+        "/api/v1/search-endpoints",
+        json={
+            "name": "x",
+            "engine": "solr",
+            "url": "http://a:8983/solr/x",
+            "headers": {"bad\nname": "v"},
+        },
+    )
+    assert header.status_code == 422
+    assert header.json()["detail"][0]["loc"] == ["body", "headers"]
+    assert api.get("/api/v1/search-endpoints").json() == []

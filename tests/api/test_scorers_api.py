@@ -117,3 +117,16 @@ def test_own_scorers_crud_and_presets_read_only(api: ApiUser, other_api: ApiUser
     assert api.delete(path).status_code == 409
     api.delete(f"/api/v1/cases/{case['id']}")
     assert api.delete(path).status_code == 204
+
+
+def test_stateless_ratings_outside_the_scale_are_422(api: ApiUser) -> None:
+    response = api.post(
+        "/api/v1/score",
+        json={
+            "scorer": {"name": "n", "kind": "ndcg", "scale": [0, 1, 2, 3]},
+            "docs": ["a"],
+            "ratings": {"a": 7},
+        },
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "ratings", "a"]
