@@ -41,7 +41,7 @@ from app.schemas.pages import (
     TryQueryOption,
 )
 from app.schemas.runs import RunSummary
-from app.scoring import QueryInput, ScoreDoc, ScorerConfig, score_queries
+from app.scoring import ScorerConfig, score_queries
 from app.search import FieldSpec, FieldSpecError, parse_field_spec
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
@@ -513,18 +513,8 @@ def try_scorer(*, session: Session, config: ScorerConfig, case: Case, query: Que
             reason="This query has no results yet: run its case first.",
         )
     ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
-    outcome = score_queries(
-        config,
-        [
-            QueryInput(
-                docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
-                ratings=ratings,
-                num_found=row.num_found,
-                query_options=query.options or {},
-                case_options=case.options or {},
-            )
-        ],
-    )[0]
+    stored = run_service.stored_input(row, ratings, query.options or {}, case.options or {})
+    outcome = score_queries(config, [stored])[0]
     return TryOutcome(
         query_id=query.id,
         text=query.text,

@@ -274,18 +274,8 @@ def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, R
     if row is None or scorer is None or not _has_ranking(row):
         return None
     ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
-    outcome = score_queries(
-        config_of(scorer),
-        [
-            QueryInput(
-                docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
-                ratings=ratings,
-                num_found=row.num_found,
-                query_options=query.options or {},
-                case_options=case.options or {},
-            )
-        ],
-    )[0]
+    stored = stored_input(row, ratings, query.options or {}, case.options or {})
+    outcome = score_queries(config_of(scorer), [stored])[0]
     _apply(row, outcome, ratings)
     session.flush()
     _refresh_totals(session, run.id)
@@ -364,12 +354,11 @@ def rescore_run(*, session: Session, run: Run) -> Run:
         session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
     )
     inputs = [
-        QueryInput(
-            docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in r.docs],
-            ratings=ratings.get(r.query_id or 0, {}),
-            num_found=r.num_found,
-            query_options=options.get(r.query_id or 0) or {},
-            case_options=case.options or {},
+        stored_input(
+            r,
+            ratings.get(r.query_id or 0, {}),
+            options.get(r.query_id or 0) or {},
+            case.options or {},
         )
         for r in fetched
     ]
@@ -380,6 +369,22 @@ def rescore_run(*, session: Session, run: Run) -> Run:
     session.commit()
     session.refresh(run)
     return run
+
+
+def stored_input(
+    row: RunQuery,
+    ratings: Mapping[str, float],
+    query_options: Mapping[str, Any],
+    case_options: Mapping[str, Any],
+) -> QueryInput:
+    """Return the scoring input of a stored ranking with the given (current) ratings."""
+    return QueryInput(
+        docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
+        ratings=ratings,
+        num_found=row.num_found,
+        query_options=query_options,
+        case_options=case_options,
+    )
 
 
 def _has_ranking(row: RunQuery) -> bool:

@@ -34,6 +34,16 @@ def _sort(value: str) -> QuerySort:
     return value if value in QUERY_SORTS else "position"
 
 
+CASE_FORM_FIELDS = (
+    "name",
+    "search_endpoint_id",
+    "query_template",
+    "field_spec",
+    "rows",
+    "scorer_id",
+)
+
+
 @router.get("/", name="cases_page")
 def cases_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """Show the user's cases with their scores, and the new-case form."""
@@ -74,17 +84,7 @@ def create_case(
     request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
 ) -> Response:
     """Create a case from the form and open it; a bad field re-renders the form (422)."""
-    values = {
-        name: field_text(form, name)
-        for name in (
-            "name",
-            "search_endpoint_id",
-            "query_template",
-            "field_spec",
-            "rows",
-            "scorer_id",
-        )
-    }
+    values = {name: field_text(form, name) for name in CASE_FORM_FIELDS}
     data = pages.cases_page(session=session, user=user)
     try:
         body = parse_body(CaseCreate, _case_create_values(values, data))
@@ -179,17 +179,7 @@ def save_settings(
 
 
 def _settings_from_form(form: FormData) -> dict[str, Any]:
-    values: dict[str, Any] = {
-        name: field_text(form, name)
-        for name in (
-            "name",
-            "search_endpoint_id",
-            "query_template",
-            "field_spec",
-            "rows",
-            "scorer_id",
-        )
-    }
+    values: dict[str, Any] = {name: field_text(form, name) for name in CASE_FORM_FIELDS}
     values["knobs"] = {
         key.removeprefix(KNOB_PREFIX): field_text(form, key)
         for key in form
