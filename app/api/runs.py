@@ -21,9 +21,13 @@ def start_run(
     body: RunCreate | None = None,
     wait: bool = False,
 ) -> RunDetail | RunStarted:
-    """Start a run (202 with its id); with ?wait=true answer 200 with the finished run."""
+    """Start a run (202 with its id); with ?wait=true answer 200 with the finished run.
+
+    With {"explain": true} the engine's explanation of every document's score is kept.
+    """
+    body = body or RunCreate()
     run = service.create_run(
-        session=session, case=case, try_number=body.try_number if body else None
+        session=session, case=case, try_number=body.try_number, explain=body.explain
     )
     manager: RunManager = request.app.state.run_manager
     finished = manager.submit(run.id)

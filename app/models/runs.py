@@ -22,6 +22,7 @@ class Run(Base):
         ForeignKey("scorers.id", ondelete="SET NULL"), default=None
     )
     status: Mapped[str] = mapped_column(String(12), default="queued")
+    explain: Mapped[bool] = mapped_column(default=False)
     case_score: Mapped[float | None] = mapped_column(Float, default=None)
     total: Mapped[int] = mapped_column(default=0)
     done: Mapped[int] = mapped_column(default=0)

@@ -15,6 +15,7 @@ QueryStatus = Literal["scored", "unscored", "error"]
 
 class RunCreate(Body):
     try_number: int | None = Field(default=None, ge=1)
+    explain: bool = False
 
 
 class RunStarted(Out):
@@ -27,6 +28,7 @@ class RunSummary(Out):
     try_number: int
     scorer_id: int | None
     status: RunStatus
+    explain: bool = False
     case_score: float | None
     started_at: datetime | None
     finished_at: datetime | None

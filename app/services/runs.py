@@ -49,6 +49,7 @@ class RunPlan:
     case_options: Mapping[str, Any]
     scorer: ScorerConfig
     queries: Sequence[QueryPlan] = field(default_factory=list)
+    explain: bool = False
 
     def request_for(self, query: QueryPlan) -> SearchRequest:
         """Return the search request of one query."""
@@ -60,6 +61,7 @@ class RunPlan:
             knobs=self.knobs,
             field_spec=self.field_spec,
             rows=self.rows,
+            explain=self.explain,
         )
 
 
@@ -72,7 +74,9 @@ class FetchedQuery:
     duration_ms: float
 
 
-def create_run(*, session: Session, case: Case, try_number: int | None = None) -> Run:
+def create_run(
+    *, session: Session, case: Case, try_number: int | None = None, explain: bool = False
+) -> Run:
     """Queue a run of the case with the given try (default: the current one)."""
     number = try_number or case.current_try_number
     case_service.get_try(session=session, case=case, number=number)
@@ -82,6 +86,7 @@ def create_run(*, session: Session, case: Case, try_number: int | None = None) -
         try_number=number,
         scorer_id=case.scorer_id,
         status="queued",
+        explain=explain,
         total=total or 0,
     )
     session.add(run)
@@ -113,6 +118,7 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
         case_options=case.options or {},
         scorer=config_of(scorer),
         queries=queries,
+        explain=run.explain,
     )
 
 

@@ -168,6 +168,7 @@ def upgrade() -> None:
         sa.Column("try_number", sa.Integer(), nullable=False),
         sa.Column("scorer_id", sa.Integer(), nullable=True),
         sa.Column("status", sa.String(length=12), nullable=False),
+        sa.Column("explain", sa.Boolean(), nullable=False),
         sa.Column("case_score", sa.Float(), nullable=True),
         sa.Column("total", sa.Integer(), nullable=False),
         sa.Column("done", sa.Integer(), nullable=False),

@@ -221,3 +221,17 @@ def test_runs_left_unfinished_by_a_stop_are_marked_failed(
         assert run_service.fail_interrupted_runs(session=session) == 1
     run = api.get(f"/api/v1/cases/{case['id']}/runs/{stale.id}").json()
     assert run["status"] == "failed" and "Interrupted" in run["error"]
+
+
+def test_a_run_with_explain_keeps_the_engines_explanations(
+    api: ApiUser, movies_engine: Any
+) -> None:
+    case, _ids = _ndcg_case(api, movies_engine.index_url)
+    plain = _run(api, case["id"])
+    assert plain["explain"] is False
+    assert all(d.get("explain") is None for q in plain["queries"] for d in q["docs"])
+    response = api.post(f"/api/v1/cases/{case['id']}/runs?wait=true", json={"explain": True})
+    explained = response.json()
+    assert explained["explain"] is True
+    top = explained["queries"][0]["docs"][0]
+    assert isinstance(top["explain"], dict) and top["explain"]["value"] > 0
