@@ -33,12 +33,12 @@ def start_run(
     finished = manager.submit(run.id)
     if not wait:
         return RunStarted(id=run.id, status="queued")
+    run_id = run.id
     finished.result()
-    session.expire_all()
+    # Read the run afresh: the case (and with it the run) may have been deleted meanwhile.
+    session.expunge_all()
     response.status_code = 200
-    return service.detail(
-        session=session, run=service.get_run(session=session, case=case, run_id=run.id)
-    )
+    return service.detail(session=session, run=service.finished_run(session=session, run_id=run_id))
 
 
 @router.get("", response_model=list[RunSummary])

@@ -304,6 +304,14 @@ def get_run(*, session: Session, case: Case, run_id: int) -> Run:
     return run
 
 
+def finished_run(*, session: Session, run_id: int) -> Run:
+    """Return a run that was just awaited, or 404 when its case was deleted meanwhile."""
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"Run {run_id} is gone: its case was deleted while it ran.")
+    return run
+
+
 def _run(session: Session, run_id: int) -> Run:
     run = session.get(Run, run_id) if valid_id(run_id) else None
     if run is None:

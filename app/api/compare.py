@@ -1,0 +1,31 @@
+"""Comparing two runs of a case (or a run with the current ratings) without changing either."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter
+from fastapi import Query as QueryParam
+
+from app.deps import CaseDep, SessionDep
+from app.schemas.compare import CompareSort, RunComparison
+from app.services import compare as service
+
+# Included before the runs router: "/compare" must not be taken for a run id.
+router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
+
+
+@router.get("/compare", response_model=RunComparison, name="compare_runs_json")
+def compare_runs(
+    case: CaseDep,
+    session: SessionDep,
+    base: Annotated[int, QueryParam(description="The run compared from")],
+    other: Annotated[
+        int | None, QueryParam(description="The run compared to; omitted: base re-scored")
+    ] = None,
+    sort: CompareSort = "delta",
+) -> RunComparison:
+    """Return per-query score changes between two runs, both scored with the current ratings."""
+    return service.compare_by_ids(
+        session=session, case=case, base_id=base, other_id=other, sort=sort
+    )

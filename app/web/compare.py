@@ -1,0 +1,54 @@
+"""The compare page: two runs of a case (or a run with the current ratings), side by side."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from app.deps import SessionDep, WebUser
+from app.errors import BadRequest, NotFound
+from app.schemas.compare import COMPARE_SORTS, CompareSort
+from app.services import compare as service
+from app.web.deps import WebCaseDep
+from app.web.errors import HtmlErrorRoute
+from app.web.templating import render
+
+router = APIRouter(route_class=HtmlErrorRoute)
+
+
+def _sort(value: str) -> CompareSort:
+    return value if value in COMPARE_SORTS else "delta"
+
+
+def _run_id(value: str, case_id: int) -> int | None:
+    """Return the run id of a form field; empty means none (the current ratings)."""
+    text = value.strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise NotFound(f"Case {case_id} has no run {text!r}.")
+    return int(text)
+
+
+@router.get("/cases/{case_id}/compare", name="compare_page")
+def compare_page(
+    request: Request,
+    case: WebCaseDep,
+    user: WebUser,
+    session: SessionDep,
+    base: str = "",
+    other: str = "",
+    sort: str = "delta",
+) -> Response:
+    """Show how each query's score changed between two runs, judged by the current ratings."""
+    base_id = _run_id(base, case.id)
+    if base_id is None:
+        raise BadRequest("Choose the base run to compare.")
+    data = service.compare_by_ids(
+        session=session,
+        case=case,
+        base_id=base_id,
+        other_id=_run_id(other, case.id),
+        sort=_sort(sort),
+    )
+    return render(request, "compare.html", {"user": user, "case": case, "page": data})
