@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Collection, Mapping
-from operator import truediv
+from itertools import repeat
+from operator import attrgetter, truediv
 from typing import Any
 
 from app.scoring.ranking import LOG2, avg_rating100, best_order, distance_from_best
@@ -52,6 +53,10 @@ def classic(params: Mapping[str, Any], top: float) -> Metric:
     return run
 
 
+_doc_id = attrgetter("id")
+_ZEROS = repeat(0)
+
+
 def _ndcg_default(k: int) -> Metric:
     """NDCG with linear gain, rated ideal and unrated as 0: the preset, kept on a fast path."""
     discounts = LOG2[:k]  # map() stops at the shorter list: no slicing per query
@@ -68,8 +73,8 @@ def _ndcg_default(k: int) -> Metric:
         idcg = sum(map(truediv, best, discounts))
         if idcg <= 0:
             return NO_RELEVANT
-        get = ratings.get
-        raw = sum(map(truediv, [get(doc.id, 0) for doc in docs[:k]], discounts)) / idcg
+        gains = map(ratings.get, map(_doc_id, docs), _ZEROS)  # unrated counts as 0
+        raw = sum(map(truediv, gains, discounts)) / idcg
         return scored(100 * raw, raw)
 
     return run
