@@ -222,3 +222,14 @@ def test_compare_page_errors(
     client.cookies.clear()
     login(client, other_api.email)
     assert client.get(path, params={"base": setup["base"]}).status_code == 404
+
+
+def test_the_history_partial_brings_the_compare_form_up_to_date(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    # After a run finishes the page re-fetches the history partial; the form comes with it.
+    setup = _two_runs(api, session_factory)
+    login(client)
+    partial = soup(client.get(f"/cases/{setup['case_id']}/history"))
+    form = one(partial, "#history form#compare-form")
+    assert one(form, "select[name=other] option[selected]")["value"] == str(setup["other"])
