@@ -204,9 +204,11 @@ def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]
     }
 
 
-def to_read(*, session: Session, case: Case, stats: CaseStats | None = None) -> CaseRead:
+def to_read(
+    *, session: Session, case: Case, stats: CaseStats | None = None, current: Try | None = None
+) -> CaseRead:
     """Return the API view of a case with its current try's settings."""
-    current = current_try(session=session, case=case)
+    current = current or current_try(session=session, case=case)
     stats = stats or case_stats(session=session, case_ids=[case.id])[case.id]
     return CaseRead(
         id=case.id,
@@ -229,4 +231,14 @@ def list_reads(*, session: Session, user: User) -> list[CaseRead]:
     """Return the API views of all the user's cases."""
     cases = list_cases(session=session, user=user)
     stats = case_stats(session=session, case_ids=[c.id for c in cases])
-    return [to_read(session=session, case=c, stats=stats[c.id]) for c in cases]
+    current = {
+        t.case_id: t
+        for t in session.scalars(
+            select(Try)
+            .join(Case, (Case.id == Try.case_id) & (Case.current_try_number == Try.number))
+            .where(Case.id.in_([c.id for c in cases]))
+        )
+    }
+    return [
+        to_read(session=session, case=c, stats=stats[c.id], current=current[c.id]) for c in cases
+    ]
