@@ -165,19 +165,23 @@ def _relevance(query: QueryInput, k: int, threshold: float) -> list[bool]:
     return flags
 
 
-def precision(params: Mapping[str, Any], top: float) -> Metric:
-    """Return precision@k: relevant docs among the top m over m."""
+def _from_flags(params: Mapping[str, Any], reduce: Callable[[list[bool]], float]) -> Metric:
+    """Return a metric computed from the relevance flags of the top k alone."""
     k: int = params["k"]
     threshold: float = params["threshold"]
 
     def run(query: QueryInput) -> Outcome:
         if not query.ratings:
             return NO_RATINGS
-        flags = _relevance(query, k, threshold)
-        raw = sum(flags) / len(flags) if flags else 0.0
+        raw = reduce(_relevance(query, k, threshold))
         return scored(100 * raw, raw)
 
     return run
+
+
+def precision(params: Mapping[str, Any], top: float) -> Metric:
+    """Return precision@k: relevant docs among the top m over m."""
+    return _from_flags(params, lambda flags: sum(flags) / len(flags) if flags else 0.0)
 
 
 def average_precision(params: Mapping[str, Any], top: float) -> Metric:
@@ -205,17 +209,7 @@ def average_precision(params: Mapping[str, Any], top: float) -> Metric:
 
 def reciprocal_rank(params: Mapping[str, Any], top: float) -> Metric:
     """Return 1 / rank of the first relevant doc in the top k, or 0."""
-    k: int = params["k"]
-    threshold: float = params["threshold"]
-
-    def run(query: QueryInput) -> Outcome:
-        if not query.ratings:
-            return NO_RATINGS
-        flags = _relevance(query, k, threshold)
-        raw = 1 / (flags.index(True) + 1) if True in flags else 0.0
-        return scored(100 * raw, raw)
-
-    return run
+    return _from_flags(params, lambda flags: 1 / (flags.index(True) + 1) if True in flags else 0.0)
 
 
 def err(params: Mapping[str, Any], top: float) -> Metric:

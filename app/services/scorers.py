@@ -103,16 +103,21 @@ def config_of(scorer: Scorer) -> ScorerConfig:
     )
 
 
+def config_of_spec(spec: ScorerCreate) -> ScorerConfig:
+    """Return the validated scoring config of a scorer body (not stored)."""
+    return build_config(
+        kind=spec.kind,
+        params=spec.params,
+        scale=spec.scale,
+        scale_labels=spec.scale_labels,
+        code=spec.code,
+        max_score=spec.max_score,
+    )
+
+
 def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer:
     """Validate and store a new scorer of the user's."""
-    config = build_config(
-        kind=body.kind,
-        params=body.params,
-        scale=body.scale,
-        scale_labels=body.scale_labels,
-        code=body.code,
-        max_score=body.max_score,
-    )
+    config = config_of_spec(body)
     scorer = Scorer(owner_id=user.id, name=body.name, kind=body.kind)
     _store_config(scorer, config, body.scale_labels)
     session.add(scorer)
@@ -185,15 +190,7 @@ def score_request(*, session: Session, user: User, body: ScoreRequest) -> Outcom
         config = config_of(scorer)
     else:
         assert body.scorer is not None  # the schema asks for exactly one of the two
-        spec = body.scorer
-        config = build_config(
-            kind=spec.kind,
-            params=spec.params,
-            scale=spec.scale,
-            scale_labels=spec.scale_labels,
-            code=spec.code,
-            max_score=spec.max_score,
-        )
+        config = config_of_spec(body.scorer)
     low, high = config.scale[0], config.scale[-1]
     for doc_id, rating in body.ratings.items():
         if rating is not None and not (math.isfinite(rating) and low <= rating <= high):

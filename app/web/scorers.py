@@ -224,14 +224,8 @@ def _labels(text: str) -> dict[str, str] | None:
 def _try(session: SessionDep, user: User, values: dict[str, str], form: FormData) -> TryOutcome:
     """Score the chosen query with the editor's (maybe unsaved) scorer."""
     spec = _scorer_values(values, with_kind=True)
-    config = scorer_service.build_config(
-        kind=spec["kind"],
-        params=spec["params"],
-        scale=spec["scale"],
-        scale_labels=spec["scale_labels"],
-        code=spec["code"],
-        max_score=spec["max_score"],
-    )
+    del spec["name"]  # trying needs no name; the config is all that counts
+    config = scorer_service.build_config(**spec)
     raw_id = field_text(form, "try_query_id")
     if not raw_id.isdigit():
         raise FormErrors({"try_query_id": "Choose a query to try the scorer on."})
