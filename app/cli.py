@@ -12,12 +12,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
-from app.models import Case, User
+from app.models import Case
 from app.schemas.runs import RunDetail
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
 from app.services import users as user_service
 from app.services.run_manager import RunManager
+from app.vocabulary import RunStatus
 
 __all__ = ["main"]
 
@@ -36,7 +37,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.main import create_app
 
-    _factory(settings)
+    # The app migrates the database and seeds the presets when it starts.
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
     return 0
 
@@ -66,7 +67,9 @@ def cmd_api_keys_create(args: argparse.Namespace, settings: Settings) -> int:
         if user is None:
             print(f"No user with the email {args.email}.", file=sys.stderr)
             return 1
-        _key, clear = user_service.create_api_key(session=session, user=user, name=args.name)
+        _key, clear = user_service.create_api_key(
+            session=session, user=user, name=args.name, can_manage_keys=True
+        )
     print("New API key (shown only once):", file=sys.stderr)
     print(clear)
     return 0
@@ -76,7 +79,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     factory = _factory(settings)
     with session_scope(factory) as session:
         case = session.get(Case, args.case_id)
-        if case is None or (args.as_user and _owner_email(session, case) != args.as_user):
+        if case is None or (args.as_user and case.owner.email != args.as_user):
             print(f"No case with id {args.case_id}.", file=sys.stderr)
             return 2
         run = run_service.create_run(session=session, case=case)
@@ -100,7 +103,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         print(detail.model_dump_json(indent=2))
     else:
         _print_table(detail)
-    if detail.status != "finished":
+    if detail.status != RunStatus.FINISHED:
         print(f"Run {detail.id} {detail.status}: {detail.error}", file=sys.stderr)
         return 1
     if args.fail_under is not None and (detail.case_score or 0.0) < args.fail_under:
@@ -109,11 +112,6 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         )
         return 1
     return 0
-
-
-def _owner_email(session: Session, case: Case) -> str | None:
-    owner = session.get(User, case.owner_id)
-    return owner.email if owner else None
 
 
 def _fmt(value: float | None) -> str:
@@ -171,14 +169,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="start the embedded engine, the demo case and the app")
     demo.add_argument("--host", default="127.0.0.1")
     demo.add_argument("--port", type=int, default=8000)
+    demo.add_argument(
+        "--engine-port",
+        type=int,
+        default=None,
+        help="port of the embedded search engine (default 9250, kept from one start to the next)",
+    )
     demo.set_defaults(func=cmd_demo)
     return parser
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
-    from app.demo.run import serve_demo
+    from app.demo.run import DEMO_ENGINE_PORT, serve_demo
 
-    return serve_demo(settings=settings, host=args.host, port=args.port)
+    engine_port = DEMO_ENGINE_PORT if args.engine_port is None else args.engine_port
+    return serve_demo(settings=settings, host=args.host, port=args.port, engine_port=engine_port)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = ["Settings"]
@@ -20,20 +20,42 @@ class Settings:
     data_dir: Path = Path(".relevo")
     database_url: str | None = None
     secret_key: str | None = None
-    run_workers: int = 4
     session_max_age_s: int = 14 * 24 * 3600
     https_only_cookies: bool = False
-    extra: Mapping[str, str] = field(default_factory=dict)
+    base_url: str | None = None
+    session_idle_timeout_s: int = 8 * 3600
+    max_body_bytes: int = 10 * 1024 * 1024
+    max_upload_bytes: int = 200 * 1024 * 1024
+    max_engine_response_bytes: int = 20 * 1024 * 1024
+    allowed_engine_hosts: tuple[str, ...] = ()
+    block_private_addresses: bool = False
+    login_attempts_per_account: int = 10
+    login_attempts_per_address: int = 50
+    login_window_s: int = 15 * 60
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Return settings built from DATABASE_URL, RELEVO_DATA_DIR and RELEVO_SECRET_KEY."""
+        """Return settings built from DATABASE_URL and the RELEVO_* variables (see README)."""
         env = os.environ if environ is None else environ
+        base_url = (env.get("RELEVO_BASE_URL") or "").strip().rstrip("/") or None
+        https_default = "1" if base_url and base_url.startswith("https://") else ""
+        mb = 1024 * 1024
         return cls(
             data_dir=Path(env.get("RELEVO_DATA_DIR", ".relevo")),
             database_url=env.get("DATABASE_URL") or None,
             secret_key=env.get("RELEVO_SECRET_KEY") or None,
-            https_only_cookies=env.get("RELEVO_HTTPS_ONLY", "") in ("1", "true", "yes"),
+            https_only_cookies=_flag(env.get("RELEVO_HTTPS_ONLY", https_default)),
+            base_url=base_url,
+            session_idle_timeout_s=_int(env, "RELEVO_SESSION_IDLE_MINUTES", 8 * 60) * 60,
+            max_body_bytes=_int(env, "RELEVO_MAX_BODY_MB", 10) * mb,
+            max_upload_bytes=_int(env, "RELEVO_MAX_UPLOAD_MB", 200) * mb,
+            max_engine_response_bytes=_int(env, "RELEVO_MAX_ENGINE_RESPONSE_MB", 20) * mb,
+            allowed_engine_hosts=tuple(
+                p.strip()
+                for p in env.get("RELEVO_ALLOWED_ENGINE_HOSTS", "").split(",")
+                if p.strip()
+            ),
+            block_private_addresses=_flag(env.get("RELEVO_BLOCK_PRIVATE_ADDRESSES", "")),
         )
 
     @property
@@ -56,6 +78,23 @@ class Settings:
             path.write_text(key + "\n")
             path.chmod(0o600)
         return replace(self, secret_key=key)
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be positive")
+    return value
 
 
 def normalise_database_url(url: str) -> str:

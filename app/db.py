@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
@@ -22,10 +23,16 @@ def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         if url.startswith("sqlite:///") and not url.startswith("sqlite:///:memory:"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            json_deserializer=orjson.loads,
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+    return create_engine(
+        url, pool_pre_ping=True, pool_size=10, max_overflow=10, json_deserializer=orjson.loads
+    )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -9,18 +9,19 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.models import Case, Scorer, SearchEndpoint, User
+from app.models import Book, Case, Scorer, SearchEndpoint, User
 from app.security import csrf_matches
-from app.services import access, users
+from app.services import access, sessions, users
 
 __all__ = [
+    "BookDep",
     "CaseDep",
     "CurrentUser",
     "EndpointDep",
+    "KeyManager",
     "LoginRequired",
     "ScorerDep",
     "SessionDep",
-    "SettingsDep",
     "WebUser",
 ]
 
@@ -29,12 +30,6 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 class LoginRequired(Exception):
     """A page needs a signed-in user; answered with a redirect to the login page."""
-
-
-def get_settings(request: Request) -> Settings:
-    """Return the settings the app was built with."""
-    settings: Settings = request.app.state.settings
-    return settings
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -47,30 +42,38 @@ def get_session(request: Request) -> Iterator[Session]:
         session.close()
 
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
 def session_user(request: Request, session: Session) -> User | None:
     """Return the user signed in through the browser session, if any."""
-    user_id = request.session.get("user_id")
-    if not isinstance(user_id, int):
+    token = request.session.get("sid")
+    if not isinstance(token, str):
         return None
-    return session.get(User, user_id)
+    settings: Settings = request.app.state.settings
+    user = sessions.user_for_token(
+        session=session, token=token, idle_timeout_s=settings.session_idle_timeout_s
+    )
+    if user is None:
+        request.session.clear()
+    return user
 
 
 def get_api_user(request: Request, session: SessionDep) -> User:
     """Return the caller of an API route: a Bearer key, or a browser session with CSRF header."""
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
+    request.state.api_key = None
     if header:
-        user = (
-            users.user_for_api_key(session=session, key=key.strip())
+        api_key = (
+            users.api_key_for(session=session, key=key.strip())
             if scheme.lower() == "bearer"
             else None
         )
-        if user is None:
-            raise _unauthorized("Invalid API key.")
+        user = None if api_key is None else session.get(User, api_key.user_id)
+        if api_key is None or user is None:
+            raise _unauthorized("Invalid or expired API key.")
+        request.state.api_key = api_key
         return user
     user = session_user(request, session)
     if user is None:
@@ -95,6 +98,17 @@ def get_web_user(request: Request, session: SessionDep) -> User:
 
 
 CurrentUser = Annotated[User, Depends(get_api_user)]
+
+
+def get_key_manager(request: Request, user: CurrentUser) -> User:
+    """Return the caller if allowed to mint or revoke keys: a browser, or a key with the right."""
+    api_key = getattr(request.state, "api_key", None)
+    if api_key is not None and not api_key.can_manage_keys:
+        raise HTTPException(403, "This API key was not created with the right to manage keys.")
+    return user
+
+
+KeyManager = Annotated[User, Depends(get_key_manager)]
 WebUser = Annotated[User, Depends(get_web_user)]
 
 
@@ -116,3 +130,11 @@ def get_visible_scorer(scorer_id: int, user: CurrentUser, session: SessionDep) -
 CaseDep = Annotated[Case, Depends(get_owned_case)]
 EndpointDep = Annotated[SearchEndpoint, Depends(get_owned_endpoint)]
 ScorerDep = Annotated[Scorer, Depends(get_visible_scorer)]
+
+
+def get_visible_book(book_id: int, user: CurrentUser, session: SessionDep) -> Book:
+    """Return the book when the caller may see it, else 404."""
+    return access.visible_book(session=session, user=user, book_id=book_id)
+
+
+BookDep = Annotated[Book, Depends(get_visible_book)]

@@ -15,7 +15,6 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 __all__ = [
     "BadRequest",
@@ -24,6 +23,7 @@ __all__ = [
     "NotFound",
     "RelevoError",
     "install_error_handlers",
+    "public_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -67,8 +67,21 @@ class Invalid(RelevoError):
         return [{"loc": list(self.loc), "msg": self.message, "type": "value_error"}]
 
 
+def public_message(exc: BaseException) -> str:
+    """Return what a user may read about an unexpected error: never SQL or its parameters."""
+    from app.search.errors import SearchError
+
+    if isinstance(exc, RelevoError | SearchError):
+        return exc.message
+    return f"an internal error ({type(exc).__name__}); it has been logged"
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    """Make every error, expected or not, answer with {"detail": ...}."""
+    """Make every error, expected or not, answer with {"detail": ...}.
+
+    FastAPI's own handler already answers HTTPException (404 for unknown routes, 405...)
+    in that shape, so only our errors, validation errors and the unexpected need one.
+    """
 
     async def relevo_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RelevoError)
@@ -89,4 +102,3 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RelevoError, relevo_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(Exception, unexpected)
-    _ = StarletteHTTPException  # FastAPI's own handler already answers {"detail": ...}

@@ -16,14 +16,21 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.deps import LoginRequired
 from app.errors import install_error_handlers
+from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
+from app.search.policy import OutboundPolicy, install_policy
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
+from app.services import sweeps as sweep_service
 from app.services.run_manager import RunManager
+from app.services.throttle import LoginThrottle
 
 __all__ = ["create_app"]
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC_DIR = ROOT / "static"
+# Routes (path regular expressions) that accept bodies up to Settings.max_upload_bytes
+# (RELEVO_MAX_UPLOAD_MB) instead of max_body_bytes (RELEVO_MAX_BODY_MB): uploads go here.
+LARGE_BODY_PATHS: tuple[str, ...] = ()
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -39,6 +46,7 @@ def create_app(settings: Settings) -> FastAPI:
         with session_scope(session_factory) as session:
             scorer_service.seed_presets(session=session)
             run_service.fail_interrupted_runs(session=session)
+            sweep_service.fail_interrupted_sweeps(session=session)
         manager = RunManager(session_factory=session_factory, loop=asyncio.get_running_loop())
         app.state.run_manager = manager
         try:
@@ -47,10 +55,22 @@ def create_app(settings: Settings) -> FastAPI:
             await manager.aclose()
             engine.dispose()
 
-    app = FastAPI(title="Relevo", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(title="Relevo", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.engine = engine
     app.state.session_factory = session_factory
+    app.state.login_throttle = LoginThrottle(
+        per_account=settings.login_attempts_per_account,
+        per_address=settings.login_attempts_per_address,
+        window_s=settings.login_window_s,
+    )
+    install_policy(
+        OutboundPolicy(
+            allowed_hosts=settings.allowed_engine_hosts,
+            block_private=settings.block_private_addresses,
+            max_response_bytes=settings.max_engine_response_bytes,
+        )
+    )
     app.add_middleware(
         SessionMiddleware,
         secret_key=settings.secret_key,
@@ -59,6 +79,15 @@ def create_app(settings: Settings) -> FastAPI:
         same_site="lax",
         https_only=settings.https_only_cookies,
     )
+    app.add_middleware(
+        BodyLimitMiddleware,
+        limit=settings.max_body_bytes,
+        large_limit=settings.max_upload_bytes,
+        large_paths=LARGE_BODY_PATHS,
+    )
+    app.add_middleware(SecurityHeadersMiddleware)
+    if settings.base_url:
+        app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
     install_error_handlers(app)
 
     async def login_required(request: Request, _exc: Exception) -> RedirectResponse:
@@ -74,7 +103,9 @@ def create_app(settings: Settings) -> FastAPI:
 
 def _include_routers(app: FastAPI) -> None:
     from app.api import router as api_router
+    from app.docs_page import router as docs_router
     from app.web import router as web_router
 
     app.include_router(api_router)
     app.include_router(web_router)
+    app.include_router(docs_router)

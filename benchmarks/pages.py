@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
+from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -25,9 +26,9 @@ from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery, User
 from app.schemas.cases import CaseCreate
 from app.schemas.endpoints import EndpointCreate
+from app.services import case_pages
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
-from app.services import pages
 from app.services import queries as query_service
 from app.services import users as user_service
 
@@ -76,7 +77,7 @@ def build(factory: sessionmaker[Session]) -> int:
         session.add(run)
         session.flush()
         session.execute(
-            RunQuery.__table__.insert(),
+            insert(RunQuery),
             [
                 {
                     "run_id": run.id,
@@ -104,7 +105,7 @@ def build(factory: sessionmaker[Session]) -> int:
             ],
         )
         session.execute(
-            Rating.__table__.insert(),
+            insert(Rating),
             [
                 {"query_id": q.id, "doc_id": f"{n}-{d}", "rating": float(d + 1)}
                 for n, q in enumerate(queries)
@@ -152,7 +153,7 @@ def main() -> None:
                     case = session.get(Case, case_id)
                     user = session.get(User, case.owner_id if case else 0)
                     assert case is not None and user is not None
-                    pages.case_page(session=session, user=user, case=case, **params)  # type: ignore[arg-type]
+                    case_pages.case_page(session=session, user=user, case=case, **params)  # type: ignore[arg-type]
 
             def route(url: str) -> Callable[[], object]:
                 def get() -> None:

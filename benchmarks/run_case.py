@@ -157,22 +157,22 @@ def main() -> None:
         print(f"ratio runner / bare: {run_s / bare_s:.3f}  (target <= 1.15)")
 
         with factory() as session:
-            case = session.get(Case, case_id)
-            assert case is not None
-            query = session.scalars(select(Query).where(Query.case_id == case_id)).first()
-            assert query is not None and ndcg is not None
+            rated_case = session.get(Case, case_id)
+            assert rated_case is not None
+            first = session.scalars(select(Query).where(Query.case_id == case_id)).first()
+            assert first is not None and ndcg is not None
             queries.set_ratings(
                 session=session,
-                query=query,
+                query=first,
                 scorer=ndcg,
                 user=user,
                 ratings=[RatingIn(doc_id="1", rating=3)],
             )
             started = time.perf_counter()
-            runs.rescore_query(session=session, case=case, query=query)
+            runs.rescore_query(session=session, case=rated_case, query=first)
             one = time.perf_counter() - started
             started = time.perf_counter()
-            latest = runs.latest_finished_run(session=session, case=case)
+            latest = runs.latest_finished_run(session=session, case=rated_case)
             assert latest is not None
             runs.rescore_run(session=session, run=latest)
             whole = time.perf_counter() - started

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from app.models import Base
 
@@ -11,28 +11,28 @@ config = context.config
 target_metadata = Base.metadata
 
 
+def _migrate(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
 def run_migrations_online() -> None:
     connection = config.attributes.get("connection")
     if connection is not None:
-        context.configure(
-            connection=connection,
-            target_metadata=target_metadata,
-            render_as_batch=True,
-            compare_type=True,
-        )
-        with context.begin_transaction():
-            context.run_migrations()
+        _migrate(connection)
         return
     engine = create_engine(config.get_main_option("sqlalchemy.url") or "")
-    with engine.begin() as conn:
-        context.configure(
-            connection=conn,
-            target_metadata=target_metadata,
-            render_as_batch=True,
-            compare_type=True,
-        )
-        with context.begin_transaction():
-            context.run_migrations()
+    try:
+        with engine.begin() as conn:
+            _migrate(conn)
+    finally:
+        engine.dispose()
 
 
 def run_migrations_offline() -> None:

@@ -1,8 +1,6 @@
 """Pytest fixtures for a real search engine: osmem-server loaded with the demo movies.
 
-Import them into a ``conftest.py``::
-
-    from tests.engine_fixtures import engine_down_url, movies_engine  # noqa: F401
+Loaded by ``pytest_plugins`` in tests/conftest.py.
 """
 
 from __future__ import annotations

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.demo.setup import CASE_NAME, DEMO_EMAIL, DEMO_PASSWORD, JUDGEMENTS, prepare_demo
-from app.models import Case, Query, Rating, Run, User
+from app.demo.setup import (
+    CASE_NAME,
+    DEMO_EMAIL,
+    DEMO_PASSWORD,
+    ENDPOINT_NAME,
+    JUDGEMENTS,
+    prepare_demo,
+)
+from app.models import Case, Query, Rating, Run, SearchEndpoint, User
 from app.services import users as user_service
+
+# The runner executes in threads with their own connections: its rows must be committed.
+pytestmark = pytest.mark.runner
 
 
 def test_demo_is_created_once_rated_and_run(
@@ -47,3 +58,12 @@ def test_demo_is_created_once_rated_and_run(
         assert runs[0].status == "finished"
         assert runs[0].case_score is not None and 0 < runs[0].case_score <= 100
         assert runs[0].errors == 0
+        # A demo started on another engine port points the same endpoint at that engine.
+        moved = prepare_demo(session_factory=session_factory, engine_url="http://127.0.0.1:9251")
+        assert moved.case_id == first.case_id and not moved.created
+        session.expire_all()
+        endpoint = session.scalar(
+            select(SearchEndpoint).where(SearchEndpoint.name == ENDPOINT_NAME)
+        )
+        assert endpoint is not None and endpoint.url == "http://127.0.0.1:9251/movies"
+        assert session.scalar(select(func.count()).select_from(SearchEndpoint)) == 1

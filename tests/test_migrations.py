@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
 
-from app.db import make_engine, migrate
+from app.db import alembic_config, make_engine, migrate
 from app.models import Base
 
 
@@ -47,3 +49,24 @@ def test_the_lookup_indexes_exist(app: object, db_url: str) -> None:
     assert ["query_id", "doc_id"] in rating_keys
     run_query_indexes = [i["column_names"] for i in inspector.get_indexes("run_queries")]
     assert ["run_id", "position"] in run_query_indexes
+
+
+def _tables(url: str) -> set[str]:
+    engine = create_engine(url)
+    try:
+        return set(inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def test_every_migration_downgrades_and_upgrades_again(empty_db_url: str) -> None:
+    config = alembic_config(empty_db_url)
+    revisions = list(ScriptDirectory.from_config(config).walk_revisions())  # newest first
+    command.upgrade(config, "head")
+    full = _tables(empty_db_url)
+    for _revision in revisions:
+        # One step down at a time, so that each migration's downgrade runs on its own.
+        command.downgrade(config, "-1")
+    assert _tables(empty_db_url) == set()
+    command.upgrade(config, "head")
+    assert _tables(empty_db_url) == full == {t.name for t in Base.metadata.sorted_tables}

@@ -1,10 +1,47 @@
 """The JSON API under /api/v1."""
 
+from typing import Any
+
 from fastapi import APIRouter
+from pydantic import BaseModel
 
-from app.api import account, cases, compare, endpoints, pages, queries, runs, scorers
+from app.api import (
+    account,
+    book_pages,
+    books,
+    cases,
+    compare,
+    endpoints,
+    experiments,
+    pages,
+    queries,
+    runs,
+    scorers,
+    sweeps,
+)
 
-router = APIRouter(prefix="/api/v1")
+
+class ErrorBody(BaseModel):
+    """The one error shape: {"detail": ...}."""
+
+    detail: Any
+
+
+# The error answers any API route may give, written once for the whole API.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in {
+        400: "Bad request (for example a NUL character in the query string)",
+        401: "Missing, wrong or expired API key",
+        403: "Missing CSRF header, or a key without the right for this",
+        404: "No such thing, or it belongs to another user",
+        409: "Conflicts with the current state",
+        413: "Request body too large",
+        429: "Too many requests; see Retry-After",
+    }.items()
+}
+
+router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
 router.include_router(account.router)
 router.include_router(endpoints.router)
 router.include_router(scorers.router)
@@ -12,6 +49,10 @@ router.include_router(cases.router)
 router.include_router(queries.router)
 router.include_router(compare.router)
 router.include_router(runs.router)
+router.include_router(sweeps.router)
+router.include_router(experiments.router)
+router.include_router(books.router)
 router.include_router(pages.router)
+router.include_router(book_pages.router)
 
 __all__ = ["router"]

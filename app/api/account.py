@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.deps import CurrentUser, SessionDep
+from app.deps import CurrentUser, KeyManager, SessionDep
 from app.schemas.users import ApiKeyCreate, ApiKeyCreated, ApiKeyRead, Me
 from app.services import users
 
@@ -30,13 +30,19 @@ def list_keys(user: CurrentUser, session: SessionDep) -> list[ApiKeyRead]:
 
 
 @router.post("/api-keys", response_model=ApiKeyCreated, status_code=201)
-def create_key(body: ApiKeyCreate, user: CurrentUser, session: SessionDep) -> ApiKeyCreated:
+def create_key(body: ApiKeyCreate, user: KeyManager, session: SessionDep) -> ApiKeyCreated:
     """Create an API key; the key is in this answer and nowhere else, ever."""
-    api_key, key = users.create_api_key(session=session, user=user, name=body.name)
+    api_key, key = users.create_api_key(
+        session=session,
+        user=user,
+        name=body.name,
+        expires_at=body.expires_at,
+        can_manage_keys=body.can_manage_keys,
+    )
     return ApiKeyCreated(**ApiKeyRead.model_validate(api_key).model_dump(), key=key)
 
 
 @router.delete("/api-keys/{key_id}", status_code=204)
-def revoke_key(key_id: int, user: CurrentUser, session: SessionDep) -> None:
+def revoke_key(key_id: int, user: KeyManager, session: SessionDep) -> None:
     """Revoke one of the caller's keys."""
     users.revoke_api_key(session=session, user=user, key_id=key_id)

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from app.deps import CaseDep, CurrentUser, SessionDep
 from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate, TryRead
+from app.services import case_updates
 from app.services import cases as service
 
 router = APIRouter(prefix="/cases", tags=["cases"])
@@ -34,8 +35,8 @@ def get_case(case: CaseDep, session: SessionDep) -> CaseRead:
 def update_case(
     body: CaseUpdate, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> CaseRead:
-    """Change a case; new search settings start a new try."""
-    case = service.update_case(session=session, user=user, case=case, body=body)
+    """Change a case; new search settings start a new try, a new scorer re-scores the latest run."""
+    case = case_updates.update_case(session=session, user=user, case=case, body=body)
     return service.to_read(session=session, case=case)
 
 

@@ -8,8 +8,9 @@ from fastapi import APIRouter
 from fastapi import Query as QueryParam
 
 from app.deps import CaseDep, SessionDep
-from app.schemas.compare import CompareSort, RunComparison
+from app.schemas.compare import CompareSort, QuerySideBySide, RunComparison
 from app.services import compare as service
+from app.services import compare_query as side_service
 
 # Included before the runs router: "/compare" must not be taken for a run id.
 router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
@@ -28,4 +29,20 @@ def compare_runs(
     """Return per-query score changes between two runs, both scored with the current ratings."""
     return service.compare_by_ids(
         session=session, case=case, base_id=base, other_id=other, sort=sort
+    )
+
+
+@router.get(
+    "/compare/queries/{query_id}", response_model=QuerySideBySide, name="compare_query_json"
+)
+def compare_query(
+    query_id: int,
+    case: CaseDep,
+    session: SessionDep,
+    base: Annotated[int, QueryParam(description="The run on the left")],
+    other: Annotated[int, QueryParam(description="The run on the right")],
+) -> QuerySideBySide:
+    """Return one query's top k in two runs side by side, moved/new/dropped docs marked."""
+    return side_service.side_by_side(
+        session=session, case=case, query_id=query_id, base_id=base, other_id=other
     )

@@ -18,9 +18,10 @@ from app.schemas.pages import (
     ScorerPage,
     ScorersPage,
 )
+from app.services import case_pages, scorer_pages
 from app.services import endpoints as endpoint_service
-from app.services import pages
 from app.services import queries as query_service
+from app.services import results as result_service
 
 router = APIRouter(prefix="/pages", tags=["pages"])
 
@@ -28,7 +29,7 @@ router = APIRouter(prefix="/pages", tags=["pages"])
 @router.get("/cases", response_model=CasesPage, name="cases_page_json")
 def cases_page(user: CurrentUser, session: SessionDep) -> CasesPage:
     """Return the data of the cases list page."""
-    return pages.cases_page(session=session, user=user)
+    return case_pages.cases_page(session=session, user=user)
 
 
 @router.get("/cases/{case_id}", response_model=CasePage, name="case_page_json")
@@ -41,13 +42,13 @@ def case_page(
     page: int = 1,
 ) -> CasePage:
     """Return the data of a case page, with one page of its query list."""
-    return pages.case_page(session=session, user=user, case=case, sort=sort, q=q, page=page)
+    return case_pages.case_page(session=session, user=user, case=case, sort=sort, q=q, page=page)
 
 
 @router.get("/cases/{case_id}/score", response_model=CaseScore, name="case_score_json")
 def case_score(case: CaseDep, session: SessionDep) -> CaseScore:
     """Return the case score panel: latest finished run's score and counts."""
-    return pages.case_score(session=session, case=case)
+    return case_pages.case_score(session=session, case=case)
 
 
 @router.get("/cases/{case_id}/query-list", response_model=QueryList, name="query_list_json")
@@ -59,13 +60,13 @@ def query_list(
     page: int = 1,
 ) -> QueryList:
     """Return one page of the case's query list."""
-    return pages.case_query_list(session=session, case=case, sort=sort, q=q, page=page)
+    return case_pages.case_query_list(session=session, case=case, sort=sort, q=q, page=page)
 
 
 @router.get("/cases/{case_id}/history", response_model=CaseHistory, name="case_history_json")
 def case_history(case: CaseDep, session: SessionDep) -> CaseHistory:
     """Return the case's score history and latest runs."""
-    return pages.case_history(session=session, case=case)
+    return case_pages.case_history(session=session, case=case)
 
 
 @router.get(
@@ -74,31 +75,31 @@ def case_history(case: CaseDep, session: SessionDep) -> CaseHistory:
 def query_results(query_id: int, case: CaseDep, session: SessionDep) -> QueryResults:
     """Return one query's results from the latest run with the current ratings."""
     query = query_service.get_query(session=session, case=case, query_id=query_id)
-    return pages.query_results(session=session, case=case, query=query)
+    return result_service.query_results(session=session, case=case, query=query)
 
 
 @router.get("/scorers", response_model=ScorersPage, name="scorers_page_json")
 def scorers_page(user: CurrentUser, session: SessionDep) -> ScorersPage:
     """Return the data of the scorers list page."""
-    return pages.scorers_page(session=session, user=user)
+    return scorer_pages.scorers_page(session=session, user=user)
 
 
 @router.get("/scorers/new", response_model=ScorerPage, name="scorer_new_page_json")
 def new_scorer_page(user: CurrentUser, session: SessionDep) -> ScorerPage:
     """Return the data of an empty scorer editor (the queries to try it on)."""
-    return pages.scorer_page(session=session, user=user, scorer=None)
+    return scorer_pages.scorer_page(session=session, user=user, scorer=None)
 
 
 @router.get("/scorers/{scorer_id}", response_model=ScorerPage, name="scorer_page_json")
 def scorer_page(scorer: ScorerDep, user: CurrentUser, session: SessionDep) -> ScorerPage:
     """Return the data of a scorer's editor."""
-    return pages.scorer_page(session=session, user=user, scorer=scorer)
+    return scorer_pages.scorer_page(session=session, user=user, scorer=scorer)
 
 
 @router.get("/search-endpoints", response_model=EndpointsPage, name="endpoints_page_json")
 def endpoints_page(user: CurrentUser, session: SessionDep) -> EndpointsPage:
     """Return the data of the search endpoints page."""
-    return pages.endpoints_page(session=session, user=user)
+    return endpoint_service.endpoints_page(session=session, user=user)
 
 
 @router.get(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from app.deps import CaseDep, CurrentUser, SessionDep
-from app.models import Scorer
 from app.schemas.cases import (
     BulkQueries,
     BulkQueriesRead,
@@ -19,7 +18,7 @@ from app.schemas.cases import (
     RatingsRead,
 )
 from app.services import queries as service
-from app.services import runs as run_service
+from app.services import rating as rating_service
 
 router = APIRouter(prefix="/cases/{case_id}/queries", tags=["queries"])
 
@@ -82,18 +81,13 @@ def put_ratings(
 ) -> RatingsChanged:
     """Upsert ratings (null deletes) and re-score the query in the latest run."""
     query = service.get_query(session=session, case=case, query_id=query_id)
-    scorer = session.get(Scorer, case.scorer_id)
-    assert scorer is not None
-    service.set_ratings(
-        session=session, query=query, scorer=scorer, ratings=body.ratings, user=user
+    rated = rating_service.rate(
+        session=session, case=case, query=query, user=user, ratings=body.ratings
     )
-    ratings = [
-        RatingRead.model_validate(r) for r in service.list_ratings(session=session, query=query)
-    ]
-    rescored = run_service.rescore_query(session=session, case=case, query=query)
-    if rescored is None:
+    ratings = [RatingRead(doc_id=d, rating=r) for d, r in sorted(rated.ratings.items())]
+    run, row = rated.run, rated.row
+    if not rated.rescored or run is None or row is None:
         return RatingsChanged(ratings=ratings, query_score=None, case_score=None)
-    run, row = rescored
     return RatingsChanged(
         ratings=ratings,
         query_score=QueryScore(

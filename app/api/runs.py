@@ -8,6 +8,7 @@ from app.deps import CaseDep, SessionDep
 from app.schemas.runs import RunCreate, RunDetail, RunStarted, RunSummary
 from app.services import runs as service
 from app.services.run_manager import RunManager
+from app.vocabulary import RunStatus
 
 router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
 
@@ -32,7 +33,7 @@ def start_run(
     manager: RunManager = request.app.state.run_manager
     finished = manager.submit(run.id)
     if not wait:
-        return RunStarted(id=run.id, status="queued")
+        return RunStarted(id=run.id, status=RunStatus.QUEUED)
     run_id = run.id
     finished.result()
     # Read the run afresh: the case (and with it the run) may have been deleted meanwhile.

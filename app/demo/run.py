@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 import sys
+from collections.abc import Iterable
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
@@ -10,15 +13,50 @@ from app.demo.corpus import index_movies, start_osmem
 from app.demo.setup import DEMO_EMAIL, DEMO_PASSWORD, prepare_demo
 from app.services import scorers as scorer_service
 
+# A fixed port, so that the demo endpoint's URL stays the same from one start to the next.
+DEMO_ENGINE_PORT = 9250
+ENGINE_HOST = "127.0.0.1"
 
-def serve_demo(*, settings: Settings, host: str, port: int) -> int:
-    """Start osmem with the movies, prepare the demo, serve the UI; return the exit code."""
+
+def taken_ports(addresses: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Return the (host, port) pairs that cannot be listened on because something already does."""
+    taken = []
+    for host, port in addresses:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            # As uvicorn does: a port left in TIME_WAIT by a stopped demo is free to reuse.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise
+                taken.append((host, port))
+    return taken
+
+
+def serve_demo(
+    *, settings: Settings, host: str, port: int, engine_port: int = DEMO_ENGINE_PORT
+) -> int:
+    """Start osmem with the movies, prepare the demo, serve the UI; return the exit code.
+
+    When the app's or the engine's port is taken (another demo is running), say so and
+    change nothing: no engine, no database writes.
+    """
     import uvicorn
 
     from app.main import create_app
 
-    print("Starting the embedded search engine (osmem-server)…", flush=True)
-    server = start_osmem()
+    taken = taken_ports([(host, port), (ENGINE_HOST, engine_port)])
+    if taken:
+        where = ", ".join(f"{h}:{p}" for h, p in taken)
+        print(
+            f"Port taken: {where}. Is another `relevo demo` running? Stop it, or choose "
+            "other ports with --port and --engine-port. Nothing was changed.",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"Starting the embedded search engine (osmem-server) on port {engine_port}…", flush=True)
+    server = start_osmem(addr=f"{ENGINE_HOST}:{engine_port}")
     try:
         count = index_movies(server.url, "movies")
         print(f"Indexed {count} movies at {server.url}/movies", flush=True)

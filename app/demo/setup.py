@@ -29,7 +29,7 @@ from app.services import users as user_service
 from app.services.runner import execute_run
 
 DEMO_EMAIL = "demo@relevo.example"
-DEMO_PASSWORD = "relevo-demo"
+DEMO_PASSWORD = "relevo-demo-password"
 CASE_NAME = "Movies"
 ENDPOINT_NAME = "Embedded movies (osmem)"
 TEMPLATE = (

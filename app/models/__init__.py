@@ -1,22 +1,31 @@
 """The typed ORM models of Relevo's domain."""
 
 from app.models.base import Base
+from app.models.books import Book, BookRater, CaseBookSync, Judgement, Pair
 from app.models.cases import Case, Query, Rating, Try
 from app.models.endpoints import SearchEndpoint
 from app.models.runs import Run, RunQuery
 from app.models.scorers import Scorer
-from app.models.users import ApiKey, User
+from app.models.sweeps import Sweep
+from app.models.users import ApiKey, User, UserSession
 
 __all__ = [
     "ApiKey",
     "Base",
+    "Book",
+    "BookRater",
     "Case",
+    "CaseBookSync",
+    "Judgement",
+    "Pair",
     "Query",
     "Rating",
     "Run",
     "RunQuery",
     "Scorer",
     "SearchEndpoint",
+    "Sweep",
     "Try",
     "User",
+    "UserSession",
 ]

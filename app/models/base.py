@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, MetaData
+from sqlalchemy import JSON, DateTime, Enum, MetaData
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase
+
+from app.vocabulary import Engine, HttpMethod, QueryStatus, RunStatus, ScorerKind
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -18,6 +21,18 @@ NAMING = {
 }
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def word_column(vocabulary: type[StrEnum], length: int) -> Enum:
+    """Return a column type that stores a vocabulary's values as plain VARCHAR text."""
+    # No CHECK constraint and no native ENUM: adding a word must not need a table rewrite.
+    return Enum(
+        vocabulary,
+        native_enum=False,
+        create_constraint=False,
+        length=length,
+        values_callable=lambda words: [word.value for word in words],
+    )
 
 
 def utcnow() -> datetime:
@@ -31,4 +46,9 @@ class Base(DeclarativeBase):
         datetime: DateTime(timezone=True),
         dict[str, Any]: JsonType,
         list[Any]: JsonType,
+        RunStatus: word_column(RunStatus, 12),
+        QueryStatus: word_column(QueryStatus, 10),
+        Engine: word_column(Engine, 20),
+        HttpMethod: word_column(HttpMethod, 4),
+        ScorerKind: word_column(ScorerKind, 40),
     }

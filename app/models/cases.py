@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Float, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Base, utcnow
+from app.search.models import DEFAULT_FIELD_SPEC
+
+if TYPE_CHECKING:
+    from app.models.endpoints import SearchEndpoint
+    from app.models.scorers import Scorer
+    from app.models.users import User
 
 
 class Case(Base):
@@ -22,6 +28,8 @@ class Case(Base):
     options: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
+    owner: Mapped[User] = relationship()
+    scorer: Mapped[Scorer] = relationship()
     tries: Mapped[list[Try]] = relationship(
         back_populates="case",
         cascade="all, delete-orphan",
@@ -44,11 +52,12 @@ class Try(Base):
     )
     query_template: Mapped[str] = mapped_column(Text)
     knobs: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    field_spec: Mapped[str] = mapped_column(Text, default="id:_id title:title")
+    field_spec: Mapped[str] = mapped_column(Text, default=DEFAULT_FIELD_SPEC)
     rows: Mapped[int] = mapped_column(default=10)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     case: Mapped[Case] = relationship(back_populates="tries")
+    search_endpoint: Mapped[SearchEndpoint] = relationship()
 
 
 class Query(Base):

@@ -9,6 +9,7 @@ from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, utcnow
+from app.vocabulary import Engine, HttpMethod
 
 
 class SearchEndpoint(Base):
@@ -17,9 +18,9 @@ class SearchEndpoint(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(200))
-    engine: Mapped[str] = mapped_column(String(20))
+    engine: Mapped[Engine]
     url: Mapped[str] = mapped_column(Text)
-    method: Mapped[str] = mapped_column(String(4), default="GET")
+    method: Mapped[HttpMethod] = mapped_column(default=HttpMethod.GET)
     # Secrets: written by the owner, sent to the engine, never returned by the API.
     headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     basic_auth: Mapped[str | None] = mapped_column(Text, default=None)

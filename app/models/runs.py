@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Float, ForeignKey, Index, String, Text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.models.base import Base, utcnow
+from app.models.base import Base, JsonType, utcnow
+from app.vocabulary import QueryStatus, RunStatus
+
+if TYPE_CHECKING:
+    from app.models.cases import Case
+    from app.models.scorers import Scorer
 
 
 class Run(Base):
@@ -21,7 +26,7 @@ class Run(Base):
     scorer_id: Mapped[int | None] = mapped_column(
         ForeignKey("scorers.id", ondelete="SET NULL"), default=None
     )
-    status: Mapped[str] = mapped_column(String(12), default="queued")
+    status: Mapped[RunStatus] = mapped_column(default=RunStatus.QUEUED)
     explain: Mapped[bool] = mapped_column(default=False)
     case_score: Mapped[float | None] = mapped_column(Float, default=None)
     total: Mapped[int] = mapped_column(default=0)
@@ -33,6 +38,14 @@ class Run(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Knob values that override the try's for this run (a sweep's combination), or None.
+    knobs: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)
+    sweep_id: Mapped[int | None] = mapped_column(
+        ForeignKey("sweeps.id", ondelete="SET NULL"), index=True, default=None
+    )
+
+    case: Mapped[Case] = relationship()
+    scorer: Mapped[Scorer | None] = relationship()
 
 
 class RunQuery(Base):
@@ -56,13 +69,14 @@ class RunQuery(Base):
     )
     text: Mapped[str] = mapped_column(String(1000))
     position: Mapped[int] = mapped_column(default=0)
-    status: Mapped[str] = mapped_column(String(10))
+    status: Mapped[QueryStatus]
     score: Mapped[float | None] = mapped_column(Float, default=None)
     raw_score: Mapped[float | None] = mapped_column(Float, default=None)
     reason: Mapped[str | None] = mapped_column(Text, default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
     num_found: Mapped[int | None] = mapped_column(default=None)
     duration_ms: Mapped[float | None] = mapped_column(Float, default=None)
-    # [{"id", "rank", "fields", "explain"?}]; ratings are joined in when read.
+    # [{"id", "rank", "fields", "rating", "explain"?}]: "rating" is the doc's rating when
+    # the run (or its latest re-score) scored it; pages read the current ratings instead.
     docs: Mapped[list[Any]] = mapped_column(default=list)
     log: Mapped[list[Any]] = mapped_column(default=list)

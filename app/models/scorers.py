@@ -9,6 +9,7 @@ from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, JsonType, utcnow
+from app.vocabulary import ScorerKind
 
 
 class Scorer(Base):
@@ -20,7 +21,7 @@ class Scorer(Base):
         ForeignKey("users.id", ondelete="CASCADE"), index=True, default=None
     )
     name: Mapped[str] = mapped_column(String(200))
-    kind: Mapped[str] = mapped_column(String(40))
+    kind: Mapped[ScorerKind]
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     code: Mapped[str | None] = mapped_column(Text, default=None)
     scale: Mapped[list[Any]] = mapped_column(default=list)

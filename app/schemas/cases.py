@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints, field_validator
 
 from app.schemas.common import Body, Name, Options, Out
+from app.search.models import DEFAULT_FIELD_SPEC
 
 QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
 Knobs = dict[str, float]
@@ -19,7 +20,7 @@ class CaseCreate(Body):
     search_endpoint_id: int
     query_template: str = Field(min_length=1, max_length=50_000)
     scorer_id: int | None = None
-    field_spec: str = Field(default="id:_id title:title", min_length=1, max_length=2000)
+    field_spec: str = Field(default=DEFAULT_FIELD_SPEC, min_length=1, max_length=2000)
     rows: int = Field(default=10, ge=1, le=MAX_ROWS)
     options: Options = Field(default_factory=dict)
     knobs: Knobs = Field(default_factory=dict)

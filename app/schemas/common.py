@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Options = dict[str, Any]
+MAX_OPTIONS_BYTES = 64 * 1024
+
+
+def _small_options(value: dict[str, Any]) -> dict[str, Any]:
+    if len(json.dumps(value, default=str)) > MAX_OPTIONS_BYTES:
+        raise ValueError(f"options may take at most {MAX_OPTIONS_BYTES // 1024} KiB as JSON")
+    return value
+
+
+Options = Annotated[dict[str, Any], AfterValidator(_small_options)]
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _without_nul(value: Any) -> Any:
     if isinstance(value, str):
         if "\x00" in value:
             raise ValueError("text must not contain NUL characters")
+        if _LONE_SURROGATE.search(value):
+            raise ValueError("text must not contain unpaired surrogates")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("numbers must be finite (no NaN or Infinity)")
     elif isinstance(value, dict):
         for key, item in value.items():
             _without_nul(key)
@@ -27,7 +54,8 @@ def _without_nul(value: Any) -> Any:
 class Body(BaseModel):
     """A request body: unknown fields are refused so that typos do not pass silently.
 
-    NUL characters are refused everywhere: PostgreSQL cannot store them in text.
+    NUL characters, unpaired surrogates and non-finite numbers are refused everywhere:
+    PostgreSQL cannot store the first two, and JSON has no NaN or Infinity.
     """
 
     model_config = ConfigDict(extra="forbid")

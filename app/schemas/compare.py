@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from app.schemas.common import Out
-from app.schemas.runs import QueryStatus
+from app.vocabulary import QueryStatus
 
 CompareSort = Literal["delta", "text", "position"]
 COMPARE_SORTS: tuple[CompareSort, ...] = ("delta", "text", "position")
@@ -33,6 +33,13 @@ class DocChange(Out):
     rating: float | None = Field(description="Current rating of the doc for this query")
 
 
+class QueryOverlap(Out):
+    jaccard: float = Field(
+        description="size of the intersection over the union of the two top-k id lists"
+    )
+    rbo: float = Field(description="Extrapolated rank-biased overlap, p = 0.9")
+
+
 class QueryComparison(Out):
     query_id: int
     text: str
@@ -45,6 +52,9 @@ class QueryComparison(Out):
     change: Change
     entered: list[DocChange] = Field(description="Docs in other's top k but not in base's")
     left: list[DocChange] = Field(description="Docs in base's top k but not in other's")
+    overlap: QueryOverlap | None = Field(
+        default=None, description="Overlap of the two top k; null unless the query is in both"
+    )
 
 
 class CompareCounts(Out):
@@ -57,6 +67,38 @@ class CompareCounts(Out):
     only_in_one: int = Field(description="only_base + only_other")
 
 
+class CompareStats(Out):
+    n: int = Field(description="Queries scored in both runs")
+    mean_base: float | None
+    mean_other: float | None
+    mean_delta: float | None
+    wins: int = Field(description="Queries whose score rose by more than 1e-9")
+    losses: int
+    ties: int
+    t_test_p: float | None = Field(description="Two-sided paired t-test (scipy ttest_rel)")
+    randomization_p: float | None = Field(
+        description="Two-sided paired randomization test, (1 + hits) / (1 + flips)"
+    )
+    ci_low: float | None = Field(description="95% t interval of the mean delta")
+    ci_high: float | None
+    flips: int
+    small_sample: bool = Field(description="Too few paired queries to tell (n < 10)")
+
+
+class ChangedQuery(Out):
+    query_id: int
+    text: str
+    jaccard: float
+    rbo: float
+
+
+class CaseOverlap(Out):
+    n: int = Field(description="Queries in both runs")
+    mean_jaccard: float | None
+    mean_rbo: float | None
+    changed_most: list[ChangedQuery] = Field(description="Lowest RBO first (at most 10)")
+
+
 class RunComparison(Out):
     case_id: int
     scorer_id: int
@@ -66,5 +108,37 @@ class RunComparison(Out):
     base: CompareSide
     other: CompareSide
     case_score_delta: float | None = Field(description="other - base case score")
+    case_change: Change | None = Field(
+        description="How the case score moved; null unless both sides have a case score"
+    )
     counts: CompareCounts
+    stats: CompareStats
+    overlap: CaseOverlap
+    summary: str = Field(description="The comparison in one sentence")
     queries: list[QueryComparison]
+
+
+DocMark = Literal["same", "moved", "new", "dropped"]
+
+
+class SideDoc(Out):
+    id: str
+    title: str | None
+    rank: int
+    rating: float | None = Field(description="Current rating of the doc for this query")
+    mark: DocMark = Field(
+        description="same rank; moved; new (not in base's top k); dropped (not in other's)"
+    )
+    other_rank: int | None = Field(description="Its rank in the other list's top k, if there")
+
+
+class QuerySideBySide(Out):
+    case_id: int
+    query_id: int
+    text: str
+    k: int
+    base_run_id: int
+    other_run_id: int
+    base_docs: list[SideDoc]
+    other_docs: list[SideDoc]
+    overlap: QueryOverlap

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from pydantic import Field, field_validator
 
 from app.schemas.common import Body, Name, Out, PositiveTimeout
-
-EngineName = Literal["solr", "elasticsearch", "opensearch"]
+from app.search.models import DEFAULT_FIELD_SPEC
+from app.vocabulary import Engine, HttpMethod
 
 
 def _check_url(value: str) -> str:
@@ -28,6 +27,8 @@ def _check_headers(value: dict[str, str] | None) -> dict[str, str] | None:
             raise ValueError(f"{name!r} is not a valid HTTP header name")
         if "\r" in header or "\n" in header:
             raise ValueError(f"the value of header {name!r} has a line break")
+        if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in header):
+            raise ValueError(f"the value of header {name!r} has a control character")
     return value
 
 
@@ -39,9 +40,9 @@ def _check_basic_auth(value: str | None) -> str | None:
 
 class EndpointCreate(Body):
     name: Name
-    engine: EngineName
+    engine: Engine
     url: str = Field(max_length=2000)
-    method: Literal["GET", "POST"] = "GET"
+    method: HttpMethod = HttpMethod.GET
     headers: dict[str, str] = Field(default_factory=dict)
     basic_auth: str | None = None
     timeout_s: PositiveTimeout = 10.0
@@ -55,9 +56,9 @@ class EndpointCreate(Body):
 
 class EndpointUpdate(Body):
     name: Name | None = None
-    engine: EngineName | None = None
+    engine: Engine | None = None
     url: str | None = Field(default=None, max_length=2000)
-    method: Literal["GET", "POST"] | None = None
+    method: HttpMethod | None = None
     headers: dict[str, str] | None = None
     basic_auth: str | None = None
     timeout_s: PositiveTimeout | None = None
@@ -76,9 +77,9 @@ class EndpointUpdate(Body):
 class EndpointRead(Out):
     id: int
     name: str
-    engine: str
+    engine: Engine
     url: str
-    method: str
+    method: HttpMethod
     header_names: list[str]
     has_basic_auth: bool
     timeout_s: float
@@ -89,7 +90,7 @@ class EndpointRead(Out):
 class ConnectionTest(Body):
     query: str = "test"
     query_template: str | None = None
-    field_spec: str = "id:_id title:title"
+    field_spec: str = DEFAULT_FIELD_SPEC
 
 
 class ConnectionReportRead(Out):

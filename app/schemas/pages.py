@@ -7,11 +7,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from app.schemas.books import RatingsSource
 from app.schemas.cases import CaseRead, QueryRead, TryRead
 from app.schemas.common import Out
 from app.schemas.endpoints import EndpointRead
+from app.schemas.history import QueryScorePoint
 from app.schemas.runs import RunSummary
 from app.schemas.scorers import ScorerRead
+from app.vocabulary import Engine, QueryStatus
 
 QuerySort = Literal["position", "score", "score_desc", "text"]
 QUERY_SORTS: tuple[QuerySort, ...] = ("position", "score", "score_desc", "text")
@@ -37,7 +40,7 @@ class CaseRow(Out):
 class EndpointOption(Out):
     id: int
     name: str
-    engine: str
+    engine: Engine
 
 
 class ScorerOption(Out):
@@ -50,7 +53,7 @@ class CasesPage(Out):
     cases: list[CaseRow]
     endpoints: list[EndpointOption]
     scorers: list[ScorerOption]
-    default_templates: dict[str, str]
+    default_templates: dict[Engine, str]
     default_scorer_id: int | None
 
 
@@ -64,11 +67,16 @@ class QueryRow(Out):
     id: int
     text: str
     position: int
-    status: str | None = Field(description="Status in the latest finished run; null when not run")
+    status: QueryStatus | None = Field(
+        description="Status in the latest finished run; null when not run"
+    )
     score: float | None
     num_found: int | None
     unrated_top_k: int | None
     error: str | None
+    history: list[QueryScorePoint] = Field(
+        default_factory=list, description="Stored scores in the last finished runs, oldest first"
+    )
 
 
 class QueryList(Out):
@@ -85,6 +93,8 @@ class CaseScore(Out):
     case_id: int
     run_id: int | None = Field(description="The latest finished run the score comes from")
     case_score: float | None
+    scorer_id: int | None = Field(default=None, description="The scorer that gave these scores")
+    scorer_name: str | None = Field(default=None, description="That scorer's name")
     scored: int
     unscored: int
     errors: int
@@ -102,6 +112,7 @@ class CasePage(Out):
     current_try: TryRead
     scorer: ScorerRead
     scale: list[ScaleEntry]
+    zero_gives_ten: bool = Field(description="The 0 key gives the rating 10 (a 1-10 scale)")
     k: int
     score: CaseScore
     active_run: RunSummary | None
@@ -109,6 +120,7 @@ class CasePage(Out):
     history: CaseHistory
     endpoints: list[EndpointOption]
     scorers: list[ScorerOption]
+    ratings_source: RatingsSource | None = None
 
 
 class DocField(Out):
@@ -130,7 +142,7 @@ class QueryResults(Out):
     case_id: int
     query: QueryRead
     run_id: int | None
-    status: str | None
+    status: QueryStatus | None
     score: float | None
     num_found: int | None
     reason: str | None
@@ -164,7 +176,7 @@ class ScorerPage(Out):
 class TryOutcome(Out):
     query_id: int
     text: str
-    status: str
+    status: QueryStatus
     score: float | None
     raw_score: float | None
     reason: str | None

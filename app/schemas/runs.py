@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from app.schemas.common import Body, Out
-
-RunStatus = Literal["queued", "running", "finished", "failed"]
-QueryStatus = Literal["scored", "unscored", "error"]
+from app.vocabulary import QueryStatus, RunStatus
 
 
 class RunCreate(Body):
@@ -38,6 +36,10 @@ class RunSummary(Out):
     total: int
     done: int
     error: str | None
+    knobs: dict[str, float] | None = Field(
+        default=None, description="Knob values this run used instead of its try's (a sweep's)"
+    )
+    sweep_id: int | None = None
 
 
 class RunDocRead(Out):

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, model_validator
 
 from app.schemas.common import Body, Name, Out
-
-ScorerKind = Literal[
-    "javascript",
-    "classic",
-    "ndcg",
-    "dcg",
-    "cg",
-    "precision",
-    "average_precision",
-    "reciprocal_rank",
-    "err",
-]
+from app.vocabulary import QueryStatus, ScorerKind
 
 
 class ScorerCreate(Body):
@@ -43,7 +32,7 @@ class ScorerUpdate(Body):
 class ScorerRead(Out):
     id: int
     name: str
-    kind: str
+    kind: ScorerKind
     params: dict[str, Any]
     code: str | None
     scale: list[float]
@@ -68,7 +57,7 @@ class ScoreRequest(Body):
 
 
 class ScoreResult(Out):
-    status: Literal["scored", "unscored", "error"]
+    status: QueryStatus
     score: float | None
     raw_score: float | None
     reason: str | None

@@ -11,6 +11,8 @@ from app.schemas.common import Body, Out
 
 class ApiKeyCreate(Body):
     name: str = Field(default="", max_length=200)
+    expires_at: datetime | None = None
+    can_manage_keys: bool = False
 
 
 class ApiKeyRead(Out):
@@ -19,6 +21,8 @@ class ApiKeyRead(Out):
     prefix: str
     created_at: datetime
     last_used_at: datetime | None
+    expires_at: datetime | None
+    can_manage_keys: bool
 
 
 class ApiKeyCreated(ApiKeyRead):

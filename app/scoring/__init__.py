@@ -8,7 +8,7 @@ scorer that aborts V8 fails only its own queries.
 from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
 from app.scoring.javascript import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, check_javascript
 from app.scoring.presets import PRESETS, Preset
-from app.scoring.scoring import case_score, score_queries, score_query
+from app.scoring.scoring import Tally, case_score, score_queries, score_query, tally
 from app.scoring.types import Outcome, QueryInput, ScoreDoc, ScorerConfig
 from app.scoring.validation import KINDS, validate_scorer
 
@@ -25,9 +25,11 @@ __all__ = [
     "ScorerConfigError",
     "ScorerError",
     "ScorerSyntaxError",
+    "Tally",
     "case_score",
     "check_javascript",
     "score_queries",
     "score_query",
+    "tally",
     "validate_scorer",
 ]

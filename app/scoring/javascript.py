@@ -37,6 +37,7 @@ from app.scoring.errors import ScorerSyntaxError
 from app.scoring.prelude import LINE_OFFSET, PARAMS, function_body, prelude_source
 from app.scoring.ranking import best_order
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed, unscored
+from app.vocabulary import QueryStatus
 
 # Called before each eval: (outcomes finished since the last call, queries the eval may
 # touch starting at the first unfinished one, the eval's longest duration in seconds).
@@ -149,7 +150,9 @@ def _to_outcome(item: Sequence[Any], max_score: float) -> Outcome:
     log = tuple(logs)
     if kind == "s":
         raw = float(value)
-        return Outcome("scored", 100 * min(max(raw, 0.0), max_score) / max_score, raw, None, log)
+        return Outcome(
+            QueryStatus.SCORED, 100 * min(max(raw, 0.0), max_score) / max_score, raw, None, log
+        )
     if kind == "u":
         return unscored("scorer returned null", log)
     return failed(str(value), log)

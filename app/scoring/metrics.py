@@ -10,6 +10,7 @@ from typing import Any
 
 from app.scoring.ranking import LOG2, avg_rating100, best_order, distance_from_best
 from app.scoring.types import Outcome, QueryInput, scored, unscored
+from app.vocabulary import ScorerKind
 
 Metric = Callable[[QueryInput], Outcome]
 
@@ -234,12 +235,12 @@ def err(params: Mapping[str, Any], top: float) -> Metric:
 
 
 METRICS: dict[str, Callable[[Mapping[str, Any], float], Metric]] = {
-    "classic": classic,
-    "ndcg": ndcg,
-    "dcg": dcg,
-    "cg": cg,
-    "precision": precision,
-    "average_precision": average_precision,
-    "reciprocal_rank": reciprocal_rank,
-    "err": err,
+    ScorerKind.CLASSIC: classic,
+    ScorerKind.NDCG: ndcg,
+    ScorerKind.DCG: dcg,
+    ScorerKind.CG: cg,
+    ScorerKind.PRECISION: precision,
+    ScorerKind.AVERAGE_PRECISION: average_precision,
+    ScorerKind.RECIPROCAL_RANK: reciprocal_rank,
+    ScorerKind.ERR: err,
 }

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from app.scoring.errors import ScorerConfigError
 from app.scoring.jsworker import score_javascript
 from app.scoring.metrics import METRICS, Metric
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 from app.scoring.validation import normalize_params
+from app.vocabulary import QueryStatus, ScorerKind
 
 
 def _prepare(config: ScorerConfig) -> Metric:
@@ -81,7 +84,7 @@ def _score_each(
 
 def score_queries(config: ScorerConfig, queries: Sequence[QueryInput]) -> list[Outcome]:
     """Return one outcome per query, in order; never raises on query data."""
-    if config.kind == "javascript":
+    if config.kind == ScorerKind.JAVASCRIPT:
         return score_javascript(config, queries)
     if not config.scale:
         return [failed("invalid scorer config: the scale is empty") for _ in queries]
@@ -93,11 +96,43 @@ def score_query(config: ScorerConfig, query: QueryInput) -> Outcome:
     return score_queries(config, [query])[0]
 
 
-def case_score(outcomes: Iterable[Outcome]) -> float | None:
+class Scored(Protocol):
+    """A query's outcome as stored or computed: an Outcome, or a run's stored row."""
+
+    @property
+    def status(self) -> QueryStatus: ...
+
+    @property
+    def score(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The case score of a set of query outcomes and how many had each status."""
+
+    case_score: float | None
+    scored: int
+    unscored: int
+    errors: int
+
+
+def case_score(outcomes: Iterable[Scored]) -> float | None:
     """Return the mean score of the scored outcomes, or None when none is scored."""
     total, count = 0.0, 0
     for outcome in outcomes:
-        if outcome.status == "scored" and outcome.score is not None:
+        if outcome.status == QueryStatus.SCORED and outcome.score is not None:
             total += outcome.score
             count += 1
     return total / count if count else None
+
+
+def tally(outcomes: Iterable[Scored]) -> Tally:
+    """Return the case score and the status counts: what a run or a comparison side shows."""
+    listed = list(outcomes)
+    statuses = [o.status for o in listed]
+    return Tally(
+        case_score=case_score(listed),
+        scored=statuses.count(QueryStatus.SCORED),
+        unscored=statuses.count(QueryStatus.UNSCORED),
+        errors=statuses.count(QueryStatus.ERROR),
+    )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Status = Literal["scored", "unscored", "error"]
+from app.vocabulary import QueryStatus
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class QueryInput:
 class Outcome:
     """The result of scoring one query; ``score`` is on 0-100."""
 
-    status: Status
+    status: QueryStatus
     score: float | None
     raw_score: float | None
     reason: str | None
@@ -59,7 +59,7 @@ def scored(score: float, raw: float) -> Outcome:
     # frozen dataclass __init__ (one object.__setattr__ per field) and yields an equal object.
     outcome: Outcome = _new_object(Outcome)
     fields = outcome.__dict__
-    fields["status"] = "scored"
+    fields["status"] = QueryStatus.SCORED
     fields["score"] = score
     fields["raw_score"] = raw
     fields["reason"] = None
@@ -69,9 +69,9 @@ def scored(score: float, raw: float) -> Outcome:
 
 def unscored(reason: str, log: tuple[str, ...] = ()) -> Outcome:
     """Return an unscored outcome with its reason."""
-    return Outcome("unscored", None, None, reason, log)
+    return Outcome(QueryStatus.UNSCORED, None, None, reason, log)
 
 
 def failed(message: str, log: tuple[str, ...] = ()) -> Outcome:
     """Return an error outcome with its message."""
-    return Outcome("error", None, None, message, log)
+    return Outcome(QueryStatus.ERROR, None, None, message, log)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from app.scoring.errors import ScorerConfigError
 from app.scoring.javascript import check_javascript
 from app.scoring.ranking import DEFAULT_K, MAX_K, smallest_positive
 from app.scoring.types import ScorerConfig
+from app.vocabulary import ScorerKind
 
 MAX_SCALE_VALUES = 11
 
@@ -22,21 +23,21 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 # Parameters each kind accepts, with their defaults (None: computed from the scale).
 _PARAMS: dict[str, dict[str, Any]] = {
-    "classic": {"k": DEFAULT_K},
-    "ndcg": {"k": DEFAULT_K, "gain": "linear", "ideal": "rated", "unrated": "zero"},
-    "dcg": {"k": DEFAULT_K, "gain": "exponential"},
-    "cg": {"k": DEFAULT_K},
-    "precision": {"k": DEFAULT_K, "threshold": None},
-    "average_precision": {"k": DEFAULT_K, "threshold": None},
-    "reciprocal_rank": {"k": DEFAULT_K, "threshold": None},
-    "err": {"k": DEFAULT_K},
-    "javascript": {},
+    ScorerKind.CLASSIC: {"k": DEFAULT_K},
+    ScorerKind.NDCG: {"k": DEFAULT_K, "gain": "linear", "ideal": "rated", "unrated": "zero"},
+    ScorerKind.DCG: {"k": DEFAULT_K, "gain": "exponential"},
+    ScorerKind.CG: {"k": DEFAULT_K},
+    ScorerKind.PRECISION: {"k": DEFAULT_K, "threshold": None},
+    ScorerKind.AVERAGE_PRECISION: {"k": DEFAULT_K, "threshold": None},
+    ScorerKind.RECIPROCAL_RANK: {"k": DEFAULT_K, "threshold": None},
+    ScorerKind.ERR: {"k": DEFAULT_K},
+    ScorerKind.JAVASCRIPT: {},
 }
 
-KINDS: tuple[str, ...] = tuple(_PARAMS)
+KINDS: tuple[str, ...] = tuple(str(kind) for kind in _PARAMS)
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -45,7 +46,7 @@ def _check_param(name: str, value: object) -> None:
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
             raise ScorerConfigError("params.k", f"must be a whole number from 1 to {MAX_K}")
     elif name == "threshold":
-        if not _is_number(value) or not math.isfinite(value):  # type: ignore[arg-type]
+        if not _is_number(value) or not math.isfinite(value):
             raise ScorerConfigError("params.threshold", "must be a finite number")
     elif value not in _CHOICES[name]:
         allowed = ", ".join(_CHOICES[name])
@@ -91,7 +92,7 @@ def normalize_scale(scale: Sequence[float], kind: str) -> tuple[float, ...]:
         raise ScorerConfigError("scale", "values must be unique")
     if any(b <= a for a, b in itertools.pairwise(values)):
         raise ScorerConfigError("scale", "values must be in ascending order")
-    if kind != "javascript" and values[-1] <= 0:
+    if kind != ScorerKind.JAVASCRIPT and values[-1] <= 0:
         raise ScorerConfigError("scale", "the largest value must be positive")
     return values
 
@@ -134,7 +135,7 @@ def validate_scorer(
         max_score = 100.0
     elif not _is_number(max_score) or not math.isfinite(max_score) or max_score <= 0:
         raise ScorerConfigError("max_score", "must be a positive number")
-    if kind != "javascript":
+    if kind != ScorerKind.JAVASCRIPT:
         # Built-ins have no code; whatever was sent along is dropped rather than stored.
         return ScorerConfig(kind, values, full, None, float(max_score))
     if not isinstance(code, str) or not code.strip():

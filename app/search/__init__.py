@@ -5,25 +5,14 @@ Solr, Elasticsearch and OpenSearch are supported. Builders (:func:`build_solr_pa
 are pure functions of plain data; :class:`SearchClient` does the I/O through one shared
 ``httpx.AsyncClient`` with per-endpoint limits, timeouts and a bounded retry.
 
-Exceptions (see :mod:`app.search.errors`)::
-
-    SearchError
-    ├── TemplateError          the query template is unusable (configuration problem)
-    ├── FieldSpecError         the field spec is unusable (configuration problem)
-    └── EngineError            one query failed; the run records it and goes on
-        ├── EngineTimeout          no answer within the endpoint's timeout
-        ├── EngineUnavailable      connection failed or 502/503/504, after retries
-        ├── EngineHTTPError        any other 4xx/5xx; message from the engine's error body
-        ├── EngineResponseError    the answer is not JSON or not in the expected shape
-        └── RequestBuildError      this query's request could not be rendered
-
+Every exception derives from :class:`SearchError`; :mod:`app.search.errors` draws the tree.
 :meth:`SearchClient.search` raises :class:`EngineError` subclasses only; a template or field
 spec problem met while building one query's request is raised as
 :class:`RequestBuildError`. Template rules are documented in :mod:`app.search.templates`.
 """
 
 from app.search.client import SearchClient, build_http_request
-from app.search.connection import ConnectionReport, test_connection
+from app.search.connection import ConnectionReport, try_connection
 from app.search.elastic import build_es_body, es_error_message, parse_es_response
 from app.search.errors import (
     EngineError,
@@ -37,11 +26,20 @@ from app.search.errors import (
     TemplateError,
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
-from app.search.models import ENGINES, Doc, EndpointConfig, Engine, SearchRequest, SearchResult
+from app.search.models import (
+    DEFAULT_FIELD_SPEC,
+    ENGINES,
+    Doc,
+    EndpointConfig,
+    Engine,
+    SearchRequest,
+    SearchResult,
+)
 from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
 from app.search.templates import DEFAULT_KNOB, extract_knobs, validate_template
 
 __all__ = [
+    "DEFAULT_FIELD_SPEC",
     "DEFAULT_KNOB",
     "ENGINES",
     "ConnectionReport",
@@ -70,6 +68,6 @@ __all__ = [
     "parse_field_spec",
     "parse_solr_response",
     "solr_error_message",
-    "test_connection",
+    "try_connection",
     "validate_template",
 ]

@@ -5,13 +5,21 @@ Every request carries the endpoint's headers and basic auth and its timeout, and
 the endpoint's concurrency and requests-per-minute limits. Connection failures (including
 connect timeouts) and 502/503/504 answers are retried with exponential backoff; a read
 timeout is not retried, so a slow engine does not multiply the wait.
+
+The endpoint's timeout bounds each whole attempt (connecting, sending and reading the
+entire answer), so an engine that trickles bytes cannot hold a query longer. Answers are
+read up to the policy's size cap and parsed in a worker thread, off the event loop. Before
+every attempt the destination is checked against the :mod:`app.search.policy`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -29,6 +37,7 @@ from app.search.errors import (
 from app.search.fieldspec import FieldSpec, parse_field_spec
 from app.search.limits import EndpointLimits
 from app.search.models import EndpointConfig, SearchRequest, SearchResult
+from app.search.policy import OutboundPolicy, check_destination, current_policy
 from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
 
 __all__ = ["RETRY_STATUSES", "SearchClient", "build_http_request"]
@@ -78,35 +87,76 @@ def build_http_request(
     return built
 
 
-def _json(response: httpx.Response) -> Any:
+@dataclass(frozen=True)
+class _Answer:
+    """An engine's answer, read whole (up to the size cap) before the timeout ran out."""
+
+    status_code: int
+    reason_phrase: str
+    content: bytes
+
+
+_TOO_DEEP = object()
+
+
+# NUL and unpaired surrogates cannot be stored (PostgreSQL refuses them in text and JSON).
+_UNSTORABLE_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89abcdefABCDEF])|\x00")
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _load(content: bytes) -> Any:
     try:
-        return response.json()
+        body = json.loads(content)
     except ValueError:
         return None
+    except RecursionError:
+        return _TOO_DEEP
+    if _UNSTORABLE_ESCAPE.search(content):
+        body = _storable(body)
+    return body
 
 
-def _snippet(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())
+def _storable(value: Any) -> Any:
+    """Return ``value`` with NUL and lone surrogates replaced by U+FFFD, keys included."""
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_storable(v) for v in value]
+    if isinstance(value, dict):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    return value
+
+
+async def _json(answer: _Answer) -> Any:
+    # Large or deeply nested answers cost real CPU: keep them off the event loop.
+    return await asyncio.to_thread(_load, answer.content)
+
+
+def _snippet(answer: _Answer) -> str:
+    text = " ".join(answer.content[:2000].decode("utf-8", "replace").split())
     return text[:200] + ("…" if len(text) > 200 else "")
 
 
-def _http_error(endpoint: EndpointConfig, response: httpx.Response) -> EngineError:
-    body = _json(response)
+async def _http_error(endpoint: EndpointConfig, answer: _Answer) -> EngineError:
+    body = await _json(answer)
     extract = solr_error_message if endpoint.engine == "solr" else es_error_message
-    detail = extract(body) or _snippet(response) or response.reason_phrase
-    message = f"HTTP {response.status_code} from {endpoint.safe_url}: {detail}"
-    if response.status_code in RETRY_STATUSES:
+    detail = (extract(body) if isinstance(body, dict) else None) or _snippet(answer)
+    detail = (detail or answer.reason_phrase)[:300]
+    message = f"HTTP {answer.status_code} from {endpoint.safe_url}: {detail}"
+    if answer.status_code in RETRY_STATUSES:
         return EngineUnavailable(message)
-    return EngineHTTPError(message, status_code=response.status_code)
+    return EngineHTTPError(message, status_code=answer.status_code)
 
 
-def _parse(
-    endpoint: EndpointConfig, response: httpx.Response, spec: FieldSpec, explain: bool
+async def _parse(
+    endpoint: EndpointConfig, answer: _Answer, spec: FieldSpec, explain: bool
 ) -> SearchResult:
-    body = _json(response)
+    body = await _json(answer)
+    if body is _TOO_DEEP:
+        raise EngineResponseError(f"the answer from {endpoint.safe_url} is nested too deeply")
     if body is None:
         raise EngineResponseError(
-            f"response from {endpoint.safe_url} is not JSON: {_snippet(response)!r}"
+            f"response from {endpoint.safe_url} is not JSON: {_snippet(answer)!r}"
         )
     if endpoint.engine == "solr":
         return parse_solr_response(body, spec, explain=explain)
@@ -127,8 +177,10 @@ class SearchClient:
         attempts: int = 3,
         backoff_s: float = 0.2,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        policy: OutboundPolicy | None = None,
     ) -> None:
         self._http = http
+        self._policy = policy
         self._attempts = max(1, attempts)
         self._backoff_s = backoff_s
         self._sleep = sleep
@@ -154,39 +206,62 @@ class SearchClient:
             built = build_http_request(self._http, endpoint, request)
         except SearchError as exc:
             raise RequestBuildError(exc.message) from exc
-        response = await self._send_with_retry(endpoint, built)
-        if response.status_code >= 400:
-            raise _http_error(endpoint, response)
-        return _parse(endpoint, response, spec, request.explain)
+        answer = await self._send_with_retry(endpoint, built)
+        if answer.status_code >= 400:
+            raise await _http_error(endpoint, answer)
+        return await _parse(endpoint, answer, spec, request.explain)
 
-    async def _send_with_retry(
-        self, endpoint: EndpointConfig, built: httpx.Request
-    ) -> httpx.Response:
+    async def _send_with_retry(self, endpoint: EndpointConfig, built: httpx.Request) -> _Answer:
         limits = self._limits_for(endpoint)
         for attempt in range(1, self._attempts + 1):
             last = attempt == self._attempts
             try:
                 async with limits.slot():
-                    response = await self._send(endpoint, built)
+                    answer = await self._send(endpoint, built)
             except EngineUnavailable:
                 if last:
                     raise
             else:
-                if response.status_code not in RETRY_STATUSES or last:
-                    return response
+                if answer.status_code not in RETRY_STATUSES or last:
+                    return answer
             await self._sleep(self._backoff_s * 2 ** (attempt - 1))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _send(self, endpoint: EndpointConfig, built: httpx.Request) -> httpx.Response:
+    async def _send(self, endpoint: EndpointConfig, built: httpx.Request) -> _Answer:
         where = endpoint.safe_url
+        policy = self._policy or current_policy()
+        await check_destination(policy, built.url, where)
         try:
-            response = await self._http.send(built, auth=_auth(endpoint))
-        except httpx.ConnectTimeout as exc:
-            raise EngineUnavailable(f"timed out connecting to {where}") from exc
-        except httpx.TimeoutException as exc:
+            async with asyncio.timeout(endpoint.timeout_s):
+                return await self._fetch(built, endpoint, policy.max_response_bytes)
+        except (TimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
             raise EngineTimeout(f"no answer from {where} within {endpoint.timeout_s:g} s") from exc
-        except httpx.ConnectError as exc:
-            raise EngineUnavailable(f"cannot connect to {where}: {exc}") from exc
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            # One message for refused and filtered ports alike: the error must not
+            # become a port scanner.
+            raise EngineUnavailable(f"cannot connect to {where}") from exc
         except httpx.HTTPError as exc:
             raise EngineUnavailable(f"request to {where} failed: {type(exc).__name__}") from exc
-        return response
+
+    async def _fetch(self, built: httpx.Request, endpoint: EndpointConfig, cap: int) -> _Answer:
+        response = await self._http.send(built, auth=_auth(endpoint), stream=True)
+        try:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > cap:
+                raise _too_big(endpoint, cap)
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > cap:
+                    raise _too_big(endpoint, cap)
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        return _Answer(response.status_code, response.reason_phrase, b"".join(chunks))
+
+
+def _too_big(endpoint: EndpointConfig, cap: int) -> EngineResponseError:
+    return EngineResponseError(
+        f"the answer from {endpoint.safe_url} is larger than {cap / 1_048_576:g} MB"
+    )

@@ -11,7 +11,7 @@ from app.search.client import SearchClient
 from app.search.errors import SearchError
 from app.search.models import Doc, EndpointConfig, SearchRequest
 
-__all__ = ["ConnectionReport", "test_connection"]
+__all__ = ["ConnectionReport", "try_connection"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class ConnectionReport:
     duration_ms: float
 
 
-async def test_connection(
+async def try_connection(
     http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
 ) -> ConnectionReport:
     """Return the outcome of one query against ``endpoint``; never raises for engine problems."""
@@ -43,7 +43,3 @@ async def test_connection(
     else:
         message = f"Connected to {endpoint.safe_url}: {result.num_found} documents found."
     return ConnectionReport(True, result.num_found, sample, message, elapsed)
-
-
-# Not a pytest test despite its name.
-test_connection.__test__ = False  # type: ignore[attr-defined]

@@ -5,14 +5,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
-__all__ = ["ENGINES", "Doc", "EndpointConfig", "Engine", "SearchRequest", "SearchResult"]
+from app.vocabulary import Engine, HttpMethod
 
-Engine = Literal["solr", "elasticsearch", "opensearch"]
-ENGINES: tuple[Engine, ...] = ("solr", "elasticsearch", "opensearch")
+__all__ = [
+    "DEFAULT_FIELD_SPEC",
+    "ENGINES",
+    "Doc",
+    "EndpointConfig",
+    "Engine",
+    "SearchRequest",
+    "SearchResult",
+]
+
+ENGINES: tuple[str, ...] = tuple(Engine)
+# What a new case or a connection test shows of each doc unless told otherwise.
+DEFAULT_FIELD_SPEC = "id:_id title:title"
 
 
 @functools.lru_cache(maxsize=256)  # every request's error path names the URL
@@ -33,7 +44,7 @@ class EndpointConfig:
 
     engine: Engine
     url: str
-    method: Literal["GET", "POST"] = "GET"
+    method: HttpMethod = HttpMethod.GET
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     basic_auth: str | None = field(default=None, repr=False)
     timeout_s: float = 10.0
@@ -43,8 +54,11 @@ class EndpointConfig:
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"unknown engine {self.engine!r}; expected one of {ENGINES}")
-        if self.method not in ("GET", "POST"):
+        if self.method not in tuple(HttpMethod):
             raise ValueError(f"method must be GET or POST, not {self.method!r}")
+        # Plain strings are accepted from callers; the fields hold the vocabulary's members.
+        object.__setattr__(self, "engine", Engine(self.engine))
+        object.__setattr__(self, "method", HttpMethod(self.method))
         if not self.timeout_s > 0:
             raise ValueError("timeout_s must be positive")
         if self.requests_per_minute < 0:
@@ -55,8 +69,8 @@ class EndpointConfig:
     def __repr__(self) -> str:
         auth = "set" if self.basic_auth else None
         return (
-            f"EndpointConfig(engine={self.engine!r}, url={redact_url(self.url)!r}, "
-            f"method={self.method!r}, headers={sorted(self.headers)!r}, basic_auth={auth!r}, "
+            f"EndpointConfig(engine={str(self.engine)!r}, url={redact_url(self.url)!r}, "
+            f"method={str(self.method)!r}, headers={sorted(self.headers)!r}, basic_auth={auth!r}, "
             f"timeout_s={self.timeout_s!r}, requests_per_minute={self.requests_per_minute!r}, "
             f"max_concurrency={self.max_concurrency!r})"
         )
@@ -76,7 +90,7 @@ class SearchRequest:
     query_options: Mapping[str, Any] = field(default_factory=dict)
     case_options: Mapping[str, Any] = field(default_factory=dict)
     knobs: Mapping[str, float] = field(default_factory=dict)
-    field_spec: str = "id:_id title:title"
+    field_spec: str = DEFAULT_FIELD_SPEC
     rows: int = 10
     explain: bool = False
 

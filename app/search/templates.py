@@ -263,7 +263,7 @@ def validate_template(
     if not template.strip():
         raise TemplateError("template is empty")
     ctx = RenderContext(SAMPLE_QUERY, {}, case_options or {}, {})
-    if engine == "solr":
+    if engine == Engine.SOLR:
         render_solr_pairs(template, ctx)
     else:
         parse_json_body(render_json_template(template, ctx))

@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
-from app.models import Case, Scorer, SearchEndpoint, User
+from app.models import Book, Case, Scorer, SearchEndpoint, User
 
 
 class Owned(Protocol):
@@ -88,3 +88,8 @@ def visible_scorer(*, session: Session, user: User, scorer_id: int) -> Scorer:
         label="scorer",
         shared_when_unowned=True,
     )
+
+
+def visible_book(*, session: Session, user: User, book_id: int) -> Book:
+    """Return the book when the user may see (and judge) it, else raise NotFound."""
+    return get_visible(session=session, model=Book, object_id=book_id, user=user, label="book")

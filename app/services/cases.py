@@ -29,6 +29,7 @@ from app.services.access import (
     visible_owner_ids,
     visible_scorer,
 )
+from app.vocabulary import Engine, RunStatus
 
 DEFAULT_KNOB = 10.0
 TRY_FIELDS = ("search_endpoint_id", "query_template", "field_spec", "rows", "knobs")
@@ -143,7 +144,7 @@ def latest_try_number(*, session: Session, case: Case) -> int:
 
 def check_search_settings(
     *,
-    engine: str,
+    engine: Engine,
     template: str,
     field_spec: str,
     options: Mapping[str, Any],
@@ -155,7 +156,7 @@ def check_search_settings(
     except FieldSpecError as exc:
         raise Invalid("field_spec", str(exc)) from exc
     try:
-        validate_template(engine, template, case_options=options)  # type: ignore[arg-type]
+        validate_template(engine, template, case_options=options)
     except TemplateError as exc:
         raise Invalid("query_template", str(exc)) from exc
     return {name: float(knobs.get(name, DEFAULT_KNOB)) for name in extract_knobs(template)}
@@ -188,7 +189,7 @@ def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]
     )
     latest_ids = (
         select(func.max(Run.id))
-        .where(Run.case_id.in_(case_ids), Run.status == "finished")
+        .where(Run.case_id.in_(case_ids), Run.status == RunStatus.FINISHED)
         .group_by(Run.case_id)
     )
     latest = {

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict
-from app.models import Case, Query, Run, RunQuery, Scorer
+from app.models import Case, Query, Run, RunQuery
 from app.schemas.compare import (
     Change,
     CompareCounts,
@@ -24,21 +25,34 @@ from app.schemas.compare import (
     QueryComparison,
     RunComparison,
 )
-from app.scoring import Outcome, ScorerConfig, case_score, score_queries
-from app.scoring.types import Status
-from app.search import FieldSpecError, parse_field_spec
+from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
+from app.search import FieldSpec
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services.pages import scorer_k
-from app.services.scorers import config_of
+from app.services import scorers as scorer_service
+from app.services.compare_stats import case_overlap, compare_stats, in_words, query_overlap
+from app.services.stored import doc_title, field_spec_of
+from app.vocabulary import QueryStatus, ScorerKind
 
-__all__ = ["compare_by_ids", "compare_runs"]
+__all__ = [
+    "COMPARE_SORT_LABELS",
+    "StoredRow",
+    "compare_by_ids",
+    "compare_runs",
+    "stored_rows",
+    "top_docs",
+]
+
+COMPARE_SORT_LABELS: dict[CompareSort, str] = {
+    "delta": "Biggest drop first",
+    "position": "Position",
+    "text": "Text",
+}
 
 # Two scores this close are the same score: re-scoring one ranking twice is exact, but a
 # metric may sum in a different order when a doc moves within the top.
 SAME = 1e-9
-STORED_STATUSES: dict[str, Status] = {"scored": "scored", "unscored": "unscored"}
 
 
 @dataclass(frozen=True)
@@ -48,14 +62,51 @@ class _QueryInfo:
     options: Mapping[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class StoredRow:
+    """The columns of one stored query outcome that a comparison reads."""
+
+    query_id: int
+    status: QueryStatus
+    score: float | None
+    raw_score: float | None
+    reason: str | None
+    error: str | None
+    num_found: int | None
+    docs: list[Any]
+
+
+_COLUMNS = (
+    RunQuery.query_id,
+    RunQuery.status,
+    RunQuery.score,
+    RunQuery.raw_score,
+    RunQuery.reason,
+    RunQuery.error,
+    RunQuery.num_found,
+    RunQuery.docs,
+)
+# Built-in metrics read only doc ids: one shared empty mapping instead of a copy per doc.
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+
+
+def stored_rows(session: Session, run_id: int, query_id: int | None = None) -> dict[int, StoredRow]:
+    """Return the run's stored outcomes by query id (one query's when query_id is given)."""
+    stmt = select(*_COLUMNS).where(RunQuery.run_id == run_id, RunQuery.query_id.is_not(None))
+    if query_id is not None:
+        stmt = stmt.where(RunQuery.query_id == query_id)
+    # A row whose query was deleted since has no id to match on, and no ratings left.
+    return {row[0]: StoredRow(*row) for row in session.execute(stmt)}
+
+
 @dataclass(frozen=True)
 class _Side:
     """One side of a comparison: its stored rows and their outcomes, by query id."""
 
     run: Run
-    rows: Mapping[int, RunQuery]
+    rows: Mapping[int, StoredRow]
     outcomes: Mapping[int, Outcome]
-    title_field: str | None
+    spec: FieldSpec
     current_ratings: bool
 
 
@@ -90,20 +141,23 @@ def compare_runs(
     for run in (base_run, other_run):
         if run is not None and run.status in run_service.ACTIVE:
             raise Conflict(f"Run {run.id} is still {run.status}: compare it once it has finished.")
-    scorer = session.get(Scorer, case.scorer_id)
-    assert scorer is not None  # the foreign key is RESTRICT: a case always has its scorer
-    config = config_of(scorer)
-    base_rows = _rows_by_query(session, base_run)
-    other_rows = base_rows if other_run is None else _rows_by_query(session, other_run)
+    scorer = case.scorer
+    config = scorer_service.config_of(scorer)
+    base_rows = stored_rows(session, base_run.id)
+    other_rows = base_rows if other_run is None else stored_rows(session, other_run.id)
     query_ids = sorted(set(base_rows) | set(other_rows))
     infos = _query_infos(session, query_ids)
     ratings = query_service.ratings_of(session=session, query_ids=query_ids)
     rescore = _Rescorer(config, infos, ratings, case.options or {})
     base = _side(session, case, base_run, base_rows, rescore if other_run is not None else None)
     other = _side(session, case, other_run or base_run, other_rows, rescore)
-    k = scorer_k(scorer, rows=case_service.current_try(session=session, case=case).rows)
+    k = scorer_service.scorer_k(
+        scorer, rows=case_service.current_try(session=session, case=case).rows
+    )
     queries = [_compare_query(qid, infos[qid], base, other, ratings[qid], k) for qid in query_ids]
     base_read, other_read = _side_read(base), _side_read(other)
+    case_delta = _delta(base_read.case_score, other_read.case_score)
+    stats = compare_stats(queries)
     return RunComparison(
         case_id=case.id,
         scorer_id=scorer.id,
@@ -112,19 +166,14 @@ def compare_runs(
         sort=sort,
         base=base_read,
         other=other_read,
-        case_score_delta=_delta(base_read.case_score, other_read.case_score),
+        case_score_delta=case_delta,
+        case_change=None if case_delta is None else _direction(case_delta),
         counts=_counts(queries),
+        stats=stats,
+        overlap=case_overlap(queries),
+        summary=in_words(stats),
         queries=_sorted(queries, sort),
     )
-
-
-def _rows_by_query(session: Session, run: Run) -> dict[int, RunQuery]:
-    # A row whose query was deleted since has no id to match on, and no ratings left.
-    return {
-        row.query_id: row
-        for row in run_service.run_queries(session=session, run=run)
-        if row.query_id is not None
-    }
 
 
 def _query_infos(session: Session, query_ids: Sequence[int]) -> dict[int, _QueryInfo]:
@@ -148,12 +197,20 @@ class _Rescorer:
     ratings: Mapping[int, Mapping[str, float]]
     case_options: Mapping[str, Any]
 
-    def __call__(self, rows: Mapping[int, RunQuery]) -> dict[int, Outcome]:
+    def __call__(self, rows: Mapping[int, StoredRow]) -> dict[int, Outcome]:
         """Return the outcome of every row; a fetch error stays that error."""
         answered = [qid for qid, row in rows.items() if _answered(row)]
+        with_fields = self.config.kind == ScorerKind.JAVASCRIPT
         inputs = [
-            run_service.stored_input(
-                rows[qid], self.ratings[qid], self.infos[qid].options, self.case_options
+            QueryInput(
+                docs=[
+                    ScoreDoc(id=d["id"], fields=d.get("fields", {}) if with_fields else _NO_FIELDS)
+                    for d in rows[qid].docs
+                ],
+                ratings=self.ratings[qid],
+                num_found=rows[qid].num_found,
+                query_options=self.infos[qid].options,
+                case_options=self.case_options,
             )
             for qid in answered
         ]
@@ -161,21 +218,20 @@ class _Rescorer:
         return {qid: outcomes.get(qid) or _stored(row) for qid, row in rows.items()}
 
 
-def _answered(row: RunQuery) -> bool:
-    # The same test as the runs service's re-scoring: a fetch error leaves nothing to score.
-    return not (row.status == "error" and row.num_found is None and not row.docs)
+def _answered(row: StoredRow) -> bool:
+    # The same test as stored.has_ranking: a fetch error leaves nothing to score.
+    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.docs)
 
 
-def _stored(row: RunQuery) -> Outcome:
-    status = STORED_STATUSES.get(row.status, "error")
-    return Outcome(status, row.score, row.raw_score, row.reason or row.error)
+def _stored(row: StoredRow) -> Outcome:
+    return Outcome(row.status, row.score, row.raw_score, row.reason or row.error)
 
 
 def _side(
     session: Session,
     case: Case,
     run: Run,
-    rows: Mapping[int, RunQuery],
+    rows: Mapping[int, StoredRow],
     rescore: _Rescorer | None,
 ) -> _Side:
     outcomes = rescore(rows) if rescore is not None else {q: _stored(r) for q, r in rows.items()}
@@ -183,29 +239,21 @@ def _side(
         run=run,
         rows=rows,
         outcomes=outcomes,
-        title_field=_title_field(session, case, run),
+        spec=field_spec_of(session=session, case=case, run=run),
         current_ratings=rescore is not None,
     )
 
 
-def _title_field(session: Session, case: Case, run: Run) -> str | None:
-    chosen = case_service.get_try(session=session, case=case, number=run.try_number)
-    try:
-        return parse_field_spec(chosen.field_spec).title_field
-    except FieldSpecError:
-        return None
-
-
 def _side_read(side: _Side) -> CompareSide:
-    statuses = [o.status for o in side.outcomes.values()]
+    totals = tally(side.outcomes.values())
     return CompareSide(
         run_id=side.run.id,
         try_number=side.run.try_number,
         current_ratings=side.current_ratings,
-        case_score=case_score(side.outcomes.values()),
-        scored=statuses.count("scored"),
-        unscored=statuses.count("unscored"),
-        errors=statuses.count("error"),
+        case_score=totals.case_score,
+        scored=totals.scored,
+        unscored=totals.unscored,
+        errors=totals.errors,
     )
 
 
@@ -219,8 +267,8 @@ def _compare_query(
 ) -> QueryComparison:
     before, after = base.outcomes.get(query_id), other.outcomes.get(query_id)
     delta = _delta(_score(before), _score(after))
-    base_top = _top(base.rows.get(query_id), k)
-    other_top = _top(other.rows.get(query_id), k)
+    base_top = top_docs(base.rows.get(query_id), k)
+    other_top = top_docs(other.rows.get(query_id), k)
     return QueryComparison(
         query_id=query_id,
         text=info.text,
@@ -232,20 +280,21 @@ def _compare_query(
         delta=delta,
         change=_change(before, after, delta),
         entered=[
-            _doc_change(doc, other.title_field, ratings)
+            _doc_change(doc, other.spec, ratings)
             for doc_id, doc in other_top.items()
             if doc_id not in base_top
         ],
         left=[
-            _doc_change(doc, base.title_field, ratings)
+            _doc_change(doc, base.spec, ratings)
             for doc_id, doc in base_top.items()
             if doc_id not in other_top
         ],
+        overlap=query_overlap(base_top, other_top) if before and after else None,
     )
 
 
 def _score(outcome: Outcome | None) -> float | None:
-    return outcome.score if outcome is not None and outcome.status == "scored" else None
+    return outcome.score if outcome is not None and outcome.status == QueryStatus.SCORED else None
 
 
 def _delta(before: float | None, after: float | None) -> float | None:
@@ -259,6 +308,10 @@ def _change(before: Outcome | None, after: Outcome | None, delta: float | None) 
         return "only_other"
     if delta is None:
         return "incomparable"
+    return _direction(delta)
+
+
+def _direction(delta: float) -> Change:
     if delta > SAME:
         return "improved"
     if delta < -SAME:
@@ -266,33 +319,22 @@ def _change(before: Outcome | None, after: Outcome | None, delta: float | None) 
     return "unchanged"
 
 
-def _top(row: RunQuery | None, k: int) -> dict[str, Mapping[str, Any]]:
+def top_docs(row: StoredRow | None, k: int) -> dict[str, Mapping[str, Any]]:
+    """Return the row's first k docs by id, best first, each with its rank."""
     if row is None:
         return {}
     top = [{**doc, "rank": doc.get("rank") or i} for i, doc in enumerate(row.docs[:k], 1)]
     return {str(doc.get("id")): doc for doc in top}
 
 
-def _doc_change(
-    doc: Mapping[str, Any], title_field: str | None, ratings: Mapping[str, float]
-) -> DocChange:
-    fields: Mapping[str, Any] = doc.get("fields") or {}
-    title = fields.get(title_field) if title_field else None
+def _doc_change(doc: Mapping[str, Any], spec: FieldSpec, ratings: Mapping[str, float]) -> DocChange:
     doc_id = str(doc.get("id"))
     return DocChange(
         id=doc_id,
-        title=_as_text(title),
+        title=doc_title(doc, spec),
         rank=int(doc["rank"]),
         rating=ratings.get(doc_id),
     )
-
-
-def _as_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return str(value)
 
 
 def _counts(queries: Sequence[QueryComparison]) -> CompareCounts:

@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Literal, cast
-
 import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.errors import Conflict
+from app.errors import Conflict, Invalid
 from app.models import SearchEndpoint, Try, User
 from app.schemas.endpoints import EndpointCreate, EndpointRead, EndpointUpdate
-from app.search import ConnectionReport, EndpointConfig, SearchRequest, test_connection
+from app.schemas.pages import EndpointOption, EndpointsPage
+from app.search import (
+    DEFAULT_FIELD_SPEC,
+    ConnectionReport,
+    EndpointConfig,
+    SearchRequest,
+    try_connection,
+)
 from app.services.access import visible_owner_ids
+from app.vocabulary import Engine
 
-DEFAULT_TEMPLATES = {
-    "solr": "q=#$query##",
-    "elasticsearch": '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}',
-    "opensearch": '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}',
+_JSON_TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}'
+DEFAULT_TEMPLATES: dict[Engine, str] = {
+    Engine.SOLR: "q=#$query##",
+    Engine.ELASTICSEARCH: _JSON_TEMPLATE,
+    Engine.OPENSEARCH: _JSON_TEMPLATE,
+}
+# What the endpoint page's connection test shows unless told otherwise: Solr's unique key
+# is a stored field, the others' is the document's _id.
+TEST_FIELD_SPECS: dict[Engine, str] = {
+    Engine.SOLR: "id:id title:title",
+    Engine.ELASTICSEARCH: DEFAULT_FIELD_SPEC,
+    Engine.OPENSEARCH: DEFAULT_FIELD_SPEC,
 }
 
 
@@ -32,8 +46,10 @@ def list_endpoints(*, session: Session, user: User) -> list[SearchEndpoint]:
 
 
 def create_endpoint(*, session: Session, user: User, body: EndpointCreate) -> SearchEndpoint:
-    """Create and return an endpoint owned by the user."""
-    endpoint = SearchEndpoint(owner_id=user.id, **body.model_dump())
+    """Create and return an endpoint owned by the user; URL credentials become basic auth."""
+    values = body.model_dump()
+    values["url"], values["basic_auth"] = _split_credentials(values["url"], values["basic_auth"])
+    endpoint = SearchEndpoint(owner_id=user.id, **values)
     session.add(endpoint)
     session.commit()
     return endpoint
@@ -42,8 +58,21 @@ def create_endpoint(*, session: Session, user: User, body: EndpointCreate) -> Se
 def update_endpoint(
     *, session: Session, endpoint: SearchEndpoint, body: EndpointUpdate
 ) -> SearchEndpoint:
-    """Apply the given fields; an empty basic_auth string removes the credentials."""
-    for name, value in body.model_dump(exclude_unset=True).items():
+    """Apply the given fields; an empty basic_auth string removes the credentials.
+
+    Pointing the endpoint at another origin (scheme, host or port) drops its headers and
+    basic auth unless they are sent again in the same request: secrets meant for one server
+    are never sent to another.
+    """
+    changes = body.model_dump(exclude_unset=True)
+    if changes.get("url") is not None:
+        changes["url"], auth = _split_credentials(changes["url"], changes.get("basic_auth"))
+        if auth is not None:
+            changes["basic_auth"] = auth
+        if _origin(changes["url"]) != _origin(endpoint.url):
+            changes.setdefault("headers", {})
+            changes.setdefault("basic_auth", "")
+    for name, value in changes.items():
         if name == "basic_auth" and value == "":
             value = None
         if value is None and name != "basic_auth":
@@ -51,6 +80,27 @@ def update_endpoint(
         setattr(endpoint, name, value)
     session.commit()
     return endpoint
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parsed = httpx.URL(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    return parsed.scheme, parsed.host.lower(), port
+
+
+def _split_credentials(url: str, basic_auth: str | None) -> tuple[str, str | None]:
+    """Return the URL without ``user:pass@`` and the basic auth to use instead."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise Invalid("url", "That is not a valid URL.") from exc
+    if not parsed.userinfo:
+        return url, basic_auth
+    if basic_auth:
+        raise Invalid("url", "Give credentials either in the URL or as basic_auth, not both.")
+    user, password = parsed.username, parsed.password
+    clean = str(parsed.copy_with(username=None, password=None))
+    return clean, f"{user}:{password}"
 
 
 def delete_endpoint(*, session: Session, endpoint: SearchEndpoint) -> None:
@@ -82,12 +132,10 @@ def to_read(endpoint: SearchEndpoint) -> EndpointRead:
 
 def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
     """Return the plain engine settings the search adapters take."""
-    engine = cast(Literal["solr", "elasticsearch", "opensearch"], endpoint.engine)
-    method = cast(Literal["GET", "POST"], endpoint.method)
     return EndpointConfig(
-        engine=engine,
+        engine=endpoint.engine,
         url=endpoint.url,
-        method=method,
+        method=endpoint.method,
         headers=dict(endpoint.headers or {}),
         basic_auth=endpoint.basic_auth,
         timeout_s=endpoint.timeout_s,
@@ -107,4 +155,17 @@ async def check_connection(
         rows=1,
     )
     async with httpx.AsyncClient() as http:
-        return await test_connection(http, engine_config(endpoint), request)
+        return await try_connection(http, engine_config(endpoint), request)
+
+
+def endpoint_options(*, session: Session, user: User) -> list[EndpointOption]:
+    """Return the endpoints the user may pick for a case, as form choices."""
+    return [
+        EndpointOption(id=e.id, name=e.name, engine=e.engine)
+        for e in list_endpoints(session=session, user=user)
+    ]
+
+
+def endpoints_page(*, session: Session, user: User) -> EndpointsPage:
+    """Return the user's search endpoints (secrets reduced to their presence)."""
+    return EndpointsPage(endpoints=[to_read(e) for e in list_endpoints(session=session, user=user)])

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid, NotFound
@@ -13,6 +15,21 @@ from app.models import Case, Query, Rating, Scorer, User
 from app.schemas.cases import QueryCreate, QueryUpdate, RatingIn
 from app.services.access import valid_id
 from app.services.scorers import rating_bounds
+
+T = TypeVar("T")
+
+
+def _once_more_on_clash(session: Session, write: Callable[[], T]) -> T:
+    """Run ``write``; when a concurrent request inserted the same row first, run it again.
+
+    The second attempt sees the other request's row and updates or returns it, so two
+    simultaneous first ratings of a document (or adds of a query) both succeed.
+    """
+    try:
+        return write()
+    except IntegrityError:
+        session.rollback()
+        return write()
 
 
 def list_queries(*, session: Session, case: Case) -> list[Query]:
@@ -36,6 +53,10 @@ def _next_position(session: Session, case: Case) -> int:
 
 def add_query(*, session: Session, case: Case, body: QueryCreate) -> tuple[Query, bool]:
     """Add a query; the same text again returns the existing one. Returns (query, created)."""
+    return _once_more_on_clash(session, lambda: _add_query(session, case, body))
+
+
+def _add_query(session: Session, case: Case, body: QueryCreate) -> tuple[Query, bool]:
     existing = session.scalar(
         select(Query).where(Query.case_id == case.id, Query.text == body.text)
     )
@@ -56,6 +77,10 @@ def add_query(*, session: Session, case: Case, body: QueryCreate) -> tuple[Query
 
 def add_queries(*, session: Session, case: Case, texts: Sequence[str]) -> list[Query]:
     """Add many queries at once, skipping blanks and texts the case has; return them all."""
+    return _once_more_on_clash(session, lambda: _add_queries(session, case, texts))
+
+
+def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Query]:
     existing = {q.text: q for q in list_queries(session=session, case=case)}
     position = _next_position(session, case)
     result: list[Query] = []
@@ -118,8 +143,8 @@ def list_ratings(*, session: Session, query: Query) -> list[Rating]:
 
 def set_ratings(
     *, session: Session, query: Query, scorer: Scorer, ratings: Sequence[RatingIn], user: User
-) -> None:
-    """Upsert ratings (a null rating deletes); every value must fit the scorer's scale."""
+) -> dict[str, float]:
+    """Upsert ratings (a null rating deletes) within the scorer's scale; return all of them."""
     low, high = rating_bounds(scorer)
     for index, item in enumerate(ratings):
         if item.rating is not None and (
@@ -129,6 +154,12 @@ def set_ratings(
                 ("ratings", index, "rating"),
                 f"Rating {item.rating} is outside the scorer's scale [{low:g}, {high:g}].",
             )
+    return _once_more_on_clash(session, lambda: _write_ratings(session, query, ratings, user))
+
+
+def _write_ratings(
+    session: Session, query: Query, ratings: Sequence[RatingIn], user: User
+) -> dict[str, float]:
     current = {r.doc_id: r for r in list_ratings(session=session, query=query)}
     removed = [item.doc_id for item in ratings if item.rating is None]
     if removed:
@@ -149,4 +180,7 @@ def set_ratings(
         else:
             existing.rating = item.rating
             existing.rated_by_id = user.id
+    # Read before the commit, which may expire the objects (one reload each otherwise).
+    result = {doc_id: rating.rating for doc_id, rating in current.items()}
     session.commit()
+    return result

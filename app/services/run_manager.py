@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
@@ -53,6 +55,18 @@ class RunManager:
             await self.start(run_id)
 
         return asyncio.run_coroutine_threadsafe(started(), self._loop)
+
+    def spawn(
+        self, work: Callable[[], Coroutine[Any, Any, None]]
+    ) -> concurrent.futures.Future[None]:
+        """Run a coroutine (a sweep) in the manager's loop from a request thread."""
+        if self._loop is None:
+            raise RuntimeError("This run manager has no event loop to run in.")
+        return asyncio.run_coroutine_threadsafe(work(), self._loop)
+
+    async def run(self, run_id: int) -> None:
+        """Start a queued run and wait until it ends (as a sweep does for each combination)."""
+        await self.start(run_id)
 
     async def aclose(self) -> None:
         """Cancel unfinished runs (they are marked failed) and close the HTTP client."""

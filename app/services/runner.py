@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.errors import public_message
 from app.search import EngineError, SearchClient
 from app.services import queries as query_service
 from app.services import runs as run_service
@@ -45,7 +46,11 @@ async def execute_run(
     try:
         plan = await in_thread(db, run_service.load_plan, run_id=run_id)
     except Exception as exc:  # a run that cannot start is a failed run, never a crash
-        message = str(exc) if isinstance(exc, RunSetupError) else f"Could not start: {exc}"
+        message = (
+            str(exc)
+            if isinstance(exc, RunSetupError)
+            else f"Could not start: {public_message(exc)}"
+        )
         await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
         return
     try:
@@ -69,7 +74,9 @@ async def execute_run(
         raise
     except Exception as exc:
         log.exception("run %s failed", run_id)
-        await in_thread(db, run_service.mark_failed, run_id=run_id, message=f"Run failed: {exc}")
+        await in_thread(
+            db, run_service.mark_failed, run_id=run_id, message=f"Run failed: {public_message(exc)}"
+        )
 
 
 async def _fetch_all(

@@ -24,8 +24,9 @@ from app.services import queries as query_service
 from app.services.access import valid_id
 from app.services.endpoints import engine_config
 from app.services.scorers import config_of
+from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
-ACTIVE = ("queued", "running")
+ACTIVE = ACTIVE_RUN_STATUSES
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,18 @@ class FetchedQuery:
 
 
 def create_run(
-    *, session: Session, case: Case, try_number: int | None = None, explain: bool = False
+    *,
+    session: Session,
+    case: Case,
+    try_number: int | None = None,
+    explain: bool = False,
+    knobs: Mapping[str, float] | None = None,
+    sweep_id: int | None = None,
 ) -> Run:
-    """Queue a run of the case with the given try (default: the current one)."""
+    """Queue a run of the case with the given try (default: the current one).
+
+    ``knobs`` override the try's knob values for this run only (a sweep's combination).
+    """
     number = try_number or case.current_try_number
     case_service.get_try(session=session, case=case, number=number)
     total = session.scalar(select(func.count()).select_from(Query).where(Query.case_id == case.id))
@@ -85,9 +95,11 @@ def create_run(
         case_id=case.id,
         try_number=number,
         scorer_id=case.scorer_id,
-        status="queued",
+        status=RunStatus.QUEUED,
         explain=explain,
         total=total or 0,
+        knobs=None if knobs is None else dict(knobs),
+        sweep_id=sweep_id,
     )
     session.add(run)
     session.commit()
@@ -114,7 +126,7 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
         template=chosen.query_template,
         field_spec=chosen.field_spec,
         rows=chosen.rows,
-        knobs=chosen.knobs or {},
+        knobs=run.knobs if run.knobs is not None else (chosen.knobs or {}),
         case_options=case.options or {},
         scorer=config_of(scorer),
         queries=queries,
@@ -131,7 +143,7 @@ def mark_running(*, session: Session, run_id: int, total: int) -> None:
     session.execute(
         update(Run)
         .where(Run.id == run_id)
-        .values(status="running", started_at=datetime.now(UTC), total=total, done=0)
+        .values(status=RunStatus.RUNNING, started_at=datetime.now(UTC), total=total, done=0)
     )
     session.commit()
 
@@ -147,7 +159,7 @@ def mark_failed(*, session: Session, run_id: int, message: str) -> None:
     session.execute(
         update(Run)
         .where(Run.id == run_id)
-        .values(status="failed", error=message, finished_at=datetime.now(UTC))
+        .values(status=RunStatus.FAILED, error=message, finished_at=datetime.now(UTC))
     )
     session.commit()
 
@@ -158,7 +170,7 @@ def fail_interrupted_runs(*, session: Session) -> int:
         update(Run)
         .where(Run.status.in_(ACTIVE))
         .values(
-            status="failed",
+            status=RunStatus.FAILED,
             error="Interrupted: the server stopped during the run.",
             finished_at=datetime.now(UTC),
         )
@@ -186,7 +198,7 @@ def score_fetched(
     return [
         next(outcomes)
         if f.error is None
-        else Outcome(status="error", score=None, raw_score=None, reason=f.error)
+        else Outcome(status=QueryStatus.ERROR, score=None, raw_score=None, reason=f.error)
         for f in fetched
     ]
 
@@ -213,8 +225,8 @@ def finish_run(
                 "status": outcome.status,
                 "score": outcome.score,
                 "raw_score": outcome.raw_score,
-                "reason": outcome.reason if outcome.status == "unscored" else None,
-                "error": outcome.reason if outcome.status == "error" else None,
+                "reason": outcome.reason if outcome.status == QueryStatus.UNSCORED else None,
+                "error": outcome.reason if outcome.status == QueryStatus.ERROR else None,
                 "num_found": f.num_found,
                 "duration_ms": round(f.duration_ms, 2),
                 "docs": docs,
@@ -227,32 +239,28 @@ def finish_run(
     session.execute(
         update(Run)
         .where(Run.id == plan.run_id)
-        .values(status="finished", done=len(rows), finished_at=datetime.now(UTC))
+        .values(status=RunStatus.FINISHED, done=len(rows), finished_at=datetime.now(UTC))
     )
     session.commit()
 
 
 def _refresh_totals(session: Session, run_id: int) -> None:
-    counts = dict(
-        session.execute(
-            select(RunQuery.status, func.count())
-            .where(RunQuery.run_id == run_id)
-            .group_by(RunQuery.status)
-        ).all()
-    )
-    mean = session.scalar(
-        select(func.avg(RunQuery.score)).where(
-            RunQuery.run_id == run_id, RunQuery.status == "scored"
-        )
-    )
+    # One statement: per status, the count and the mean score (the scored group's is the case's).
+    groups = session.execute(
+        select(RunQuery.status, func.count(), func.avg(RunQuery.score))
+        .where(RunQuery.run_id == run_id)
+        .group_by(RunQuery.status)
+    ).all()
+    counts = {status: count for status, count, _mean in groups}
+    mean = next((m for status, _count, m in groups if status == QueryStatus.SCORED), None)
     session.execute(
         update(Run)
         .where(Run.id == run_id)
         .values(
             case_score=None if mean is None else float(mean),
-            scored=counts.get("scored", 0),
-            unscored=counts.get("unscored", 0),
-            errors=counts.get("error", 0),
+            scored=counts.get(QueryStatus.SCORED, 0),
+            unscored=counts.get(QueryStatus.UNSCORED, 0),
+            errors=counts.get(QueryStatus.ERROR, 0),
         )
     )
 
@@ -261,7 +269,7 @@ def latest_finished_run(*, session: Session, case: Case) -> Run | None:
     """Return the case's newest finished run."""
     stmt = (
         select(Run)
-        .where(Run.case_id == case.id, Run.status == "finished")
+        .where(Run.case_id == case.id, Run.status == RunStatus.FINISHED)
         .order_by(Run.id.desc())
         .limit(1)
     )
@@ -403,12 +411,12 @@ def stored_input(
 
 def _has_ranking(row: RunQuery) -> bool:
     """Return whether the engine answered this query (a fetch error leaves nothing to score)."""
-    return not (row.status == "error" and row.num_found is None and not row.docs)
+    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.docs)
 
 
 def _apply(row: RunQuery, outcome: Outcome, ratings: Mapping[str, float]) -> None:
     row.status, row.score, row.raw_score = outcome.status, outcome.score, outcome.raw_score
-    row.reason = outcome.reason if outcome.status == "unscored" else None
-    row.error = outcome.reason if outcome.status == "error" else None
+    row.reason = outcome.reason if outcome.status == QueryStatus.UNSCORED else None
+    row.error = outcome.reason if outcome.status == QueryStatus.ERROR else None
     row.docs = [{**d, "rating": ratings.get(d["id"])} for d in row.docs]
     row.log = list(outcome.log)

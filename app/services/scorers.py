@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid
-from app.models import Case, Scorer, User
+from app.models import Book, Case, Scorer, User
+from app.schemas.pages import ScaleEntry, ScorerOption
 from app.schemas.scorers import ScorerCreate, ScoreRequest, ScorerRead, ScorerUpdate
 from app.scoring import (
     PRESETS,
@@ -218,3 +219,52 @@ def rating_bounds(scorer: Scorer) -> tuple[float, float]:
     """Return the smallest and largest rating the scorer's scale allows."""
     scale = [float(v) for v in scorer.scale]
     return min(scale), max(scale)
+
+
+def scorer_k(scorer: Scorer, *, rows: int) -> int:
+    """Return the depth the scorer looks at: its parameter k, else the case's rows."""
+    k = (scorer.params or {}).get("k")
+    return int(k) if isinstance(k, int | float) and k >= 1 else rows
+
+
+def scorer_options(*, session: Session, user: User) -> list[ScorerOption]:
+    """Return the scorers the user may pick for a case, as form choices."""
+    return [
+        ScorerOption(id=s.id, name=s.name, builtin=s.is_builtin_preset)
+        for s in list_scorers(session=session, user=user)
+    ]
+
+
+def scale_entries(scorer: Scorer | Book) -> list[ScaleEntry]:
+    """Return the scorer's scale with labels and the keyboard digit of each value.
+
+    On a scale of whole numbers within 0-10 the digit is the value itself (0 means 10
+    when the scale has 10 but no 0, as on Classic's 1-10); otherwise digits count the
+    entries from 0.
+    """
+    values = [float(v) for v in scorer.scale]
+    labels = scorer.scale_labels or {}
+    by_value = all(v.is_integer() and 0 <= v <= 10 for v in values) and not (
+        0.0 in values and 10.0 in values
+    )
+    entries = []
+    for index, value in enumerate(values):
+        if by_value:
+            digit: int | None = int(value) % 10
+        else:
+            digit = index if index < 10 else None
+        entries.append(ScaleEntry(value=value, label=_label(labels, value), digit=digit))
+    return entries
+
+
+def zero_gives_ten(entries: Sequence[ScaleEntry]) -> bool:
+    """Return whether the 0 key gives the rating 10 (a 1-10 scale keyed by value)."""
+    return any(e.digit == 0 and e.value == 10.0 for e in entries)
+
+
+def _label(labels: Mapping[str, Any], value: float) -> str:
+    text = f"{value:g}"
+    for key in (text, str(value), str(int(value)) if value.is_integer() else text):
+        if labels.get(key):
+            return str(labels[key])
+    return text

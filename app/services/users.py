@@ -11,10 +11,14 @@ from sqlalchemy.orm import Session
 from app.errors import Conflict, Invalid, NotFound
 from app.models import ApiKey, User
 from app.security import hash_api_key, hash_password, new_api_key, verify_password
+from app.services import sessions
 from app.services.access import valid_id
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
-MIN_PASSWORD = 8
+MIN_PASSWORD = 12
+MAX_PASSWORD = 1024
+# Verified against when the email is unknown, so both cases cost one argon2 check.
+_DUMMY_HASH = hash_password("relevo dummy password, never valid")
 
 
 def create_user(*, session: Session, email: str, password: str, is_admin: bool = False) -> User:
@@ -22,14 +26,35 @@ def create_user(*, session: Session, email: str, password: str, is_admin: bool =
     email = email.strip().lower()
     if not EMAIL_RE.match(email):
         raise Invalid("email", "That is not an email address.")
-    if len(password) < MIN_PASSWORD:
-        raise Invalid("password", f"A password needs at least {MIN_PASSWORD} characters.")
+    check_password(password)
     if get_by_email(session=session, email=email) is not None:
         raise Conflict(f"A user with the email {email} exists already.")
     user = User(email=email, password_hash=hash_password(password), is_admin=is_admin)
     session.add(user)
     session.commit()
     return user
+
+
+def check_password(password: str) -> None:
+    """Raise Invalid unless the password is long enough and not only spaces."""
+    if len(password) < MIN_PASSWORD:
+        raise Invalid("password", f"A password needs at least {MIN_PASSWORD} characters.")
+    if len(password) > MAX_PASSWORD:
+        raise Invalid("password", f"A password has at most {MAX_PASSWORD} characters.")
+    if not password.strip() or len(set(password)) < 4:
+        raise Invalid("password", "A password needs more than a few different characters.")
+    if "\x00" in password:
+        raise Invalid("password", "A password cannot contain a NUL character.")
+
+
+def change_password(*, session: Session, user: User, current: str, new: str) -> None:
+    """Set a new password after checking the current one; every browser session ends."""
+    if not verify_password(user.password_hash, current):
+        raise Invalid("current_password", "The current password is wrong.")
+    check_password(new)
+    user.password_hash = hash_password(new)
+    sessions.revoke_all(session=session, user_id=user.id, commit=False)
+    session.commit()
 
 
 def get_by_email(*, session: Session, email: str) -> User | None:
@@ -39,17 +64,39 @@ def get_by_email(*, session: Session, email: str) -> User | None:
 
 def authenticate(*, session: Session, email: str, password: str) -> User | None:
     """Return the user when the email and password match, else None."""
+    if "\x00" in email or len(email) > 320 or len(password) > MAX_PASSWORD:
+        verify_password(_DUMMY_HASH, password[:MAX_PASSWORD])
+        return None
     user = get_by_email(session=session, email=email)
-    if user is None or not verify_password(user.password_hash, password):
+    if user is None:
+        verify_password(_DUMMY_HASH, password)
+        return None
+    if not verify_password(user.password_hash, password):
         return None
     return user
 
 
-def create_api_key(*, session: Session, user: User, name: str = "") -> tuple[ApiKey, str]:
+def create_api_key(
+    *,
+    session: Session,
+    user: User,
+    name: str = "",
+    expires_at: datetime | None = None,
+    can_manage_keys: bool = False,
+) -> tuple[ApiKey, str]:
     """Create an API key for the user; return it with the clear key, which is never kept."""
     key = new_api_key()
+    if expires_at is not None and expires_at.tzinfo is None:
+        expires_at = expires_at.replace(tzinfo=UTC)
+    if expires_at is not None and expires_at <= datetime.now(UTC):
+        raise Invalid("expires_at", "The expiry must be in the future.")
     api_key = ApiKey(
-        user_id=user.id, name=name.strip()[:200], prefix=key[:12], key_hash=hash_api_key(key)
+        user_id=user.id,
+        name=name.strip()[:200],
+        prefix=key[:12],
+        key_hash=hash_api_key(key),
+        expires_at=expires_at,
+        can_manage_keys=can_manage_keys,
     )
     session.add(api_key)
     session.commit()
@@ -75,9 +122,26 @@ def revoke_api_key(*, session: Session, user: User, key_id: int) -> None:
     session.commit()
 
 
-def user_for_api_key(*, session: Session, key: str) -> User | None:
-    """Return the owner of a live API key, or None for an unknown or revoked key."""
+def api_key_for(*, session: Session, key: str) -> ApiKey | None:
+    """Return a live API key (not revoked, not expired), recording its use; else None."""
     api_key = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_api_key(key)))
     if api_key is None or api_key.revoked_at is not None:
         return None
-    return session.get(User, api_key.user_id)
+    now = datetime.now(UTC)
+    expires = api_key.expires_at
+    if expires is not None and (expires if expires.tzinfo else expires.replace(tzinfo=UTC)) <= now:
+        return None
+    used = api_key.last_used_at
+    if (
+        used is None
+        or now - (used if used.tzinfo else used.replace(tzinfo=UTC)) > sessions.SEEN_EVERY
+    ):
+        api_key.last_used_at = now
+        session.commit()
+    return api_key
+
+
+def user_for_api_key(*, session: Session, key: str) -> User | None:
+    """Return the owner of a live API key, or None for an unknown, revoked or expired key."""
+    api_key = api_key_for(session=session, key=key)
+    return None if api_key is None else session.get(User, api_key.user_id)

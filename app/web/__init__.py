@@ -2,7 +2,18 @@
 
 from fastapi import APIRouter
 
-from app.web import account, cases, compare, endpoints, queries, scorers
+from app.web import (
+    account,
+    books,
+    cases,
+    compare,
+    deletes,
+    endpoints,
+    experiments,
+    queries,
+    scorers,
+    sweeps,
+)
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)
@@ -11,5 +22,9 @@ router.include_router(compare.router)
 router.include_router(queries.router)
 router.include_router(scorers.router)
 router.include_router(endpoints.router)
+router.include_router(sweeps.router)
+router.include_router(experiments.router)
+router.include_router(books.router)
+router.include_router(deletes.router)
 
 __all__ = ["router"]

@@ -8,7 +8,9 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from app.deps import SessionDep, WebUser
-from app.services import users
+from app.errors import Invalid
+from app.services import sessions, users
+from app.services.throttle import LoginThrottle
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked
 from app.web.templating import render
@@ -36,22 +38,34 @@ def login_submit(
     next: Annotated[str, Form()] = "/",
 ) -> Response:
     """Sign in and go on to the page that asked for it."""
+    throttle: LoginThrottle = request.app.state.login_throttle
+    address = request.client.host if request.client else "unknown"
+    email = email.replace("\x00", "")
+    context = {"next": _safe_next(next), "email": email}
+    wait = throttle.retry_after(email=email, address=address)
+    if wait:
+        error = f"Too many failed attempts; try again in {wait} seconds."
+        headers = {"Retry-After": str(wait)}
+        return render(
+            request, "login.html", {**context, "error": error}, status_code=429, headers=headers
+        )
     user = users.authenticate(session=session, email=email, password=password)
     if user is None:
-        return render(
-            request,
-            "login.html",
-            {"next": _safe_next(next), "error": "Wrong email or password.", "email": email},
-            status_code=400,
-        )
+        throttle.failed(email=email, address=address)
+        error = "Wrong email or password."
+        return render(request, "login.html", {**context, "error": error}, status_code=400)
+    throttle.succeeded(email=email)
     request.session.clear()
-    request.session["user_id"] = user.id
+    request.session["sid"] = sessions.start(session=session, user=user)
     return RedirectResponse(_safe_next(next), status_code=303)
 
 
 @router.post("/logout", name="logout")
-def logout(request: Request, _csrf: CsrfChecked) -> Response:
-    """Sign out."""
+def logout(request: Request, session: SessionDep, _csrf: CsrfChecked) -> Response:
+    """Sign out: the server forgets the session, so a copied cookie stops working too."""
+    token = request.session.get("sid")
+    if isinstance(token, str):
+        sessions.revoke(session=session, token=token)
     request.session.clear()
     return RedirectResponse(str(request.url_for("login_page")), status_code=303)
 
@@ -59,9 +73,22 @@ def logout(request: Request, _csrf: CsrfChecked) -> Response:
 @router.get("/account", name="account_page")
 def account_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """Show the account with its API keys."""
+    return _account(request, user, session)
+
+
+def _account(
+    request: Request,
+    user: WebUser,
+    session: SessionDep,
+    *,
+    new_key: str | None = None,
+    error: str | None = None,
+    notice: str | None = None,
+    status_code: int = 200,
+) -> Response:
     keys = users.list_api_keys(session=session, user=user)
-    new_key = request.session.pop("new_api_key", None)
-    return render(request, "account.html", {"user": user, "keys": keys, "new_key": new_key})
+    context = {"user": user, "keys": keys, "new_key": new_key, "error": error, "notice": notice}
+    return render(request, "account.html", context, status_code=status_code)
 
 
 @router.post("/account/api-keys", name="account_create_key")
@@ -72,10 +99,9 @@ def create_key(
     _csrf: CsrfChecked,
     name: Annotated[str, Form()] = "",
 ) -> Response:
-    """Create a key and show it once on the account page."""
+    """Create a key and show it once, in this answer: it never travels in the cookie."""
     _key, clear = users.create_api_key(session=session, user=user, name=name)
-    request.session["new_api_key"] = clear
-    return RedirectResponse(str(request.url_for("account_page")), status_code=303)
+    return _account(request, user, session, new_key=clear)
 
 
 @router.post("/account/api-keys/{key_id}/revoke", name="account_revoke_key")
@@ -85,3 +111,24 @@ def revoke_key(
     """Revoke one of the user's keys."""
     users.revoke_api_key(session=session, user=user, key_id=key_id)
     return RedirectResponse(str(request.url_for("account_page")), status_code=303)
+
+
+@router.post("/account/password", name="account_password")
+def change_password(
+    request: Request,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+    current_password: Annotated[str, Form()] = "",
+    new_password: Annotated[str, Form()] = "",
+) -> Response:
+    """Change the password; every session ends, and this browser signs in afresh."""
+    try:
+        users.change_password(
+            session=session, user=user, current=current_password, new=new_password
+        )
+    except Invalid as exc:
+        return _account(request, user, session, error=exc.message, status_code=400)
+    request.session.clear()
+    request.session["sid"] = sessions.start(session=session, user=user)
+    return _account(request, user, session, notice="Password changed; other sessions signed out.")

@@ -13,20 +13,21 @@ from app.errors import Invalid
 from app.models import User
 from app.schemas.cases import BulkQueries, CaseCreate, CaseUpdate
 from app.schemas.pages import QUERY_SORTS, CasePage, CasesPage, QuerySort
+from app.search import DEFAULT_FIELD_SPEC
+from app.services import case_pages, case_updates
 from app.services import cases as case_service
-from app.services import pages
 from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.endpoints import DEFAULT_TEMPLATES
 from app.services.run_manager import RunManager
+from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
 from app.web.deps import FormDep, WebCaseDep
 from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web.forms import CsrfChecked, FormErrors, field_text, form_errors, parse_body
 from app.web.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
-DEFAULT_FIELD_SPEC = "id:_id title:title"
 KNOB_PREFIX = "knob."
 
 
@@ -47,12 +48,12 @@ CASE_FORM_FIELDS = (
 @router.get("/", name="cases_page")
 def cases_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """Show the user's cases with their scores, and the new-case form."""
-    data = pages.cases_page(session=session, user=user)
+    data = case_pages.cases_page(session=session, user=user)
     return _render_cases(request, user, data, _new_case_defaults(data), {})
 
 
 def _new_case_defaults(data: CasesPage) -> dict[str, Any]:
-    engine = data.endpoints[0].engine if data.endpoints else "opensearch"
+    engine = data.endpoints[0].engine if data.endpoints else Engine.OPENSEARCH
     return {
         "name": "",
         "search_endpoint_id": "",
@@ -85,13 +86,13 @@ def create_case(
 ) -> Response:
     """Create a case from the form and open it; a bad field re-renders the form (422)."""
     values = {name: field_text(form, name) for name in CASE_FORM_FIELDS}
-    data = pages.cases_page(session=session, user=user)
+    data = case_pages.cases_page(session=session, user=user)
     try:
         body = parse_body(CaseCreate, _case_create_values(values, data))
         case = case_service.create_case(session=session, user=user, body=body)
     except (FormErrors, Invalid) as exc:
         session.rollback()
-        errors = exc.errors if isinstance(exc, FormErrors) else FormErrors.from_invalid(exc).errors
+        errors = form_errors(exc)
         return _render_cases(request, user, data, values, errors, status_code=422)
     return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
 
@@ -118,7 +119,9 @@ def case_page(
     page: int = 1,
 ) -> Response:
     """Show a case: score, run button, the query list, settings and history."""
-    data = pages.case_page(session=session, user=user, case=case, sort=_sort(sort), q=q, page=page)
+    data = case_pages.case_page(
+        session=session, user=user, case=case, sort=_sort(sort), q=q, page=page
+    )
     return _render_case(request, user, data, _settings_values(data), {})
 
 
@@ -152,6 +155,7 @@ def _render_case(
         "errors": errors,
         "queries_text": queries_text,
         "queries_error": queries_error,
+        "sort_labels": case_pages.QUERY_SORT_LABELS,
     }
     return render(request, "case.html", context, status_code=status_code)
 
@@ -169,11 +173,11 @@ def save_settings(
     values = _settings_from_form(form)
     try:
         body = parse_body(CaseUpdate, _case_update_values(values))
-        case_service.update_case(session=session, user=user, case=case, body=body)
+        case_updates.update_case(session=session, user=user, case=case, body=body)
     except (FormErrors, Invalid) as exc:
         session.rollback()
-        errors = exc.errors if isinstance(exc, FormErrors) else FormErrors.from_invalid(exc).errors
-        data = pages.case_page(session=session, user=user, case=case)
+        errors = form_errors(exc)
+        data = case_pages.case_page(session=session, user=user, case=case)
         return _render_case(request, user, data, values, errors, status_code=422)
     return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
 
@@ -213,7 +217,7 @@ def add_queries(
     try:
         body = parse_body(BulkQueries, {"queries": text.splitlines()})
     except FormErrors as exc:
-        data = pages.case_page(session=session, user=user, case=case)
+        data = case_pages.case_page(session=session, user=user, case=case)
         return _render_case(
             request,
             user,
@@ -249,7 +253,7 @@ def start_run(
 def run_progress(request: Request, run_id: int, case: WebCaseDep, session: SessionDep) -> Response:
     """Return the progress bar of a run; when it ends, tell the page to refresh its parts."""
     run = run_service.summary(run_service.get_run(session=session, case=case, run_id=run_id))
-    ended = run.status in ("finished", "failed")
+    ended = run.status not in ACTIVE_RUN_STATUSES
     headers = {"HX-Trigger": "run-finished"} if ended else None
     return render(
         request, "partials/run_progress.html", {"run": run, "case_id": case.id}, headers=headers
@@ -260,7 +264,9 @@ def run_progress(request: Request, run_id: int, case: WebCaseDep, session: Sessi
 def case_score(request: Request, case: WebCaseDep, session: SessionDep) -> Response:
     """Return the case score panel."""
     return render(
-        request, "partials/case_score.html", {"score": pages.case_score(session=session, case=case)}
+        request,
+        "partials/case_score.html",
+        {"score": case_pages.case_score(session=session, case=case)},
     )
 
 
@@ -274,7 +280,9 @@ def query_list(
     page: int = 1,
 ) -> Response:
     """Return one page of the query list."""
-    queries = pages.case_query_list(session=session, case=case, sort=_sort(sort), q=q, page=page)
+    queries = case_pages.case_query_list(
+        session=session, case=case, sort=_sort(sort), q=q, page=page
+    )
     return render(request, "partials/query_list.html", {"case": case, "queries": queries})
 
 
@@ -284,5 +292,5 @@ def case_history(request: Request, case: WebCaseDep, session: SessionDep) -> Res
     return render(
         request,
         "partials/history.html",
-        {"history": pages.case_history(session=session, case=case)},
+        {"history": case_pages.case_history(session=session, case=case)},
     )

@@ -9,6 +9,7 @@ from app.deps import SessionDep, WebUser
 from app.errors import BadRequest, NotFound
 from app.schemas.compare import COMPARE_SORTS, CompareSort
 from app.services import compare as service
+from app.services import compare_query as side_service
 from app.web.deps import WebCaseDep
 from app.web.errors import HtmlErrorRoute
 from app.web.templating import render
@@ -51,4 +52,25 @@ def compare_page(
         other_id=_run_id(other, case.id),
         sort=_sort(sort),
     )
-    return render(request, "compare.html", {"user": user, "case": case, "page": data})
+    context = {"user": user, "case": case, "page": data, "sort_labels": service.COMPARE_SORT_LABELS}
+    return render(request, "compare.html", context)
+
+
+@router.get("/cases/{case_id}/compare/queries/{query_id}", name="compare_query_page")
+def compare_query_page(
+    request: Request,
+    case: WebCaseDep,
+    user: WebUser,
+    session: SessionDep,
+    query_id: int,
+    base: str = "",
+    other: str = "",
+) -> Response:
+    """Show one query's results from two runs side by side."""
+    base_id, other_id = _run_id(base, case.id), _run_id(other, case.id)
+    if base_id is None or other_id is None:
+        raise BadRequest("Choose the two runs to put side by side.")
+    data = side_service.side_by_side(
+        session=session, case=case, query_id=query_id, base_id=base_id, other_id=other_id
+    )
+    return render(request, "compare_query.html", {"user": user, "case": case, "page": data})

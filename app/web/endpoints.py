@@ -13,10 +13,10 @@ from app.models import User
 from app.schemas.endpoints import EndpointCreate, EndpointRead, EndpointUpdate
 from app.search import ConnectionReport
 from app.services import endpoints as endpoint_service
-from app.services import pages
+from app.vocabulary import Engine, HttpMethod
 from app.web.deps import FormDep, WebEndpointDep
 from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web.forms import CsrfChecked, FormErrors, field_text, form_errors, parse_body
 from app.web.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -35,26 +35,21 @@ FIELDS = (
 NUMBERS = ("timeout_s", "requests_per_minute", "max_concurrency")
 NEW_ENDPOINT = {
     "name": "",
-    "engine": "opensearch",
+    "engine": Engine.OPENSEARCH,
     "url": "",
-    "method": "GET",
+    "method": HttpMethod.GET,
     "headers": "",
     "basic_auth": "",
     "timeout_s": "10",
     "requests_per_minute": "0",
     "max_concurrency": "8",
 }
-TEST_FIELD_SPECS = {
-    "solr": "id:id title:title",
-    "elasticsearch": "id:_id title:title",
-    "opensearch": "id:_id title:title",
-}
 
 
 @router.get("/endpoints", name="endpoints_page")
 def endpoints_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """List the user's search endpoints."""
-    data = pages.endpoints_page(session=session, user=user)
+    data = endpoint_service.endpoints_page(session=session, user=user)
     return render(request, "endpoints.html", {"user": user, "page": data})
 
 
@@ -123,7 +118,9 @@ async def test_endpoint(
 ) -> Response:
     """Send one query and show the hit count and a sample doc, or the engine's error."""
     query = field_text(form, "query").strip() or "test"
-    field_spec = field_text(form, "field_spec").strip() or TEST_FIELD_SPECS[endpoint.engine]
+    field_spec = (
+        field_text(form, "field_spec").strip() or endpoint_service.TEST_FIELD_SPECS[endpoint.engine]
+    )
     report = await endpoint_service.check_connection(
         endpoint=endpoint, query=query, template=None, field_spec=field_spec
     )
@@ -149,22 +146,22 @@ def _form(
     report: ConnectionReport | None = None,
     test: dict[str, str] | None = None,
 ) -> Response:
-    engine = values.get("engine") or "opensearch"
+    engine = values.get("engine") or Engine.OPENSEARCH
+    known = engine in tuple(Engine)
+    test_spec = endpoint_service.TEST_FIELD_SPECS[Engine(engine)] if known else ""
     context = {
         "user": user,
         "endpoint": endpoint,
         "form": values,
         "errors": errors or {},
         "report": report,
-        "test": test or {"query": "test", "field_spec": TEST_FIELD_SPECS.get(engine, "")},
+        "test": test or {"query": "test", "field_spec": test_spec},
     }
     return render(request, "endpoint.html", context, status_code=status_code)
 
 
 def _errors(exc: FormErrors | Invalid) -> dict[str, str]:
-    if isinstance(exc, Invalid):
-        exc = FormErrors.from_invalid(exc)
-    return {k.split(".")[0]: v for k, v in exc.errors.items()}
+    return {k.split(".")[0]: v for k, v in form_errors(exc).items()}
 
 
 def _values_of(endpoint: EndpointRead) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Form, HTTPException, Request
@@ -14,6 +15,7 @@ from app.security import csrf_matches
 __all__ = ["CsrfChecked", "FormErrors", "check_csrf", "field_text", "parse_body"]
 
 B = TypeVar("B", bound=BaseModel)
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def check_csrf(request: Request, csrf_token: Annotated[str, Form()] = "") -> None:
@@ -40,10 +42,16 @@ class FormErrors(Exception):
         return cls({field: exc.message})
 
 
+def form_errors(exc: FormErrors | Invalid) -> dict[str, str]:
+    """Return the messages of a form's or a service's errors by dotted field path."""
+    return exc.errors if isinstance(exc, FormErrors) else FormErrors.from_invalid(exc).errors
+
+
 def field_text(form: FormData, name: str) -> str:
-    """Return a text field of the form ('' when absent or a file)."""
+    """Return a text field of the form ('' when absent or a file), NUL and lone surrogates
+    replaced by U+FFFD as in stored documents."""
     value = form.get(name)
-    return value if isinstance(value, str) else ""
+    return _UNSTORABLE.sub("\ufffd", value) if isinstance(value, str) else ""
 
 
 def parse_body(model: type[B], values: dict[str, Any]) -> B:

@@ -9,11 +9,10 @@ from fastapi.responses import RedirectResponse, Response
 
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.models import Case, Scorer
 from app.schemas.cases import RatingIn
-from app.services import pages
-from app.services import queries as query_service
-from app.services import runs as run_service
+from app.services import case_pages
+from app.services import rating as rating_service
+from app.services import results as result_service
 from app.web.deps import FormDep, WebCaseDep, WebQueryDep
 from app.web.errors import HtmlErrorRoute, error_page
 from app.web.forms import CsrfChecked, field_text
@@ -27,8 +26,8 @@ def query_page(
     request: Request, case: WebCaseDep, query: WebQueryDep, user: WebUser, session: SessionDep
 ) -> Response:
     """Show one query's results with rating buttons (the page behind an expanded query)."""
-    results = pages.query_results(session=session, case=case, query=query)
-    score = pages.case_score(session=session, case=case)
+    results = result_service.query_results(session=session, case=case, query=query)
+    score = case_pages.case_score(session=session, case=case)
     return render(
         request, "query.html", {"user": user, "case": case, "results": results, "score": score}
     )
@@ -39,7 +38,7 @@ def query_results(
     request: Request, case: WebCaseDep, query: WebQueryDep, session: SessionDep
 ) -> Response:
     """Return the fragment of one query's results, loaded when the query is expanded."""
-    results = pages.query_results(session=session, case=case, query=query)
+    results = result_service.query_results(session=session, case=case, query=query)
     return render(request, "partials/query_results.html", {"results": results})
 
 
@@ -62,23 +61,28 @@ def rate(
         rating = math.nan
     if not doc_id or len(doc_id) > 500 or (rating is not None and not math.isfinite(rating)):
         return error_page(request, 422, "Choose a rating from the scale for a document.")
-    scorer = _scorer(session, case)
     try:
-        query_service.set_ratings(
+        rated = rating_service.rate(
             session=session,
+            case=case,
             query=query,
-            scorer=scorer,
-            ratings=[RatingIn(doc_id=doc_id, rating=rating)],
             user=user,
+            ratings=[RatingIn(doc_id=doc_id, rating=rating)],
         )
     except Invalid as exc:
         return error_page(request, 422, exc.message)
-    run_service.rescore_query(session=session, case=case, query=query)
     if not is_htmx(request):
         target = request.url_for("query_page", case_id=case.id, query_id=query.id)
         return RedirectResponse(f"{target}#results-{query.id}", status_code=303)
-    results = pages.query_results(session=session, case=case, query=query)
-    score = pages.case_score(session=session, case=case)
+    results = result_service.results_of(
+        session=session,
+        case=case,
+        query=query,
+        run=rated.run,
+        row=rated.row,
+        ratings=rated.ratings,
+    )
+    score = case_pages.score_of(case_id=case.id, run=rated.run)
     # The history table shows the latest run's score, which the rating just changed.
     return render(
         request,
@@ -86,9 +90,3 @@ def rate(
         {"results": results, "score": score},
         headers={"HX-Trigger": "case-rescored"},
     )
-
-
-def _scorer(session: SessionDep, case: Case) -> Scorer:
-    scorer = session.get(Scorer, case.scorer_id)
-    assert scorer is not None  # the foreign key is RESTRICT: a case always has its scorer
-    return scorer

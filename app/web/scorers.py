@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import re
-from typing import Any, get_args
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from app.deps import SessionDep, WebUser
-from app.errors import Invalid
+from app.errors import Invalid, NotFound
 from app.models import Query, User
 from app.schemas.pages import ScorerPage, TryOutcome
-from app.schemas.scorers import ScorerCreate, ScorerKind, ScorerRead, ScorerUpdate
-from app.services import access, pages
+from app.schemas.scorers import ScorerCreate, ScorerRead, ScorerUpdate
+from app.services import access, scorer_pages
 from app.services import scorers as scorer_service
+from app.vocabulary import ScorerKind
 from app.web.deps import FormDep, WebScorerDep
 from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web.forms import CsrfChecked, FormErrors, field_text, form_errors, parse_body
 from app.web.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
-KINDS: tuple[str, ...] = get_args(ScorerKind)
+KINDS: tuple[str, ...] = tuple(ScorerKind)
 NEW_SCORER = {
     "name": "",
-    "kind": "javascript",
+    "kind": ScorerKind.JAVASCRIPT,
     "params": "",
     "scale": "0, 1",
     "labels": "0=Irrelevant\n1=Relevant",
@@ -47,14 +48,14 @@ EDITOR_FIELDS = ("name", "kind", "code", "params", "scale", "labels", "max_score
 @router.get("/scorers", name="scorers_page")
 def scorers_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """List the built-in presets and the user's scorers."""
-    data = pages.scorers_page(session=session, user=user)
+    data = scorer_pages.scorers_page(session=session, user=user)
     return render(request, "scorers.html", {"user": user, "page": data})
 
 
 @router.get("/scorers/new", name="scorer_new_page")
 def new_scorer(request: Request, user: WebUser, session: SessionDep) -> Response:
     """Show an empty scorer editor."""
-    data = pages.scorer_page(session=session, user=user, scorer=None)
+    data = scorer_pages.scorer_page(session=session, user=user, scorer=None)
     return _editor(request, user, data, dict(NEW_SCORER))
 
 
@@ -64,7 +65,7 @@ def create_scorer(
 ) -> Response:
     """Create a scorer, or try the unsaved one on a query (the 'Try' button)."""
     values = {name: field_text(form, name) for name in EDITOR_FIELDS}
-    data = pages.scorer_page(session=session, user=user, scorer=None)
+    data = scorer_pages.scorer_page(session=session, user=user, scorer=None)
     try:
         if field_text(form, "action") == "try":
             outcome = _try(session, user, values, form)
@@ -83,7 +84,7 @@ def scorer_page(
     request: Request, scorer: WebScorerDep, user: WebUser, session: SessionDep
 ) -> Response:
     """Show the editor of a scorer (a preset is read-only but can be tried)."""
-    data = pages.scorer_page(session=session, user=user, scorer=scorer)
+    data = scorer_pages.scorer_page(session=session, user=user, scorer=scorer)
     assert data.scorer is not None
     return _editor(request, user, data, _values_of(data.scorer))
 
@@ -100,7 +101,7 @@ def update_scorer(
     """Save a scorer, or try the edited version on a query (the 'Try' button)."""
     values = {name: field_text(form, name) for name in EDITOR_FIELDS}
     values["kind"] = scorer.kind
-    data = pages.scorer_page(session=session, user=user, scorer=scorer)
+    data = scorer_pages.scorer_page(session=session, user=user, scorer=scorer)
     try:
         if field_text(form, "action") == "try":
             outcome = _try(session, user, values, form)
@@ -137,11 +138,9 @@ def _editor(
 
 
 def _errors(exc: FormErrors | Invalid) -> dict[str, str]:
-    if isinstance(exc, Invalid):
-        exc = FormErrors.from_invalid(exc)
     return {
         ("labels" if k.startswith("scale_labels") else k.split(".")[0]): v
-        for k, v in exc.errors.items()
+        for k, v in form_errors(exc).items()
     }
 
 
@@ -230,6 +229,12 @@ def _try(session: SessionDep, user: User, values: dict[str, str], form: FormData
     if not raw_id.isdigit():
         raise FormErrors({"try_query_id": "Choose a query to try the scorer on."})
     query = session.get(Query, int(raw_id)) if access.valid_id(int(raw_id)) else None
-    case = access.visible_case(session=session, user=user, case_id=query.case_id if query else 0)
+    try:
+        case = access.visible_case(
+            session=session, user=user, case_id=query.case_id if query else 0
+        )
+    except NotFound:
+        # Name only what the user sent: another user's case id must not show through.
+        raise NotFound(f"No query with id {raw_id}.") from None
     assert query is not None
-    return pages.try_scorer(session=session, config=config, case=case, query=query)
+    return scorer_pages.try_scorer(session=session, config=config, case=case, query=query)

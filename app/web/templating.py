@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
 from app.security import new_csrf_token
+from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, HttpMethod, QueryStatus, RunStatus
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
@@ -74,6 +75,14 @@ def polyline(points: Sequence[tuple[float, float]]) -> str:
     return " ".join(f"{x},{y}" for x, y in points)
 
 
+def run_state(run: Any) -> str:
+    """Return the status to show for a run: one where every query errored shows as failed."""
+    status = str(run.status)
+    if status == RunStatus.FINISHED and run.total and run.errors == run.total:
+        return str(RunStatus.FAILED)
+    return status
+
+
 def pretty_json(value: Any) -> str:
     """Return a value as indented JSON text (escaped by the template like any text)."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
@@ -89,6 +98,13 @@ templates.env.globals.update(
     chart_points=chart_points,
     polyline=polyline,
     pretty_json=pretty_json,
+    run_state=run_state,
+    # The domain's words, so that templates compare with them instead of spelling them out.
+    ACTIVE_RUN_STATUSES=ACTIVE_RUN_STATUSES,
+    Engine=Engine,
+    HttpMethod=HttpMethod,
+    QueryStatus=QueryStatus,
+    RunStatus=RunStatus,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 
 MOVIES_TEMPLATE = (
     '{"query": {"multi_match": {"query": "#$query##", '

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
-from tests.conftest import PASSWORD, ApiUser
+from tests.fixtures.users import PASSWORD, ApiUser
 
 
 def test_health_needs_no_auth(client: TestClient) -> None:
@@ -60,7 +60,7 @@ def _login(client: TestClient, email: str, password: str) -> int:
         },
         follow_redirects=False,
     )
-    return response.status_code
+    return int(response.status_code)
 
 
 def test_browser_login_sets_a_signed_httponly_lax_cookie(api: ApiUser, client: TestClient) -> None:

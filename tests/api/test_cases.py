@@ -10,7 +10,7 @@ from tests.api.helpers import (
     make_endpoint,
     scorer_id,
 )
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 
 URL = "http://127.0.0.1:9/movies"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -12,7 +13,10 @@ from app.scoring import Outcome, QueryInput, ScoreDoc, score_query
 from app.services import runs as run_service
 from app.services.scorers import build_config
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
+
+# The runner executes in threads with their own connections: its rows must be committed.
+pytestmark = pytest.mark.runner
 
 QUERIES = ["star wars", "star trek", "batman"]
 
@@ -24,7 +28,7 @@ def _run(api: ApiUser, case_id: int) -> dict[str, Any]:
     return result
 
 
-def _rate(api: ApiUser, case_id: int, query_id: int, ratings: dict[str, float]) -> None:
+def _rate(api: ApiUser, case_id: int, query_id: int, ratings: Mapping[str, float]) -> None:
     body = {"ratings": [{"doc_id": k, "rating": v} for k, v in ratings.items()]}
     response = api.put(f"/api/v1/cases/{case_id}/queries/{query_id}/ratings", json=body)
     assert response.status_code == 200, response.text

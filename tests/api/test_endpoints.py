@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.api.helpers import make_endpoint
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 
 
 def test_secrets_are_never_returned(api: ApiUser) -> None:
@@ -113,3 +113,35 @@ def test_nul_characters_and_bad_header_names_are_422(api: ApiUser) -> None:
     assert header.status_code == 422
     assert header.json()["detail"][0]["loc"] == ["body", "headers"]
     assert api.get("/api/v1/search-endpoints").json() == []
+
+
+def test_moving_to_another_origin_drops_secrets_unless_resent(api: ApiUser) -> None:
+    created = make_endpoint(
+        api, "http://127.0.0.1:9200/movies", headers={"X-Key": "k"}, basic_auth="u:p"
+    )
+    url = f"/api/v1/search-endpoints/{created['id']}"
+    same_origin = api.patch(url, json={"url": "http://127.0.0.1:9200/films"}).json()
+    assert same_origin["header_names"] == ["X-Key"] and same_origin["has_basic_auth"] is True
+    resent = api.patch(
+        url, json={"url": "http://127.0.0.1:9201/films", "headers": {"X-Key": "k2"}}
+    ).json()
+    assert resent["header_names"] == ["X-Key"] and resent["has_basic_auth"] is False
+    moved = api.patch(url, json={"url": "https://attacker.example.com/films"}).json()
+    assert moved["header_names"] == [] and moved["has_basic_auth"] is False
+
+
+def test_credentials_in_the_url_become_basic_auth(api: ApiUser) -> None:
+    created = make_endpoint(api, "http://bob:s3cret@127.0.0.1:9200/movies")
+    assert created["url"] == "http://127.0.0.1:9200/movies"
+    assert created["has_basic_auth"] is True
+    both = api.post(
+        "/api/v1/search-endpoints",
+        json={
+            "name": "both",
+            "engine": "elasticsearch",
+            "url": "http://bob:s3cret@127.0.0.1:9200/movies",
+            "basic_auth": "a:b",
+        },
+    )
+    assert both.status_code == 422
+    assert "s3cret" not in both.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -14,7 +15,10 @@ from app.demo.corpus import index_movies, start_osmem
 from app.scoring import QueryInput, ScoreDoc, score_query
 from app.services.scorers import build_config
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
+
+# The runner executes in threads with their own connections: its rows must be committed.
+pytestmark = pytest.mark.runner
 
 QUERIES = ["star wars", "star trek", "batman", "zzzxqv qqwxj"]
 
@@ -32,7 +36,7 @@ def _run(api: ApiUser, case_id: int) -> dict[str, Any]:
     return result
 
 
-def _expected(api: ApiUser, scorer: str, docs: list[str], ratings: dict[str, float]) -> Any:
+def _expected(api: ApiUser, scorer: str, docs: list[str], ratings: Mapping[str, float]) -> Any:
     preset = next(s for s in api.get("/api/v1/scorers").json() if s["name"] == scorer)
     config = build_config(
         kind=preset["kind"],

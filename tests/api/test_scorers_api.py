@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.api.helpers import make_case, make_endpoint
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 
 PRESET_NAMES = ["Classic", "NDCG@10", "DCG@10", "CG@10", "P@10", "AP@10", "RR@10", "ERR@10"]
 DATA_X = {"docs": ["a", "b", "c", "d", "e"], "ratings": {"a": 2, "c": 3, "d": 0, "e": 1, "x": 3}}

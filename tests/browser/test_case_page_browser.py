@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.main import create_app
-from app.schemas.cases import CaseCreate
+from app.schemas.cases import CaseCreate, RatingIn
 from app.schemas.endpoints import EndpointCreate
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
@@ -223,4 +223,54 @@ def test_rating_works_with_javascript_off(browser: Any, live_app: LiveApp) -> No
     )
     assert _ratings(live_app, query_id) == {doc_id: 7.0}
     assert page.locator(f"#query-score-{query_id}").inner_text() not in ("", NO_VALUE)
+    context.close()
+
+
+def test_switching_the_scorer_rescores_the_shown_scores_at_once(
+    browser: Any, live_app: LiveApp
+) -> None:
+    from playwright.sync_api import expect
+
+    from app.models import Case, Run, Scorer
+    from app.services import rating as rating_service
+    from app.services import runs as run_service
+    from app.web.templating import fmt_score
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    _login(page, live_app)
+    page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+    page.click("#run-button")
+    expect(page.locator("#run-progress")).to_have_attribute(
+        "data-status", "finished", timeout=30_000
+    )
+    query_id = live_app.query_ids["the matrix"]
+    with live_app.session_factory() as session:
+        case = session.get(Case, live_app.case_id)
+        assert case is not None
+        run = run_service.latest_finished_run(session=session, case=case)
+        assert run is not None
+        row = next(
+            r for r in run_service.run_queries(session=session, run=run) if r.query_id == query_id
+        )
+        query = query_service.get_query(session=session, case=case, query_id=query_id)
+        user = case.owner
+        top = [RatingIn(doc_id=str(d["id"]), rating=10) for d in row.docs[:2]]
+        rating_service.rate(session=session, case=case, query=query, user=user, ratings=top)
+    page.reload()
+    expect(page.locator("#case-score .score-scorer")).to_have_text("Classic")
+
+    page.select_option("#settings-form select[name=scorer_id]", label="P@10")
+    page.click("#settings-form button[type=submit]")
+    page.wait_for_url(f"{live_app.url}/cases/{live_app.case_id}")
+    with live_app.session_factory() as session:
+        latest = session.get(Run, run.id)
+        p10 = session.query(Scorer).filter(Scorer.name == "P@10").one()
+        assert latest is not None and latest.scorer_id == p10.id  # re-scored, not refetched
+        want = fmt_score(latest.case_score)
+        assert latest.case_score is not None
+    expect(page.locator(".scorer-name")).to_have_text("P@10")
+    expect(page.locator("#case-score .score-scorer")).to_have_text("P@10")
+    expect(page.locator("#case-score-value")).to_have_text(want)
+    expect(page.locator(f"#runs tr[data-run-id='{run.id}'] .run-scorer")).to_have_text("P@10")
     context.close()

@@ -18,7 +18,7 @@ from app.scoring import (
     score_query,
 )
 from app.scoring import javascript as js_module
-from tests.scoring.conftest import CLASSIC_SCALE, GRADED, config, query
+from tests.scoring.helpers import CLASSIC_SCALE, GRADED, config, query
 
 QUEPID_CLASSIC = """
 var score = avgRating100();

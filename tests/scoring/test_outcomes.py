@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.scoring import PRESETS, Outcome, case_score, score_queries, score_query
+from app.models import RunQuery
+from app.scoring import PRESETS, Outcome, Tally, case_score, score_queries, score_query, tally
 from app.scoring.ranking import best_order, levenshtein
-from tests.scoring.conftest import CLASSIC_SCALE, config, query
+from app.vocabulary import QueryStatus
+from tests.scoring.helpers import CLASSIC_SCALE, config, query
 
 BUILTINS = ["classic", "ndcg", "dcg", "cg", "precision", "average_precision",
             "reciprocal_rank", "err"]  # fmt: skip
@@ -111,14 +113,18 @@ def test_bad_rating_data_is_an_error_not_an_exception() -> None:
 
 def test_case_score_is_the_mean_of_scored() -> None:
     outcomes = [
-        Outcome("scored", 50.0, 0.5, None),
-        Outcome("unscored", None, None, "no ratings"),
-        Outcome("scored", 100.0, 1.0, None),
-        Outcome("error", None, None, "boom"),
+        Outcome(QueryStatus.SCORED, 50.0, 0.5, None),
+        Outcome(QueryStatus.UNSCORED, None, None, "no ratings"),
+        Outcome(QueryStatus.SCORED, 100.0, 1.0, None),
+        Outcome(QueryStatus.ERROR, None, None, "boom"),
     ]
     assert case_score(outcomes) == 75.0
     assert case_score(outcomes[1:2]) is None
     assert case_score([]) is None
+    assert tally(outcomes) == Tally(case_score=75.0, scored=2, unscored=1, errors=1)
+    stored = [RunQuery(status=o.status, score=o.score) for o in outcomes]
+    assert tally(stored) == tally(outcomes)
+    assert tally([]) == Tally(case_score=None, scored=0, unscored=0, errors=0)
 
 
 def test_presets_match_the_table() -> None:

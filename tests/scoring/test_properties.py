@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.scoring import QueryInput, ScoreDoc, score_queries, score_query
 from app.scoring.ranking import best_order, levenshtein
-from tests.scoring.conftest import CLASSIC_SCALE, GRADED, config, query
+from tests.scoring.helpers import CLASSIC_SCALE, GRADED, config, query
 
 IDS = [f"d{i}" for i in range(15)]
 KINDS = ["classic", "ndcg", "dcg", "cg", "precision", "average_precision", "reciprocal_rank", "err"]
@@ -103,6 +103,8 @@ def test_classic_equals_avg_rating100_for_best_first(ratings: dict[str, float], 
     assert outcome.score == math.floor(sum(top) / len(top) * 100 / 10)
 
 
+# A minute of CPU: `make test` (and so CI) runs it, `make test-fast` leaves it out.
+@pytest.mark.slow
 def test_ndcg_agrees_with_ranx() -> None:
     from ranx import Qrels, Run, evaluate
 

@@ -29,8 +29,11 @@ def test_fills_defaults() -> None:
 
 
 def test_labels_match_scale_values_written_either_way() -> None:
-    validate(scale_labels={"0": "Poor", "3.0": "Perfect"})
-    validate(scale=[0.5, 1], kind="cg", scale_labels={"0.5": "Half"})
+    assert validate(scale_labels={"0": "Poor", "3.0": "Perfect"}).scale == (0, 1, 2, 3)
+    assert validate(scale=[0.5, 1], kind="cg", scale_labels={"0.5": "Half"}).scale == (0.5, 1)
+    # "3" and "3.0" are the same value written two ways, so both cannot be given.
+    with pytest.raises(ScorerConfigError, match="repeats a scale value"):
+        validate(scale_labels={"3": "Perfect", "3.0": "Perfect"})
 
 
 BAD: list[tuple[dict[str, Any], str]] = [

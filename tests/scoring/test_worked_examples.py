@@ -8,7 +8,7 @@ import pytest
 
 from app.scoring import QueryInput, score_query
 from app.scoring.ranking import best_order, distance_from_best
-from tests.scoring.conftest import CLASSIC_SCALE, config
+from tests.scoring.helpers import CLASSIC_SCALE, config
 
 EXAMPLES_X: list[tuple[str, dict[str, Any], float]] = [
     ("ndcg", {}, 61.4671),

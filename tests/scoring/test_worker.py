@@ -16,7 +16,7 @@ import pytest
 from app.scoring import QueryInput, jsworker, score_queries
 from app.scoring import javascript as js_module
 from app.scoring.jsworker import CRASH_MESSAGE
-from tests.scoring.conftest import CLASSIC_SCALE, config, query
+from tests.scoring.helpers import CLASSIC_SCALE, config, query
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,7 +162,7 @@ def test_a_worker_exits_when_its_parent_dies() -> None:
         """
         import os
         from app.scoring import jsworker, score_queries
-        from tests.scoring.conftest import config, query
+        from tests.scoring.helpers import config, query
         score_queries(config("javascript", code="setScore(1)"), [query("a", {})])
         print(jsworker.worker_pids()[0], flush=True)
         os._exit(0)  # no atexit: the worker must notice on its own

@@ -15,8 +15,9 @@ from app.search import (
     SearchClient,
     SearchRequest,
     SearchResult,
-    test_connection,
+    try_connection,
 )
+from app.vocabulary import Engine
 from tests.engine_fixtures import MoviesEngine
 
 MULTI_MATCH = """{
@@ -51,7 +52,7 @@ def run(endpoint: EndpointConfig, request: SearchRequest) -> SearchResult:
 def check(endpoint: EndpointConfig, request: SearchRequest) -> ConnectionReport:
     async def go() -> ConnectionReport:
         async with httpx.AsyncClient() as http:
-            return await test_connection(http, endpoint, request)
+            return await try_connection(http, endpoint, request)
 
     return asyncio.run(go())
 
@@ -63,7 +64,7 @@ def test_movies_are_indexed(movies_engine: MoviesEngine) -> None:
 
 
 def test_star_wars(movies_engine: MoviesEngine) -> None:
-    endpoint = EndpointConfig("opensearch", movies_engine.index_url)
+    endpoint = EndpointConfig(Engine.OPENSEARCH, movies_engine.index_url)
     result = run(endpoint, star_wars(rows=5))
     titles = [doc.fields["title"] for doc in result.docs]
     assert "Star Wars Ep. IV: A New Hope" in titles
@@ -78,7 +79,7 @@ def test_star_wars(movies_engine: MoviesEngine) -> None:
 
 
 def test_explain_when_asked(movies_engine: MoviesEngine) -> None:
-    endpoint = EndpointConfig("elasticsearch", movies_engine.index_url)
+    endpoint = EndpointConfig(Engine.ELASTICSEARCH, movies_engine.index_url)
     result = run(endpoint, star_wars(explain=True, rows=3))
     assert result.docs
     for doc in result.docs:
@@ -87,21 +88,21 @@ def test_explain_when_asked(movies_engine: MoviesEngine) -> None:
 
 
 def test_unknown_index(movies_engine: MoviesEngine) -> None:
-    endpoint = EndpointConfig("opensearch", f"{movies_engine.url}/nope")
+    endpoint = EndpointConfig(Engine.OPENSEARCH, f"{movies_engine.url}/nope")
     with pytest.raises(EngineHTTPError, match=r"HTTP 404 .*no such index \[nope\]") as info:
         run(endpoint, star_wars())
     assert info.value.status_code == 404
 
 
 def test_bad_query_gives_engine_message(movies_engine: MoviesEngine) -> None:
-    endpoint = EndpointConfig("opensearch", movies_engine.index_url)
+    endpoint = EndpointConfig(Engine.OPENSEARCH, movies_engine.index_url)
     request = star_wars(template='{"query": {"bogus": {"title": "#$query##"}}}')
     with pytest.raises(EngineHTTPError, match=r"unknown query \[bogus\]"):
         run(endpoint, request)
 
 
 def test_connection_ok(movies_engine: MoviesEngine) -> None:
-    report = check(EndpointConfig("opensearch", movies_engine.index_url), star_wars())
+    report = check(EndpointConfig(Engine.OPENSEARCH, movies_engine.index_url), star_wars())
     assert report.ok
     assert report.num_found is not None and report.num_found >= 7
     assert report.sample is not None and report.sample.position == 1
@@ -111,21 +112,21 @@ def test_connection_ok(movies_engine: MoviesEngine) -> None:
 
 def test_connection_ok_but_nothing_found(movies_engine: MoviesEngine) -> None:
     report = check(
-        EndpointConfig("opensearch", movies_engine.index_url), star_wars(query_text="zzzqqq")
+        EndpointConfig(Engine.OPENSEARCH, movies_engine.index_url), star_wars(query_text="zzzqqq")
     )
     assert (report.ok, report.num_found, report.sample) == (True, 0, None)
     assert "found no documents" in report.message
 
 
 def test_connection_failing(engine_down_url: str, movies_engine: MoviesEngine) -> None:
-    down = check(EndpointConfig("opensearch", f"{engine_down_url}/movies"), star_wars())
+    down = check(EndpointConfig(Engine.OPENSEARCH, f"{engine_down_url}/movies"), star_wars())
     assert (down.ok, down.num_found, down.sample) == (False, None, None)
     assert "cannot connect" in down.message
-    missing = check(EndpointConfig("opensearch", f"{movies_engine.url}/nope"), star_wars())
+    missing = check(EndpointConfig(Engine.OPENSEARCH, f"{movies_engine.url}/nope"), star_wars())
     assert not missing.ok
     assert "no such index [nope]" in missing.message
     bad_spec = check(
-        EndpointConfig("opensearch", movies_engine.index_url), star_wars(field_spec="x:y")
+        EndpointConfig(Engine.OPENSEARCH, movies_engine.index_url), star_wars(field_spec="x:y")
     )
     assert not bad_spec.ok
     assert "unknown prefix 'x'" in bad_spec.message

@@ -20,6 +20,7 @@ from app.search import (
     parse_field_spec,
     parse_solr_response,
 )
+from app.vocabulary import Engine, HttpMethod
 from tests.search import solr_bodies
 
 TEMPLATE = "q=#$query##&defType=edismax\nqf=title^##title_boost## overview"
@@ -111,7 +112,9 @@ def test_client_get_sends_params_in_query_string() -> None:
         seen.append(req)
         return httpx.Response(200, json=solr_bodies.OK)
 
-    endpoint = EndpointConfig("solr", "http://solr:8983/solr/movies/select?shards.tolerant=true")
+    endpoint = EndpointConfig(
+        Engine.SOLR, "http://solr:8983/solr/movies/select?shards.tolerant=true"
+    )
     result = run_search(handler, endpoint, request(query_text="100% a&b"))
     assert result.num_found == 37
     (sent,) = seen
@@ -132,7 +135,9 @@ def test_client_post_sends_a_form() -> None:
         seen.append(req)
         return httpx.Response(200, json=solr_bodies.WITH_DEBUG)
 
-    endpoint = EndpointConfig("solr", "http://solr:8983/solr/movies/select", method="POST")
+    endpoint = EndpointConfig(
+        Engine.SOLR, "http://solr:8983/solr/movies/select", method=HttpMethod.POST
+    )
     result = run_search(handler, endpoint, request(explain=True))
     assert result.docs[0].explain == solr_bodies.EXPLAIN_913
     (sent,) = seen
@@ -150,7 +155,7 @@ def test_client_400_raises_http_error_with_solr_message() -> None:
         calls.append(req)
         return httpx.Response(400, json=solr_bodies.UNDEFINED_FIELD)
 
-    endpoint = EndpointConfig("solr", "http://solr:8983/solr/movies/select")
+    endpoint = EndpointConfig(Engine.SOLR, "http://solr:8983/solr/movies/select")
     with pytest.raises(EngineHTTPError, match=r"HTTP 400 .*: undefined field bogus") as info:
         run_search(handler, endpoint, request())
     assert info.value.status_code == 400
@@ -158,6 +163,6 @@ def test_client_400_raises_http_error_with_solr_message() -> None:
 
 
 def test_client_bad_template_raises_request_build_error() -> None:
-    endpoint = EndpointConfig("solr", "http://solr:8983/solr/movies/select")
+    endpoint = EndpointConfig(Engine.SOLR, "http://solr:8983/solr/movies/select")
     with pytest.raises(RequestBuildError, match="not key=value"):
         run_search(lambda r: httpx.Response(200), endpoint, request(template="q"))

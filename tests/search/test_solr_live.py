@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from app.search import EndpointConfig, EngineHTTPError, SearchClient, SearchRequest, SearchResult
+from app.vocabulary import Engine, HttpMethod
 
 SOLR_URL = os.environ.get("SOLR_URL", "")
 pytestmark = [
@@ -21,7 +22,7 @@ pytestmark = [
 
 
 def run(request: SearchRequest, method: str = "GET") -> SearchResult:
-    endpoint = EndpointConfig("solr", SOLR_URL, method="POST" if method == "POST" else "GET")
+    endpoint = EndpointConfig(Engine.SOLR, SOLR_URL, method=HttpMethod(method))
 
     async def go() -> SearchResult:
         async with httpx.AsyncClient() as http:

@@ -6,13 +6,21 @@ import json
 
 import pytest
 
-from app.search import TemplateError, extract_knobs, validate_template
+from app.search import (
+    SearchRequest,
+    TemplateError,
+    build_es_body,
+    build_solr_params,
+    extract_knobs,
+    validate_template,
+)
 from app.search.templates import (
     RenderContext,
     format_number,
     render_json_template,
     render_solr_pairs,
 )
+from app.vocabulary import Engine
 
 
 def render(template: str, query: str = "star wars", **kwargs: object) -> object:
@@ -95,18 +103,23 @@ def test_extract_knobs_in_order_of_first_appearance() -> None:
     assert extract_knobs("q=#$query##") == []
 
 
-def test_validate_accepts_good_templates() -> None:
-    validate_template("elasticsearch", '{"query": {"match": {"title": "#$query##"}}}')
-    validate_template(
-        "opensearch", '{"query": {"match": {"title": {"query": "#$query##", "boost": ##b##}}}}'
-    )
-    validate_template("solr", "q=#$query##\ndefType=edismax&qf=title^##tb## overview")
+def test_validate_accepts_good_templates_and_they_render() -> None:
+    es = '{"query": {"match": {"title": "#$query##"}}}'
+    boosted = '{"query": {"match": {"title": {"query": "#$query##", "boost": ##b##}}}}'
+    solr = "q=#$query##\ndefType=edismax&qf=title^##tb## overview"
+    validate_template(Engine.ELASTICSEARCH, es)
+    validate_template(Engine.OPENSEARCH, boosted)
+    validate_template(Engine.SOLR, solr)
+    body = build_es_body(SearchRequest(template=boosted, query_text="star wars", knobs={"b": 2}))
+    assert body["query"] == {"match": {"title": {"query": "star wars", "boost": 2}}}
+    params = build_solr_params(SearchRequest(template=solr, query_text="x", knobs={"tb": 3}))
+    assert ("qf", "title^3 overview") in params and ("q", "x") in params
 
 
 def test_validate_reports_bad_json_with_line_column_and_snippet() -> None:
     template = '{\n  "query": {\n    "match": {"title" "#$query##"}\n  }\n}'
     with pytest.raises(TemplateError) as info:
-        validate_template("elasticsearch", template)
+        validate_template(Engine.ELASTICSEARCH, template)
     message = str(info.value)
     assert "line 3, column 23" in message
     assert '"title" "test"' in message
@@ -115,35 +128,36 @@ def test_validate_reports_bad_json_with_line_column_and_snippet() -> None:
 
 def test_validate_reports_unquoted_query_as_bad_json() -> None:
     with pytest.raises(TemplateError, match="not valid JSON"):
-        validate_template("elasticsearch", '{"query": {"match": {"title": #$query##}}}')
+        validate_template(Engine.ELASTICSEARCH, '{"query": {"match": {"title": #$query##}}}')
 
 
 def test_validate_reports_unknown_placeholder_with_position() -> None:
     with pytest.raises(TemplateError) as info:
-        validate_template("elasticsearch", '{\n "q": "#$qury##"}')
+        validate_template(Engine.ELASTICSEARCH, '{\n "q": "#$qury##"}')
     assert str(info.value).startswith("unknown placeholder '#$qury##' at line 2, column 8")
     assert "#$qury|value##" in str(info.value)
 
 
 def test_unknown_placeholder_with_default_is_allowed() -> None:
-    validate_template("solr", "q=#$qury|x##")
+    validate_template(Engine.SOLR, "q=#$qury|x##")
+    assert ("q", "x") in build_solr_params(SearchRequest(template="q=#$qury|x##", query_text="y"))
 
 
 def test_validate_reports_unclosed_placeholder() -> None:
     with pytest.raises(TemplateError, match="line 1, column 11 is not closed"):
-        validate_template("elasticsearch", '{"query": #$query#}')
+        validate_template(Engine.ELASTICSEARCH, '{"query": #$query#}')
 
 
 def test_validate_rejects_empty_and_non_object_templates() -> None:
     with pytest.raises(TemplateError, match="empty"):
-        validate_template("solr", "  \n ")
+        validate_template(Engine.SOLR, "  \n ")
     with pytest.raises(TemplateError, match="JSON object"):
-        validate_template("elasticsearch", '["#$query##"]')
+        validate_template(Engine.ELASTICSEARCH, '["#$query##"]')
 
 
 def test_validate_rejects_solr_piece_that_is_not_key_value() -> None:
     with pytest.raises(TemplateError, match="line 2: 'oops' is not key=value"):
-        validate_template("solr", "q=#$query##\ndefType=edismax&oops")
+        validate_template(Engine.SOLR, "q=#$query##\ndefType=edismax&oops")
 
 
 def test_solr_template_is_decoded_once_but_query_text_never() -> None:

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Run, RunQuery
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
-from tests.conftest import PASSWORD, ApiUser
+from tests.fixtures.users import PASSWORD, ApiUser
 
 __all__ = ["add_queries", "finished_run", "login", "make_case", "make_endpoint", "scorer_id"]
 
@@ -26,6 +26,13 @@ def one(page: BeautifulSoup | Tag, selector: str) -> Tag:
     found = page.select_one(selector)
     assert found is not None, f"no element matches {selector!r}"
     return found
+
+
+def attr(tag: Tag, name: str) -> str:
+    """Return a single-valued attribute of an element as text (failing when it is missing)."""
+    value = tag.get(name)
+    assert isinstance(value, str), f"{name!r} is {value!r}, not one string"
+    return value
 
 
 def login(client: TestClient, email: str = "alice@example.com") -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,
     doc,
@@ -106,11 +107,13 @@ def test_the_case_json_twin_agrees_with_the_page(
 ) -> None:
     case_id, _ids, _run = _scored_case(api, session_factory)
     login(client)
-    page = soup(client.get(f"/cases/{case_id}?sort=score"))
+    response = client.get(f"/cases/{case_id}?sort=score")
+    page = soup(response)
     twin = str(one(page, "link[rel=alternate][type='application/json']")["href"])
     assert "/api/v1/pages/cases/" in twin and "sort=score" in twin
     data = api.get(twin).json()
-    assert data["score"]["case_score"] == float(one(page, "#case-score")["data-case-score"])
+    assert response.context["page"].model_dump(mode="json") == data
+    assert data["score"]["case_score"] == float(str(one(page, "#case-score")["data-case-score"]))
     assert data["case"]["query_count"] == int(one(page, ".query-count").get_text())
     assert [q["text"] for q in data["queries"]["items"]] == _texts(page)
     assert data["score"]["unscored"] == int(one(page, ".unscored-count").get_text())
@@ -214,6 +217,7 @@ def test_script_in_query_text_and_doc_title_shows_as_text(
     assert one(results, ".doc")["data-doc-id"] == "<b>id</b>"
 
 
+@pytest.mark.runner
 def test_run_button_starts_a_run_and_the_progress_partial_reports_the_end(
     api: ApiUser, client: TestClient, movies_engine: Any
 ) -> None:

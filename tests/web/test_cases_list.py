@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,
     finished_run,
@@ -115,9 +115,11 @@ def test_the_cases_json_twin_agrees_with_the_page(
         case_score=40.0,
     )
     login(client)
-    page = soup(client.get("/"))
+    response = client.get("/")
+    page = soup(response)
     twin = one(page, "link[rel=alternate][type='application/json']")["href"]
     data = api.get(str(twin)).json()
+    assert response.context["page"].model_dump(mode="json") == data
     row = one(page, f"tr.case-row[data-case-id='{case_id}']")
     [case] = data["cases"]
     assert case["query_count"] == int(one(row, ".query-count").get_text())

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.scoring import QueryInput, ScoreDoc, score_query
 from app.services.scorers import build_config
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,
     doc,
@@ -89,10 +89,10 @@ def test_compare_page_shows_scores_counts_and_deltas(
     base_mean = (wars_before + bat_before + 100.0) / 3  # type: ignore[operator]
     other_mean = (wars_after + bat_after + jaws) / 3  # type: ignore[operator]
     assert other_mean < base_mean
-    assert float(one(page, "#base-case-score")["data-score"]) == base_mean
-    assert float(one(page, "#other-case-score")["data-score"]) == other_mean
+    assert float(str(one(page, "#base-case-score")["data-score"])) == base_mean
+    assert float(str(one(page, "#other-case-score")["data-score"])) == other_mean
     case_delta = one(page, "#case-score-delta")
-    assert float(case_delta["data-delta"]) == other_mean - base_mean
+    assert float(str(case_delta["data-delta"])) == other_mean - base_mean
     assert "delta-worsened" in case_delta["class"]
     assert case_delta.get_text(strip=True) == f"{other_mean - base_mean:+.1f}"
 
@@ -113,7 +113,7 @@ def test_compare_page_shows_scores_counts_and_deltas(
     assert wars["data-change"] == "worsened"
     wars_delta = one(wars, ".delta")
     assert "delta-worsened" in wars_delta["class"]
-    assert float(wars_delta["data-delta"]) == wars_after - wars_before  # type: ignore[operator]
+    assert float(str(wars_delta["data-delta"])) == wars_after - wars_before  # type: ignore[operator]
     assert one(wars, ".base-score .badge").get_text() == str(round(wars_before))  # type: ignore[arg-type]
     assert [li["data-doc-id"] for li in wars.select(".moved.entered li")] == ["9"]
     assert [li["data-doc-id"] for li in wars.select(".moved.left li")] == ["1"]
@@ -134,15 +134,15 @@ def test_the_compare_json_twin_agrees_with_the_page(
 ) -> None:
     setup = _two_runs(api, session_factory)
     login(client)
-    page = soup(
-        client.get(
-            f"/cases/{setup['case_id']}/compare",
-            params={"base": setup["base"], "other": setup["other"], "sort": "text"},
-        )
+    response = client.get(
+        f"/cases/{setup['case_id']}/compare",
+        params={"base": setup["base"], "other": setup["other"], "sort": "text"},
     )
+    page = soup(response)
     twin = str(one(page, "link[rel=alternate][type='application/json']")["href"])
     assert f"/api/v1/cases/{setup['case_id']}/runs/compare" in twin
     data = api.get(twin).json()
+    assert response.context["page"].model_dump(mode="json") == data
     assert (data["base"]["run_id"], data["other"]["run_id"], data["sort"]) == (
         setup["base"],
         setup["other"],
@@ -150,7 +150,7 @@ def test_the_compare_json_twin_agrees_with_the_page(
     )
     texts = [a.get_text() for a in page.select("#compare-queries .query-text a")]
     assert texts == [q["text"] for q in data["queries"]] == sorted(texts)
-    assert float(one(page, "#case-score-delta")["data-delta"]) == data["case_score_delta"]
+    assert float(str(one(page, "#case-score-delta")["data-delta"])) == data["case_score_delta"]
     assert one(page, "#compare-sort option[selected]")["value"] == "text"
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
+from pydantic import TypeAdapter
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.schemas.users import ApiKeyRead
 from app.web.templating import NO_VALUE
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,
     doc,
@@ -131,27 +133,33 @@ def test_rating_outside_the_scale_or_without_csrf_is_refused(
     assert _ratings(api, case_id, query_id) == {}
 
 
-def test_pages_advertise_their_json_twins(
+def test_every_page_shows_exactly_its_json_twin(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     case_id, query_id = _case_with_results(api, session_factory)
     endpoint_id = api.get("/api/v1/search-endpoints").json()[0]["id"]
     login(client)
-    pages: list[Any] = [
-        "/",
-        f"/cases/{case_id}",
-        f"/cases/{case_id}/queries/{query_id}",
-        "/scorers",
-        "/scorers/new",
-        f"/scorers/{scorer_id(api, 'Classic')}",
-        "/endpoints",
-        f"/endpoints/{endpoint_id}",
-        "/account",
+    # Each page and the name its template gets the page data under.
+    pages = [
+        ("/", "page"),
+        (f"/cases/{case_id}", "page"),
+        (f"/cases/{case_id}/queries/{query_id}", "results"),
+        ("/scorers", "page"),
+        ("/scorers/new", "page"),
+        (f"/scorers/{scorer_id(api, 'Classic')}", "page"),
+        ("/endpoints", "page"),
+        (f"/endpoints/{endpoint_id}", "endpoint"),
+        ("/account", "keys"),
     ]
-    for url in pages:
+    for url, name in pages:
         response = client.get(url)
         assert response.status_code == 200, url
         link = one(soup(response), "link[rel=alternate][type='application/json']")
         twin = api.get(str(link["href"]))
         assert twin.status_code == 200, (url, link["href"])
         assert twin.headers["content-type"] == "application/json"
+        # The whole model the template rendered, not a few of its fields.
+        shown = response.context[name]
+        if name == "keys":
+            shown = [ApiKeyRead.model_validate(key) for key in shown]
+        assert TypeAdapter(Any).dump_python(shown, mode="json") == twin.json(), url

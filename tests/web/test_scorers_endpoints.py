@@ -7,7 +7,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.conftest import ApiUser
+from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,
     doc,
@@ -165,3 +165,18 @@ def test_test_connection_shows_hits_and_a_sample_or_the_error(
     failed = soup(client.post(f"/endpoints/{down['id']}/test", data={"csrf_token": token}))
     assert one(failed, "#test-report")["data-ok"] == "false"
     assert one(failed, ".report-message").get_text().strip()
+
+
+def test_try_on_another_users_query_does_not_name_their_case(
+    api: ApiUser, other_api: ApiUser, client: TestClient
+) -> None:
+    other_case = movies_case(other_api)
+    other_query = add_queries(other_api, other_case, ["secret"])["secret"]
+    login(client)
+    values = _editor_values(soup(client.get("/scorers/new")))
+    data = {**values, "name": "T", "code": JS, "action": "try", "try_query_id": str(other_query)}
+    response = client.post("/scorers", data=data)
+    assert response.status_code == 404
+    text = one(soup(response), "main").get_text()
+    assert f"No query with id {other_query}." in text
+    assert "case with id" not in text

@@ -1,0 +1,27 @@
+"""Judgement coverage of a case and score history of a query."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from app.deps import CaseDep, SessionDep
+from app.schemas.coverage import CaseCoverage
+from app.schemas.history import QueryHistory
+from app.services import coverage as coverage_service
+from app.services import history as history_service
+from app.services import queries as query_service
+
+router = APIRouter(prefix="/cases/{case_id}", tags=["cases"])
+
+
+@router.get("/coverage", response_model=CaseCoverage, name="coverage_json")
+def coverage(case: CaseDep, session: SessionDep) -> CaseCoverage:
+    """Return unrated top-k docs, the min/max score band and what to rate next."""
+    return coverage_service.case_coverage(session=session, case=case)
+
+
+@router.get("/queries/{query_id}/history", response_model=QueryHistory, name="query_history_json")
+def query_history(query_id: int, case: CaseDep, session: SessionDep) -> QueryHistory:
+    """Return the query's stored score in every finished run of the case, oldest first."""
+    query = query_service.get_query(session=session, case=case, query_id=query_id)
+    return history_service.query_history(session=session, case=case, query=query)

@@ -1,0 +1,78 @@
+"""Knob sweeps of a case: a grid of knob values, each combination an ordinary run."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+from fastapi import APIRouter, Request, Response
+
+from app.deps import CaseDep, CurrentUser, SessionDep
+from app.schemas.cases import CaseRead
+from app.schemas.sweeps import SweepApply, SweepCreate, SweepRead, SweepStarted
+from app.services import cases as case_service
+from app.services import sweeps as service
+from app.services.run_manager import RunManager
+
+router = APIRouter(prefix="/cases/{case_id}/sweeps", tags=["sweeps"])
+
+
+@router.post("", status_code=202, response_model=SweepRead | SweepStarted)
+def start_sweep(
+    case: CaseDep,
+    session: SessionDep,
+    request: Request,
+    response: Response,
+    body: SweepCreate,
+    wait: bool = False,
+) -> SweepRead | SweepStarted:
+    """Start a sweep (202 with its id); with ?wait=true answer 200 with the finished sweep."""
+    sweep = service.create_sweep(session=session, case=case, body=body)
+    finished = start(request, sweep.id)
+    if not wait:
+        return SweepStarted(id=sweep.id, status=sweep.status)
+    sweep_id = sweep.id
+    finished.result()
+    session.expunge_all()
+    response.status_code = 200
+    return service.read_sweep(
+        session=session, sweep=service.get_sweep(session=session, case=case, sweep_id=sweep_id)
+    )
+
+
+def start(request: Request, sweep_id: int) -> Future[None]:
+    """Run the sweep in the app's run manager; return a future that ends with it."""
+    manager: RunManager = request.app.state.run_manager
+    factory = request.app.state.session_factory
+    return manager.spawn(
+        lambda: service.execute_sweep(
+            session_factory=factory, sweep_id=sweep_id, start_run=manager.run
+        )
+    )
+
+
+@router.get("/{sweep_id}", response_model=SweepRead, name="sweep_json")
+def get_sweep(sweep_id: int, case: CaseDep, session: SessionDep) -> SweepRead:
+    """Return the sweep's progress, each combination's run and score, and the best one."""
+    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
+    return service.read_sweep(session=session, sweep=sweep)
+
+
+@router.post("/{sweep_id}/cancel", response_model=SweepRead)
+def cancel_sweep(sweep_id: int, case: CaseDep, session: SessionDep) -> SweepRead:
+    """Stop the sweep after its current run."""
+    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
+    return service.read_sweep(
+        session=session, sweep=service.cancel_sweep(session=session, sweep=sweep)
+    )
+
+
+@router.post("/{sweep_id}/apply", response_model=CaseRead)
+def apply_sweep(
+    sweep_id: int, body: SweepApply, case: CaseDep, user: CurrentUser, session: SessionDep
+) -> CaseRead:
+    """Set the case's knobs to one combination of the sweep: a new try."""
+    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
+    updated = service.apply_sweep(
+        session=session, user=user, case=case, sweep=sweep, run_id=body.run_id
+    )
+    return case_service.to_read(session=session, case=updated)

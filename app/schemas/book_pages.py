@@ -1,0 +1,60 @@
+"""Page models of the books list, a book page and the judging page."""
+
+from __future__ import annotations
+
+from app.schemas.books import AgreementRead, BookRead, JudgementRead, PairToJudge
+from app.schemas.common import Out
+from app.schemas.pages import ScaleEntry
+
+
+class CaseChoice(Out):
+    id: int
+    name: str
+
+
+class BooksPage(Out):
+    books: list[BookRead]
+
+
+class RaterRow(Out):
+    user_id: int
+    email: str
+    judged: int
+    unrateable: int
+
+
+class KappaRow(Out):
+    a: str
+    b: str
+    n: int
+    kappa: float | None
+
+
+class DisputedRow(Out):
+    pair_id: int
+    query_text: str
+    doc_id: str
+    ratings: list[float]
+    spread: float
+
+
+class BookPage(Out):
+    book: BookRead
+    scale: list[ScaleEntry]
+    agreement: AgreementRead
+    kappas: list[KappaRow]
+    raters: list[RaterRow]
+    disputed: list[DisputedRow]
+    cases: list[CaseChoice]
+    judged_by_me: int
+
+
+class JudgePage(Out):
+    book: BookRead
+    scale: list[ScaleEntry]
+    pair: PairToJudge | None
+    mine: JudgementRead | None
+    judged_by_me: int
+    total: int
+    previous_pair_id: int | None
+    skip: list[int]

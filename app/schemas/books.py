@@ -1,0 +1,144 @@
+"""Book, pair, judgement, agreement and sync bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from itertools import pairwise
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, field_validator
+
+from app.schemas.cases import QueryText
+from app.schemas.common import Body, Name, Out
+
+Scale = Annotated[list[float], Field(min_length=2, max_length=11)]
+DocId = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+SyncMethod = Literal["mean", "median", "majority", "rater"]
+MAX_PAIRS_PER_POST = 10_000
+
+
+def check_scale(values: list[float]) -> list[float]:
+    """Return a scale that is strictly ascending, else raise ValueError."""
+    if any(b <= a for a, b in pairwise(values)):
+        raise ValueError("the scale must be strictly ascending")
+    return values
+
+
+class BookCreate(Body):
+    name: Name
+    scale: Scale
+    scale_labels: dict[str, str] | None = None
+
+    _scale = field_validator("scale")(check_scale)
+
+
+class BookUpdate(Body):
+    name: Name | None = None
+    scale: Scale | None = None
+    scale_labels: dict[str, str] | None = None
+
+    @field_validator("scale")
+    @classmethod
+    def _ascending(cls, values: list[float] | None) -> list[float] | None:
+        return None if values is None else check_scale(values)
+
+
+class BookRead(Out):
+    id: int
+    name: str
+    owner_id: int
+    scale: list[float]
+    scale_labels: dict[str, str] | None
+    created_at: datetime
+    pair_count: int = 0
+
+
+class PairIn(Body):
+    query_text: QueryText
+    doc_id: DocId
+    fields: dict[str, Any] = Field(default_factory=dict)
+    information_need: str | None = Field(default=None, max_length=20_000)
+    position: int | None = Field(default=None, ge=0, le=2**31 - 1)
+
+
+class PairsPost(Body):
+    pairs: list[PairIn] = Field(max_length=MAX_PAIRS_PER_POST)
+
+
+class PairsAdded(Out):
+    created: int
+    existing: int
+
+
+class JudgementRead(Out):
+    user_id: int
+    rating: float | None
+    unrateable: bool
+
+
+class PairToJudge(Out):
+    """A pair as a rater sees it: without the other raters' judgements."""
+
+    id: int
+    query_text: str
+    doc_id: str
+    position: int | None
+    fields: dict[str, Any]
+    information_need: str | None
+
+
+class PairRead(PairToJudge):
+    judgements: list[JudgementRead] = Field(default_factory=list)
+
+
+class Populate(Body):
+    case_id: int
+    depth: int = Field(default=10, ge=1, le=500)
+
+
+class JudgementPut(Body):
+    rating: float | None = None
+    unrateable: bool = False
+
+
+class MyJudgement(Out):
+    pair_id: int
+    user_id: int
+    rating: float | None
+    unrateable: bool
+    updated_at: datetime
+
+
+class KappaRead(Out):
+    a: int
+    b: int
+    n: int
+    kappa: float | None
+
+
+class AgreementRead(Out):
+    raters: int
+    pairs: int
+    pairs_multi: int
+    krippendorff_alpha: float | None
+    cohen_kappa: list[KappaRead]
+
+
+class SyncBody(Body):
+    method: SyncMethod
+    user_id: int | None = None
+
+
+class SyncResult(Out):
+    ratings_set: int
+    ratings_unchanged: int
+    pairs_without_query: int
+
+
+class RatingsSource(Out):
+    """Where a case's ratings come from: a book and the method of its last sync."""
+
+    book_id: int
+    book_name: str
+    method: SyncMethod
+    rater_email: str | None

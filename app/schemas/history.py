@@ -1,0 +1,28 @@
+"""Score history of a query across the case's finished runs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from app.schemas.common import Out
+from app.vocabulary import QueryStatus
+
+
+class QueryScorePoint(Out):
+    run_id: int
+    score: float | None = Field(description="The query's stored score in that run")
+
+
+class QueryHistoryPoint(QueryScorePoint):
+    try_number: int
+    status: QueryStatus | None = Field(description="Null when the query was not in that run")
+    finished_at: datetime | None
+
+
+class QueryHistory(Out):
+    case_id: int
+    query_id: int
+    text: str
+    points: list[QueryHistoryPoint] = Field(description="Finished runs, oldest first")

@@ -1,0 +1,51 @@
+"""Knob sweeps: a grid of knob values, each combination an ordinary run of the case."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import AllowInfNan, Field, Strict
+
+from app.schemas.common import Body, Out
+from app.vocabulary import RunStatus
+
+MAX_COMBINATIONS = 100
+KnobValue = Annotated[float, Strict(), AllowInfNan(False)]
+
+
+class SweepCreate(Body):
+    knobs: dict[str, Annotated[list[KnobValue], Field(min_length=1, max_length=100)]] = Field(
+        description="Values to try per knob of the template; unlisted knobs keep their value",
+        min_length=1,
+    )
+
+
+class SweepApply(Body):
+    run_id: int
+
+
+class SweepStarted(Out):
+    id: int
+    status: RunStatus
+
+
+class SweepResult(Out):
+    knobs: dict[str, float] = Field(description="Every knob value the run used")
+    run_id: int
+    status: RunStatus
+    case_score: float | None
+
+
+class SweepRead(Out):
+    id: int
+    case_id: int
+    status: RunStatus
+    try_number: int
+    grid: dict[str, list[float]]
+    total: int = Field(description="Number of combinations")
+    done: int = Field(description="Combinations whose run has ended")
+    results: list[SweepResult]
+    best: SweepResult | None = Field(description="Highest case score among finished runs")
+    created_at: datetime
+    finished_at: datetime | None

@@ -1,0 +1,120 @@
+"""Is one run really better than another? Paired tests over per-query scores.
+
+Pure functions of two equal-length score arrays (the queries scored in both runs, in the
+same order). The randomization test flips the sign of each delta at random with a fixed
+seed, so the same two runs always give the same p-value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+__all__ = ["FLIPS", "SEED", "SMALL_N", "TIE", "PairedStats", "paired_stats", "randomization_p"]
+
+TIE = 1e-9
+FLIPS = 10_000
+SEED = 20_100
+# Below this many paired queries a test has too little power to call a change either way.
+SMALL_N = 10
+# Sign flips drawn per batch: bounds memory at batch times n.
+_CHUNK_FLIPS = 1_000
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    n: int
+    mean_base: float | None
+    mean_other: float | None
+    mean_delta: float | None
+    wins: int
+    losses: int
+    ties: int
+    t_test_p: float | None
+    randomization_p: float | None
+    ci_low: float | None
+    ci_high: float | None
+    flips: int
+    small_sample: bool
+
+
+def paired_stats(
+    base: Sequence[float], other: Sequence[float], *, flips: int = FLIPS, seed: int = SEED
+) -> PairedStats:
+    """Return means, wins/losses/ties, both p-values and a 95% t interval of other - base."""
+    if len(base) != len(other):
+        raise ValueError("paired scores need two lists of the same length")
+    b = np.asarray(base, dtype=np.float64)
+    o = np.asarray(other, dtype=np.float64)
+    deltas = o - b
+    n = int(deltas.size)
+    wins = int(np.count_nonzero(deltas > TIE))
+    losses = int(np.count_nonzero(deltas < -TIE))
+    ci_low, ci_high = _t_interval(deltas)
+    return PairedStats(
+        n=n,
+        mean_base=float(b.mean()) if n else None,
+        mean_other=float(o.mean()) if n else None,
+        mean_delta=float(deltas.mean()) if n else None,
+        wins=wins,
+        losses=losses,
+        ties=n - wins - losses,
+        t_test_p=_t_test_p(b, o),
+        randomization_p=randomization_p(deltas, flips=flips, seed=seed) if n else None,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        flips=flips,
+        small_sample=n < SMALL_N,
+    )
+
+
+def _t_test_p(base: np.ndarray, other: np.ndarray) -> float | None:
+    deltas = other - base
+    if deltas.size < 2 or bool(np.all(deltas == deltas[0])):
+        return None
+    p = float(scipy_stats.ttest_rel(other, base).pvalue)
+    return None if math.isnan(p) else p
+
+
+def _t_interval(deltas: np.ndarray) -> tuple[float | None, float | None]:
+    n = deltas.size
+    if n < 2:
+        return None, None
+    mean = float(deltas.mean())
+    half = float(scipy_stats.t.ppf(0.975, n - 1)) * float(deltas.std(ddof=1)) / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def randomization_p(deltas: Sequence[float] | np.ndarray, *, flips: int, seed: int) -> float:
+    """Return the two-sided paired randomization p = (1 + #{|flipped| ≥ |observed|}) / (1 + flips).
+
+    Compares sums rather than means (the same test: n is fixed) with a tolerance, so the
+    flip that changes nothing always counts however the sum is rounded.
+    """
+    d = np.asarray(deltas, dtype=np.float64)
+    total = float(d.sum())
+    observed = abs(total)
+    tolerance = 1e-9 * max(1.0, float(np.abs(d).sum()))
+    rng = np.random.default_rng(seed)
+    width = (d.size + 7) // 8
+    # Eight deltas per random byte: table[j, v] is the sum of the deltas of block j whose
+    # bits are set in v, so a flip costs one look-up per byte instead of one per query.
+    blocks = np.zeros(width * 8, dtype=np.float64)
+    blocks[: d.size] = d
+    byte_bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1)
+    table = blocks.reshape(width, 8) @ byte_bits.T.astype(np.float64)
+    columns = np.arange(width)
+    hits = 0
+    done = 0
+    while done < flips:
+        size = min(_CHUNK_FLIPS, flips - done)
+        raw = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
+        # A set bit flips that delta: flipped sum = total - 2 * (sum of the flipped deltas).
+        flipped = total - 2.0 * table[columns, raw].sum(axis=1)
+        hits += int(np.count_nonzero(np.abs(flipped) >= observed - tolerance))
+        done += size
+    return (1 + hits) / (1 + flips)

@@ -1,0 +1,115 @@
+"""Sync a book into a case: an aggregate of its judgements becomes the case's ratings."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, Invalid
+from app.models import Book, Case, CaseBookSync, Judgement, Pair, Query, Rating, Scorer, User
+from app.models.base import utcnow
+from app.schemas.books import RatingsSource, SyncBody, SyncResult
+from app.services import runs as run_service
+from app.services.agreement import aggregate
+from app.services.scorers import rating_bounds
+
+TOLERANCE = 1e-9
+
+
+def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[str, str], float]:
+    """Return (query text, doc id) → the aggregate rating of every pair that has one."""
+    stmt = (
+        select(Pair.query_text, Pair.doc_id, Judgement.rating)
+        .join(Judgement, Judgement.pair_id == Pair.id)
+        .where(Pair.book_id == book.id, Judgement.rating.is_not(None))
+    )
+    if body.method == "rater":
+        stmt = stmt.where(Judgement.user_id == body.user_id)
+    ratings: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for text, doc_id, rating in session.execute(stmt):
+        ratings[(text, doc_id)].append(float(rating or 0.0))
+    result: dict[tuple[str, str], float] = {}
+    for key, values in ratings.items():
+        value = aggregate(body.method, sorted(values))
+        if value is not None:
+            result[key] = value
+    return result
+
+
+def sync(*, session: Session, case: Case, book: Book, body: SyncBody, user: User) -> SyncResult:
+    """Write the book's aggregate into the case's ratings and re-score its latest run in place."""
+    if body.method == "rater" and body.user_id is None:
+        raise Invalid("user_id", 'The "rater" method needs the user_id of the rater.')
+    wanted = aggregates(session=session, book=book, body=body)
+    # All of the case's texts at once: a book may name more texts than one IN list holds.
+    queries = dict(
+        session.execute(select(Query.text, Query.id).where(Query.case_id == case.id)).all()
+    )
+    matched = {(queries[t], d): v for (t, d), v in wanted.items() if t in queries}
+    without_query = len(wanted) - len(matched)
+    if not matched:
+        return SyncResult(ratings_set=0, ratings_unchanged=0, pairs_without_query=without_query)
+    _check_bounds(case.scorer, matched.values())
+    current = {
+        (r.query_id, r.doc_id): r
+        for r in session.scalars(select(Rating).where(Rating.query_id.in_({q for q, _ in matched})))
+    }
+    changed = 0
+    for (query_id, doc_id), value in matched.items():
+        rating = current.get((query_id, doc_id))
+        if rating is not None and math.isclose(rating.rating, value, abs_tol=TOLERANCE):
+            continue
+        changed += 1
+        if rating is None:
+            session.add(Rating(query_id=query_id, doc_id=doc_id, rating=value, rated_by_id=user.id))
+        else:
+            rating.rating, rating.rated_by_id = value, user.id
+    _remember(session, case, book, body)
+    session.commit()
+    run = run_service.latest_finished_run(session=session, case=case)
+    if run is not None and changed:
+        run_service.rescore_run(session=session, run=run)
+    return SyncResult(
+        ratings_set=changed,
+        ratings_unchanged=len(matched) - changed,
+        pairs_without_query=without_query,
+    )
+
+
+def _check_bounds(scorer: Scorer, values: Iterable[float]) -> None:
+    low, high = rating_bounds(scorer)
+    outside = [v for v in values if not low <= v <= high]
+    if outside:
+        raise Conflict(
+            f"{len(outside)} aggregated ratings (e.g. {outside[0]:g}) are outside the case "
+            f"scorer's scale [{low:g}, {high:g}]; nothing was changed."
+        )
+
+
+def _remember(session: Session, case: Case, book: Book, body: SyncBody) -> None:
+    source = session.get(CaseBookSync, case.id)
+    if source is None:
+        source = CaseBookSync(case_id=case.id, book_id=book.id, method=body.method)
+        session.add(source)
+    source.book_id, source.method = book.id, body.method
+    source.rater_id = body.user_id if body.method == "rater" else None
+    source.synced_at = utcnow()
+
+
+def source_read(*, session: Session, case: Case) -> RatingsSource | None:
+    """Return where the case's ratings come from, when they were synced from a book."""
+    source = session.get(CaseBookSync, case.id)
+    book = session.get(Book, source.book_id) if source is not None else None
+    if source is None or book is None:
+        return None
+    rater = session.get(User, source.rater_id) if source.rater_id is not None else None
+    return RatingsSource(
+        book_id=book.id,
+        book_name=book.name,
+        method=source.method,
+        rater_email=None if rater is None else rater.email,
+    )

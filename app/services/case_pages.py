@@ -1,0 +1,304 @@
+"""The cases list and the case page: scores, history, the query list and the settings' choices.
+
+One function per page or partial, feeding both the HTML page (app/web) and its JSON twin
+(app/api/pages.py), so that both show the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.models import Case, Query, Run, RunQuery, Scorer, User
+from app.schemas.cases import TryRead
+from app.schemas.pages import (
+    PER_PAGE,
+    CaseHistory,
+    CasePage,
+    CaseRow,
+    CaseScore,
+    CasesPage,
+    QueryList,
+    QueryRow,
+    QuerySort,
+    ScorePoint,
+)
+from app.schemas.runs import RunSummary
+from app.services import book_sync
+from app.services import cases as case_service
+from app.services import endpoints as endpoint_service
+from app.services import history as history_service
+from app.services import queries as query_service
+from app.services import runs as run_service
+from app.services import scorers as scorer_service
+from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
+
+__all__ = [
+    "QUERY_SORT_LABELS",
+    "case_history",
+    "case_page",
+    "case_query_list",
+    "case_score",
+    "cases_page",
+    "query_list",
+    "score_of",
+]
+
+SPARK_RUNS = 20
+HISTORY_RUNS = 50
+QUERY_SORT_LABELS: dict[QuerySort, str] = {
+    "position": "Position",
+    "score": "Score, lowest first",
+    "score_desc": "Score, highest first",
+    "text": "Text",
+}
+
+
+def cases_page(*, session: Session, user: User) -> CasesPage:
+    """Return the cases list: scores, score history, counts, and the new-case form's choices."""
+    cases = case_service.list_cases(session=session, user=user)
+    ids = [c.id for c in cases]
+    stats = case_service.case_stats(session=session, case_ids=ids)
+    history = _score_history(session=session, case_ids=ids, per_case=SPARK_RUNS)
+    rows = [
+        CaseRow(
+            id=c.id,
+            name=c.name,
+            last_score=stats[c.id].last_score,
+            last_run_at=stats[c.id].last_run_at,
+            query_count=stats[c.id].query_count,
+            history=history.get(c.id, []),
+        )
+        for c in cases
+    ]
+    return CasesPage(
+        cases=rows,
+        endpoints=endpoint_service.endpoint_options(session=session, user=user),
+        scorers=scorer_service.scorer_options(session=session, user=user),
+        default_templates=dict(endpoint_service.DEFAULT_TEMPLATES),
+        default_scorer_id=scorer_service.default_scorer(session=session).id,
+    )
+
+
+def _score_history(
+    *, session: Session, case_ids: Sequence[int], per_case: int
+) -> dict[int, list[ScorePoint]]:
+    if not case_ids:
+        return {}
+    newest = func.row_number().over(partition_by=Run.case_id, order_by=Run.id.desc()).label("n")
+    ranked = (
+        select(Run.case_id, Run.id, Run.case_score, newest)
+        .where(
+            Run.case_id.in_(case_ids), Run.status == RunStatus.FINISHED, Run.case_score.is_not(None)
+        )
+        .subquery()
+    )
+    stmt = (
+        select(ranked.c.case_id, ranked.c.id, ranked.c.case_score)
+        .where(ranked.c.n <= per_case)
+        .order_by(ranked.c.case_id, ranked.c.id)
+    )
+    result: dict[int, list[ScorePoint]] = {}
+    for case_id, run_id, score in session.execute(stmt):
+        result.setdefault(case_id, []).append(ScorePoint(run_id=run_id, score=score))
+    return result
+
+
+def case_page(
+    *,
+    session: Session,
+    user: User,
+    case: Case,
+    sort: QuerySort = "position",
+    q: str = "",
+    page: int = 1,
+) -> CasePage:
+    """Return the case page: score, runs, one page of the query list and the settings."""
+    read = case_service.to_read(session=session, case=case)
+    current = case_service.current_try(session=session, case=case)
+    scorer = case.scorer
+    latest = run_service.latest_finished_run(session=session, case=case)
+    k = scorer_service.scorer_k(scorer, rows=current.rows)
+    scale = scorer_service.scale_entries(scorer)
+    return CasePage(
+        case=read,
+        current_try=TryRead.model_validate(current),
+        scorer=scorer_service.to_read(scorer),
+        scale=scale,
+        zero_gives_ten=scorer_service.zero_gives_ten(scale),
+        k=k,
+        score=score_of(case_id=case.id, run=latest),
+        active_run=_active_run(session=session, case=case),
+        queries=query_list(session=session, case=case, run=latest, k=k, sort=sort, q=q, page=page),
+        history=case_history(session=session, case=case),
+        endpoints=endpoint_service.endpoint_options(session=session, user=user),
+        scorers=scorer_service.scorer_options(session=session, user=user),
+        ratings_source=book_sync.source_read(session=session, case=case),
+    )
+
+
+def case_query_list(
+    *, session: Session, case: Case, sort: QuerySort = "position", q: str = "", page: int = 1
+) -> QueryList:
+    """Return one page of the case's query list against its latest finished run."""
+    current = case_service.current_try(session=session, case=case)
+    k = scorer_service.scorer_k(case.scorer, rows=current.rows)
+    latest = run_service.latest_finished_run(session=session, case=case)
+    return query_list(session=session, case=case, run=latest, k=k, sort=sort, q=q, page=page)
+
+
+def score_of(*, case_id: int, run: Run | None) -> CaseScore:
+    """Return the case score panel's numbers from a finished run (or none yet)."""
+    if run is None:
+        return CaseScore(
+            case_id=case_id, run_id=None, case_score=None, scored=0, unscored=0, errors=0
+        )
+    return CaseScore(
+        case_id=case_id,
+        run_id=run.id,
+        case_score=run.case_score,
+        scorer_id=run.scorer_id,
+        scorer_name=run.scorer.name if run.scorer is not None else None,
+        scored=run.scored,
+        unscored=run.unscored,
+        errors=run.errors,
+    )
+
+
+def case_score(*, session: Session, case: Case) -> CaseScore:
+    """Return the case score of the latest finished run with its unscored and error counts."""
+    return score_of(
+        case_id=case.id, run=run_service.latest_finished_run(session=session, case=case)
+    )
+
+
+def case_history(*, session: Session, case: Case) -> CaseHistory:
+    """Return the latest runs and the case score over the finished ones."""
+    runs = run_service.list_runs(session=session, case=case, limit=HISTORY_RUNS)
+    return CaseHistory(
+        case_id=case.id,
+        points=[
+            ScorePoint(run_id=r.id, score=r.case_score)
+            for r in reversed(runs)
+            if r.status == RunStatus.FINISHED and r.case_score is not None
+        ],
+        runs=[run_service.summary(r) for r in runs],
+        scorer_names=_scorer_names(session=session, ids={r.scorer_id for r in runs}),
+    )
+
+
+def _scorer_names(*, session: Session, ids: set[int | None]) -> dict[int, str]:
+    wanted = [i for i in ids if i is not None]
+    if not wanted:
+        return {}
+    stmt = select(Scorer.id, Scorer.name).where(Scorer.id.in_(wanted))
+    return {scorer_id: name for scorer_id, name in session.execute(stmt)}
+
+
+def _active_run(*, session: Session, case: Case) -> RunSummary | None:
+    run = session.scalar(
+        select(Run)
+        .where(Run.case_id == case.id, Run.status.in_(ACTIVE_RUN_STATUSES))
+        .order_by(Run.id.desc())
+        .limit(1)
+    )
+    return run_service.summary(run) if run else None
+
+
+def _sort_order(sort: QuerySort) -> list[Any]:
+    # Columns and expressions mixed: SQLAlchemy's own order_by takes them as Any-like.
+    by_position: list[Any] = [Query.position, Query.id]
+    if sort == "score":
+        return [RunQuery.score.is_(None), RunQuery.score, *by_position]
+    if sort == "score_desc":
+        return [RunQuery.score.is_(None), RunQuery.score.desc(), *by_position]
+    if sort == "text":
+        return [func.lower(Query.text), Query.id]
+    return by_position
+
+
+def query_list(
+    *,
+    session: Session,
+    case: Case,
+    run: Run | None,
+    k: int,
+    sort: QuerySort = "position",
+    q: str = "",
+    page: int = 1,
+    per_page: int = PER_PAGE,
+) -> QueryList:
+    """Return one page of the case's queries with their latest scores and unrated counts.
+
+    Four statements whatever the case's size: the count, the page's rows, the page's
+    ranked doc ids, and the page's ratings.
+    """
+    wanted = Query.case_id == case.id
+    if q.strip():
+        wanted = wanted & Query.text.icontains(q.strip(), autoescape=True)
+    total = session.scalar(select(func.count()).select_from(Query).where(wanted)) or 0
+    pages = max(1, math.ceil(total / per_page))
+    page = min(max(1, page), pages)
+    run_id = run.id if run is not None else -1
+    stmt = (
+        select(
+            Query.id,
+            Query.text,
+            Query.position,
+            RunQuery.status,
+            RunQuery.score,
+            RunQuery.num_found,
+            RunQuery.error,
+        )
+        .outerjoin(RunQuery, (RunQuery.query_id == Query.id) & (RunQuery.run_id == run_id))
+        .where(wanted)
+        .order_by(*_sort_order(sort))
+        .limit(per_page)
+        .offset((page - 1) * per_page)
+    )
+    rows = session.execute(stmt).all()
+    ids = [row.id for row in rows]
+    unrated = _unrated_counts(session=session, run_id=run_id, query_ids=ids, k=k)
+    histories = history_service.score_histories(session=session, case_id=case.id, query_ids=ids)
+    items = [
+        QueryRow(
+            id=row.id,
+            text=row.text,
+            position=row.position,
+            status=row.status,
+            score=row.score,
+            num_found=row.num_found,
+            # An errored query has no unrated count to speak of: its error says what happened.
+            unrated_top_k=None if row.status == QueryStatus.ERROR else unrated.get(row.id),
+            error=row.error,
+            history=histories.get(row.id, []),
+        )
+        for row in rows
+    ]
+    return QueryList(
+        items=items, sort=sort, q=q, page=page, per_page=per_page, total=total, pages=pages
+    )
+
+
+def _unrated_counts(
+    *, session: Session, run_id: int, query_ids: Sequence[int], k: int
+) -> dict[int, int]:
+    if not query_ids or run_id < 0:
+        return {}
+    ranked = session.execute(
+        select(RunQuery.query_id, RunQuery.docs).where(
+            RunQuery.run_id == run_id, RunQuery.query_id.in_(query_ids)
+        )
+    ).all()
+    ratings = query_service.ratings_of(session=session, query_ids=query_ids)
+    result: dict[int, int] = {}
+    for query_id, docs in ranked:
+        if query_id is None:
+            continue
+        rated = ratings.get(query_id, {})
+        result[query_id] = sum(1 for d in (docs or [])[:k] if d.get("id") not in rated)
+    return result

@@ -1,0 +1,75 @@
+"""Statistics and overlap of a comparison: is the other run really better, how different?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from app.schemas.compare import (
+    CaseOverlap,
+    ChangedQuery,
+    CompareStats,
+    QueryComparison,
+    QueryOverlap,
+)
+from app.scoring.overlap import jaccard, rbo_ext
+from app.scoring.significance import paired_stats
+
+__all__ = ["CHANGED_MOST", "case_overlap", "compare_stats", "in_words", "query_overlap"]
+
+CHANGED_MOST = 10
+SIGNIFICANT = 0.05
+
+
+def query_overlap(base_top: Iterable[str], other_top: Iterable[str]) -> QueryOverlap:
+    """Return Jaccard and extrapolated RBO of two top-k id lists (best first)."""
+    a, b = list(base_top), list(other_top)
+    return QueryOverlap(jaccard=jaccard(a, b), rbo=rbo_ext(a, b))
+
+
+def compare_stats(queries: Sequence[QueryComparison]) -> CompareStats:
+    """Return the paired statistics over the queries scored in both runs."""
+    pairs = [
+        (q.base_score, q.other_score)
+        for q in queries
+        if q.delta is not None and q.base_score is not None and q.other_score is not None
+    ]
+    result = paired_stats([b for b, _ in pairs], [o for _, o in pairs])
+    return CompareStats(**result.__dict__)
+
+
+def case_overlap(queries: Sequence[QueryComparison]) -> CaseOverlap:
+    """Return the mean overlaps and the queries whose top k changed most."""
+    both = [(q, q.overlap) for q in queries if q.overlap is not None]
+    n = len(both)
+    ranked = sorted(both, key=lambda pair: (pair[1].rbo, pair[1].jaccard, pair[0].position))
+    return CaseOverlap(
+        n=n,
+        mean_jaccard=sum(o.jaccard for _, o in both) / n if n else None,
+        mean_rbo=sum(o.rbo for _, o in both) / n if n else None,
+        changed_most=[
+            ChangedQuery(query_id=q.query_id, text=q.text, jaccard=o.jaccard, rbo=o.rbo)
+            for q, o in ranked[:CHANGED_MOST]
+            if o.rbo < 1.0
+        ],
+    )
+
+
+def in_words(stats: CompareStats) -> str:
+    """Return the comparison in one sentence, e.g. "+4.2 points, p = 0.03 (randomization)…"."""
+    if stats.n == 0 or stats.mean_delta is None:
+        return "No query is scored in both runs: there is nothing to compare."
+    parts = [f"{stats.mean_delta:+.1f} points"]
+    if stats.randomization_p is not None:
+        parts.append(f"p {_p(stats.randomization_p)} (randomization)")
+    parts.append(f"{stats.wins} better, {stats.losses} worse, {stats.ties} unchanged")
+    sentence = ", ".join(parts) + f" over {stats.n} {'query' if stats.n == 1 else 'queries'}."
+    if stats.small_sample:
+        return sentence + " Too few queries to tell whether the change is real."
+    p = stats.randomization_p
+    if p is not None and p < SIGNIFICANT:
+        return sentence + " The difference is unlikely to be chance."
+    return sentence + " The difference could well be chance."
+
+
+def _p(value: float) -> str:
+    return "< 0.001" if value < 0.001 else "= " + f"{value:.3f}".rstrip("0").rstrip(".")

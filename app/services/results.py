@@ -1,0 +1,101 @@
+"""One query's results: its ranked docs from the latest finished run, with current ratings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.models import Case, Query, Run, RunQuery
+from app.schemas.cases import QueryRead
+from app.schemas.pages import DocField, QueryResults, ResultDoc
+from app.search import FieldSpec
+from app.services import cases as case_service
+from app.services import queries as query_service
+from app.services import runs as run_service
+from app.services import scorers as scorer_service
+from app.services.stored import doc_title, latest_row, shown_text, spec_of
+
+__all__ = ["query_results", "results_of"]
+
+IMAGE_PREFIXES = ("http://", "https://", "/")
+
+
+def query_results(*, session: Session, case: Case, query: Query) -> QueryResults:
+    """Return one query's ranked docs from the latest finished run with current ratings."""
+    run = run_service.latest_finished_run(session=session, case=case)
+    row = latest_row(session=session, run=run, query=query)
+    ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+    return results_of(session=session, case=case, query=query, run=run, row=row, ratings=ratings)
+
+
+def results_of(
+    *,
+    session: Session,
+    case: Case,
+    query: Query,
+    run: Run | None,
+    row: RunQuery | None,
+    ratings: Mapping[str, float],
+) -> QueryResults:
+    """Return one query's results from a run row and ratings the caller has loaded already."""
+    scorer = case.scorer
+    base = QueryResults(
+        case_id=case.id,
+        query=QueryRead.model_validate(query),
+        run_id=None,
+        status=None,
+        score=None,
+        num_found=None,
+        reason=None,
+        error=None,
+        unrated_top_k=None,
+        docs=[],
+        scale=scorer_service.scale_entries(scorer),
+    )
+    if run is None or row is None:
+        return base
+    # One look-up of the run's try serves both the field spec and the top k.
+    chosen = case_service.get_try(session=session, case=case, number=run.try_number)
+    spec = spec_of(chosen)
+    k = scorer_service.scorer_k(scorer, rows=chosen.rows)
+    docs = [_result_doc(d, spec, ratings) for d in row.docs or []]
+    return base.model_copy(
+        update={
+            "run_id": run.id,
+            "status": row.status,
+            "score": row.score,
+            "num_found": row.num_found,
+            "reason": row.reason,
+            "error": row.error,
+            "unrated_top_k": sum(1 for d in docs[:k] if d.rating is None),
+            "docs": docs,
+        }
+    )
+
+
+def _result_doc(doc: Mapping[str, Any], spec: FieldSpec, ratings: Mapping[str, float]) -> ResultDoc:
+    fields: Mapping[str, Any] = doc.get("fields") or {}
+    images = [
+        str(fields[name])
+        for name in (spec.thumb_field, spec.image_field)
+        if name
+        and isinstance(fields.get(name), str)
+        and str(fields[name]).startswith(IMAGE_PREFIXES)
+    ]
+    shown = [
+        DocField(name=name, value=shown_text(fields[name]))
+        for name in spec.sub_fields
+        if name in fields and name != spec.title_field
+    ]
+    doc_id = str(doc.get("id"))
+    return ResultDoc(
+        id=doc_id,
+        rank=int(doc.get("rank") or 0),
+        title=doc_title(doc, spec),
+        fields=shown,
+        images=images,
+        rating=ratings.get(doc_id),
+        explain=doc.get("explain"),
+    )

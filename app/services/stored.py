@@ -1,0 +1,63 @@
+"""Reading what a finished run stored: a query's row, its ranking, its docs' display text.
+
+A leaf of the services: it imports no other page or run module, so that the run
+pipeline, the pages and the comparison can all read stored rankings the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.models import Case, Query, Run, RunQuery, Try
+from app.search import FieldSpec, FieldSpecError, parse_field_spec
+from app.services import cases as case_service
+from app.vocabulary import QueryStatus
+
+__all__ = ["doc_title", "field_spec_of", "has_ranking", "latest_row", "shown_text", "spec_of"]
+
+
+def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery | None:
+    """Return the query's row in the (latest finished) run; None without a run or a row."""
+    if run is None:
+        return None
+    stmt = select(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id == query.id)
+    return session.scalar(stmt)
+
+
+def has_ranking(row: RunQuery) -> bool:
+    """Return whether the engine answered this query (a fetch error leaves nothing to score)."""
+    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.docs)
+
+
+def field_spec_of(*, session: Session, case: Case, run: Run) -> FieldSpec:
+    """Return the field spec the run's try displayed docs with (empty if it no longer parses)."""
+    return spec_of(case_service.get_try(session=session, case=case, number=run.try_number))
+
+
+def spec_of(chosen: Try) -> FieldSpec:
+    """Return a try's field spec (empty if it no longer parses)."""
+    try:
+        return parse_field_spec(chosen.field_spec)
+    except FieldSpecError:
+        return FieldSpec()
+
+
+def doc_title(doc: Mapping[str, Any], spec: FieldSpec) -> str | None:
+    """Return the stored doc's title as text, or None when the spec or the doc has none."""
+    fields: Mapping[str, Any] = doc.get("fields") or {}
+    title = fields.get(spec.title_field) if spec.title_field else None
+    return None if title is None else shown_text(title)
+
+
+def shown_text(value: Any) -> str:
+    """Return a stored field value as display text: lists joined, objects as JSON."""
+    if isinstance(value, list):
+        return ", ".join(shown_text(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)

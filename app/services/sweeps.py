@@ -1,0 +1,209 @@
+"""Knob sweeps: validate a grid, run every combination as an ordinary run, pick the best.
+
+A sweep never changes the case: each combination is a run of the case's current try with
+knob overrides recorded on the run (``Run.knobs``). Only ``apply`` writes the case's knobs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.errors import Conflict, Invalid, NotFound
+from app.models import Case, Run, Sweep, User
+from app.schemas.cases import CaseUpdate
+from app.schemas.sweeps import MAX_COMBINATIONS, SweepCreate, SweepRead, SweepResult
+from app.search.templates import extract_knobs
+from app.services import cases as case_service
+from app.services import runs as run_service
+from app.services.access import valid_id
+from app.services.runner import in_thread
+from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
+
+__all__ = [
+    "apply_sweep",
+    "cancel_sweep",
+    "combinations",
+    "create_sweep",
+    "execute_sweep",
+    "fail_interrupted_sweeps",
+    "get_sweep",
+    "read_sweep",
+]
+
+StartRun = Callable[[int], Awaitable[None]]
+
+
+def create_sweep(*, session: Session, case: Case, body: SweepCreate) -> Sweep:
+    """Check the grid against the current try's template and queue the sweep."""
+    chosen = case_service.current_try(session=session, case=case)
+    known = extract_knobs(chosen.query_template)
+    for name in body.knobs:
+        if name not in known:
+            listed = ", ".join(known) or "none"
+            raise Invalid(
+                ("knobs", name),
+                f"The query template has no knob {name!r} (its knobs: {listed}).",
+            )
+    grid = {name: list(dict.fromkeys(values)) for name, values in body.knobs.items()}
+    total = math.prod(len(values) for values in grid.values())
+    if total > MAX_COMBINATIONS:
+        raise Invalid(
+            "knobs",
+            f"The grid has {total} combinations; a sweep runs at most {MAX_COMBINATIONS}.",
+        )
+    sweep = Sweep(
+        case_id=case.id,
+        try_number=chosen.number,
+        status=RunStatus.QUEUED,
+        grid=grid,
+        base_knobs=dict(chosen.knobs or {}),
+        total=total,
+    )
+    session.add(sweep)
+    session.commit()
+    return sweep
+
+
+def combinations(sweep: Sweep) -> list[dict[str, float]]:
+    """Return every combination's full knob values, in grid order."""
+    names = list(sweep.grid)
+    return [
+        {**sweep.base_knobs, **dict(zip(names, values, strict=True))}
+        for values in itertools.product(*(sweep.grid[name] for name in names))
+    ]
+
+
+def get_sweep(*, session: Session, case: Case, sweep_id: int) -> Sweep:
+    """Return a sweep of this case, or 404."""
+    sweep = session.get(Sweep, sweep_id) if valid_id(sweep_id) else None
+    if sweep is None or sweep.case_id != case.id:
+        raise NotFound(f"Case {case.id} has no sweep {sweep_id}.")
+    return sweep
+
+
+def _runs(session: Session, sweep: Sweep) -> list[Run]:
+    stmt = select(Run).where(Run.sweep_id == sweep.id).order_by(Run.id)
+    return list(session.scalars(stmt))
+
+
+def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
+    """Return the sweep with each combination's run and the best finished one."""
+    results = [
+        SweepResult(
+            knobs=run.knobs or {}, run_id=run.id, status=run.status, case_score=run.case_score
+        )
+        for run in _runs(session, sweep)
+    ]
+    scored = [r for r in results if r.status == RunStatus.FINISHED and r.case_score is not None]
+    best = max(scored, key=lambda r: r.case_score or 0.0, default=None)
+    return SweepRead(
+        id=sweep.id,
+        case_id=sweep.case_id,
+        status=sweep.status,
+        try_number=sweep.try_number,
+        grid=sweep.grid,
+        total=sweep.total,
+        done=sum(r.status not in ACTIVE_RUN_STATUSES for r in results),
+        results=results,
+        best=best,
+        created_at=sweep.created_at,
+        finished_at=sweep.finished_at,
+    )
+
+
+def cancel_sweep(*, session: Session, sweep: Sweep) -> Sweep:
+    """Stop a sweep after its current run; an ended sweep is left as it is."""
+    session.execute(
+        update(Sweep)
+        .where(Sweep.id == sweep.id, Sweep.status.in_(ACTIVE_RUN_STATUSES))
+        .values(status=RunStatus.CANCELLED, finished_at=datetime.now(UTC))
+    )
+    session.commit()
+    session.refresh(sweep)
+    return sweep
+
+
+def apply_sweep(*, session: Session, user: User, case: Case, sweep: Sweep, run_id: int) -> Case:
+    """Set the case's knobs to one combination of the sweep (a new try)."""
+    run = session.get(Run, run_id) if valid_id(run_id) else None
+    if run is None or run.sweep_id != sweep.id:
+        raise NotFound(f"Sweep {sweep.id} has no run {run_id}.")
+    if run.status != RunStatus.FINISHED:
+        raise Conflict(f"Run {run_id} is {run.status}: only a finished run can be applied.")
+    return case_service.update_case(
+        session=session, user=user, case=case, body=CaseUpdate(knobs=run.knobs or {})
+    )
+
+
+def _next_run(*, session: Session, sweep_id: int, knobs: dict[str, float]) -> int | None:
+    """Queue the sweep's next run, or return None when the sweep was cancelled or deleted."""
+    sweep = session.get(Sweep, sweep_id)
+    case = session.get(Case, sweep.case_id) if sweep is not None else None
+    if sweep is None or case is None or sweep.status not in ACTIVE_RUN_STATUSES:
+        return None
+    if sweep.status == RunStatus.QUEUED:
+        sweep.status = RunStatus.RUNNING
+    run = run_service.create_run(
+        session=session, case=case, try_number=sweep.try_number, knobs=knobs, sweep_id=sweep.id
+    )
+    return run.id
+
+
+def _finish(*, session: Session, sweep_id: int, error: str | None) -> None:
+    session.execute(
+        update(Sweep)
+        .where(Sweep.id == sweep_id, Sweep.status.in_(ACTIVE_RUN_STATUSES))
+        .values(
+            status=RunStatus.FAILED if error else RunStatus.FINISHED,
+            error=error,
+            finished_at=datetime.now(UTC),
+        )
+    )
+    session.commit()
+
+
+def fail_interrupted_sweeps(*, session: Session) -> int:
+    """Mark sweeps left queued or running by a stop or crash as failed; return how many."""
+    result = session.execute(
+        update(Sweep)
+        .where(Sweep.status.in_(ACTIVE_RUN_STATUSES))
+        .values(
+            status=RunStatus.FAILED,
+            error="Interrupted: the server stopped during the sweep.",
+            finished_at=datetime.now(UTC),
+        )
+    )
+    session.commit()
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _plan(*, session: Session, sweep_id: int) -> list[dict[str, float]]:
+    sweep = session.get(Sweep, sweep_id)
+    return [] if sweep is None else combinations(sweep)
+
+
+async def execute_sweep(
+    *, session_factory: sessionmaker[Session], sweep_id: int, start_run: StartRun
+) -> None:
+    """Run every combination one after another through the normal run path."""
+    db = session_factory
+    try:
+        for knobs in await in_thread(db, _plan, sweep_id=sweep_id):
+            run_id = await in_thread(db, _next_run, sweep_id=sweep_id, knobs=knobs)
+            if run_id is None:
+                return
+            await start_run(run_id)
+    except asyncio.CancelledError:
+        await in_thread(db, _finish, sweep_id=sweep_id, error="The server stopped.")
+        raise
+    except Exception as exc:  # a sweep that breaks is a failed sweep, never a crash
+        await in_thread(db, _finish, sweep_id=sweep_id, error=f"Sweep failed: {exc}")
+        return
+    await in_thread(db, _finish, sweep_id=sweep_id, error=None)

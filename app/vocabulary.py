@@ -1,0 +1,64 @@
+"""The fixed words of Relevo's domain, each defined once.
+
+Models (through ``Base.type_annotation_map``), API schemas, services and the pure
+scoring and search layers all use these types. Each is a ``StrEnum``: a member equals,
+hashes, formats and serializes as its plain string, so the database, the JSON API and
+the templates hold exactly the same words as before they were types.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ACTIVE_RUN_STATUSES", "Engine", "HttpMethod", "QueryStatus", "RunStatus", "ScorerKind"]
+
+
+class RunStatus(StrEnum):
+    """Where a run is in its life."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# A run in one of these states has not ended yet.
+ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class QueryStatus(StrEnum):
+    """The outcome of one query: scored, unscored (with a reason) or an error."""
+
+    SCORED = "scored"
+    UNSCORED = "unscored"
+    ERROR = "error"
+
+
+class Engine(StrEnum):
+    """The search engines a search endpoint can talk to."""
+
+    SOLR = "solr"
+    ELASTICSEARCH = "elasticsearch"
+    OPENSEARCH = "opensearch"
+
+
+class HttpMethod(StrEnum):
+    """How a search endpoint sends its requests."""
+
+    GET = "GET"
+    POST = "POST"
+
+
+class ScorerKind(StrEnum):
+    """A scorer's kind: the user's JavaScript or one of the built-in metrics."""
+
+    JAVASCRIPT = "javascript"
+    CLASSIC = "classic"
+    NDCG = "ndcg"
+    DCG = "dcg"
+    CG = "cg"
+    PRECISION = "precision"
+    AVERAGE_PRECISION = "average_precision"
+    RECIPROCAL_RANK = "reciprocal_rank"
+    ERR = "err"

@@ -1,0 +1,171 @@
+"""Book pages: the books list, a book (agreement, forms) and the judging page for raters."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from pydantic import ValidationError
+
+from app.api.book_pages import parse_skip
+from app.deps import SessionDep, WebUser
+from app.errors import Invalid
+from app.models import Book
+from app.schemas.books import BookCreate, JudgementPut, Populate, SyncBody
+from app.services import access, book_io, book_pages, book_sync
+from app.services import books as book_service
+from app.web.deps import FormDep
+from app.web.errors import HtmlErrorRoute, error_page
+from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web.templating import render
+
+router = APIRouter(route_class=HtmlErrorRoute)
+
+
+def get_web_book(book_id: int, user: WebUser, session: SessionDep) -> Book:
+    """Return the book when the signed-in user may see it, else 404."""
+    return access.visible_book(session=session, user=user, book_id=book_id)
+
+
+WebBookDep = Annotated[Book, Depends(get_web_book)]
+
+
+@router.get("/books", name="books_page")
+def books_page(request: Request, user: WebUser, session: SessionDep) -> Response:
+    """Show the books the user may see, with forms to create and import one."""
+    data = book_pages.books_page(session=session, user=user)
+    return render(request, "books.html", {"user": user, "page": data, "errors": {}})
+
+
+@router.post("/books", name="book_create_submit")
+def create_book(
+    request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
+) -> Response:
+    """Create a book from the form (scale as comma-separated values) and open it."""
+    scale = [v.strip() for v in field_text(form, "scale").split(",") if v.strip()]
+    try:
+        body = parse_body(BookCreate, {"name": field_text(form, "name"), "scale": scale})
+    except FormErrors as exc:
+        data = book_pages.books_page(session=session, user=user)
+        return render(
+            request, "books.html", {"user": user, "page": data, "errors": exc.errors}, 422
+        )
+    book = book_service.create_book(session=session, user=user, body=body)
+    return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
+
+
+@router.post("/books/import", name="book_import_submit")
+async def import_book(
+    request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
+) -> Response:
+    """Create a book from an uploaded Quepid book JSON file."""
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        return error_page(request, 422, "Choose a Quepid book JSON file to import.")
+    try:
+        data = json.loads(await upload.read())
+        book = book_io.import_quepid(session=session, user=user, data=data)
+    except (ValueError, UnicodeDecodeError):
+        return error_page(request, 422, "The file is not valid JSON.")
+    except Invalid as exc:
+        session.rollback()
+        return error_page(request, 422, exc.message)
+    return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
+
+
+@router.get("/books/{book_id}", name="book_page")
+def book_page(request: Request, book: WebBookDep, user: WebUser, session: SessionDep) -> Response:
+    """Show a book: agreement, raters' counts, the most disputed pairs and its forms."""
+    data = book_pages.book_page(session=session, user=user, book=book)
+    return render(request, "book.html", {"user": user, "page": data})
+
+
+@router.post("/books/{book_id}/populate", name="book_populate_submit")
+def populate(
+    request: Request,
+    book: WebBookDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Fill the book from a case's latest finished run."""
+    try:
+        body = Populate.model_validate(
+            {"case_id": field_text(form, "case_id"), "depth": field_text(form, "depth") or 10}
+        )
+    except ValidationError:
+        return error_page(request, 422, "Choose a case and a depth from 1 to 500.")
+    case = access.visible_case(session=session, user=user, case_id=body.case_id)
+    book_service.populate(session=session, book=book, case=case, depth=body.depth)
+    return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
+
+
+@router.post("/books/{book_id}/sync", name="book_sync_submit")
+def sync(
+    request: Request,
+    book: WebBookDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Sync the book into a case and open the case page, which names the book."""
+    rater = field_text(form, "user_id").strip()
+    try:
+        body = SyncBody.model_validate(
+            {"method": field_text(form, "method"), "user_id": rater or None}
+        )
+        case_id = int(field_text(form, "case_id"))
+    except (ValidationError, ValueError):
+        return error_page(request, 422, "Choose a case and a method (and a rater for 'rater').")
+    case = access.visible_case(session=session, user=user, case_id=case_id)
+    book_sync.sync(session=session, case=case, book=book, body=body, user=user)
+    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+
+
+@router.get("/books/{book_id}/judge", name="judge_page")
+def judge_page(
+    request: Request,
+    book: WebBookDep,
+    user: WebUser,
+    session: SessionDep,
+    pair_id: int | None = None,
+    skip: str = Query(default="", max_length=4000),
+) -> Response:
+    """Show one pair to judge: query, information need, doc fields and the scale as buttons."""
+    data = book_pages.judge_page(
+        session=session, user=user, book=book, pair_id=pair_id, skip=parse_skip(skip)
+    )
+    return render(request, "judge.html", {"user": user, "page": data})
+
+
+@router.post("/books/{book_id}/judge", name="judge_submit")
+def judge(
+    request: Request,
+    book: WebBookDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Record the rater's judgement of the pair, then show the next pair."""
+    unrateable = field_text(form, "unrateable") == "1"
+    raw = field_text(form, "rating").strip()
+    try:
+        pair_id = int(field_text(form, "pair_id"))
+        body = JudgementPut(rating=None if unrateable else float(raw), unrateable=unrateable)
+    except (ValueError, ValidationError):
+        return error_page(request, 422, 'Choose a rating from the scale, or "can\'t tell".')
+    pair = book_service.get_pair(session=session, book=book, pair_id=pair_id)
+    try:
+        book_service.judge(session=session, book=book, pair=pair, user=user, body=body)
+    except Invalid as exc:
+        return error_page(request, 422, exc.message)
+    target = request.url_for("judge_page", book_id=book.id)
+    skip = field_text(form, "skip")
+    if skip:
+        target = target.include_query_params(skip=skip)
+    return RedirectResponse(str(target), status_code=303)

@@ -1,0 +1,33 @@
+"""The coverage page and a query's score history chart."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from app.deps import SessionDep, WebUser
+from app.services import coverage as coverage_service
+from app.services import history as history_service
+from app.web.deps import WebCaseDep, WebQueryDep
+from app.web.errors import HtmlErrorRoute
+from app.web.templating import render
+
+router = APIRouter(route_class=HtmlErrorRoute)
+
+
+@router.get("/cases/{case_id}/coverage", name="coverage_page")
+def coverage_page(
+    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep
+) -> Response:
+    """Show unrated docs per query, the score band they leave open, and what to rate next."""
+    data = coverage_service.case_coverage(session=session, case=case)
+    return render(request, "coverage.html", {"user": user, "case": case, "page": data})
+
+
+@router.get("/cases/{case_id}/queries/{query_id}/history", name="query_history_page")
+def query_history_page(
+    request: Request, case: WebCaseDep, query: WebQueryDep, user: WebUser, session: SessionDep
+) -> Response:
+    """Show the query's score over the case's finished runs."""
+    data = history_service.query_history(session=session, case=case, query=query)
+    return render(request, "query_history.html", {"user": user, "case": case, "page": data})

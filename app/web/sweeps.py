@@ -1,0 +1,108 @@
+"""Sweep pages: start a sweep from the case page, follow it, apply the best combination."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from app.api.sweeps import start as start_in_background
+from app.deps import SessionDep, WebUser
+from app.errors import Invalid
+from app.schemas.sweeps import SweepCreate
+from app.services import sweeps as service
+from app.vocabulary import ACTIVE_RUN_STATUSES
+from app.web.deps import FormDep, WebCaseDep
+from app.web.errors import HtmlErrorRoute
+from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web.templating import is_htmx, render
+
+router = APIRouter(route_class=HtmlErrorRoute)
+PREFIX = "sweep."
+
+
+def grid_from_form(form_values: dict[str, str]) -> dict[str, Any]:
+    """Return {knob: [values]} from "sweep.<knob>" fields of comma-separated numbers."""
+    grid: dict[str, Any] = {}
+    for key, text in form_values.items():
+        if not key.startswith(PREFIX) or not text.strip():
+            continue
+        values: list[Any] = []
+        for part in text.replace(";", ",").split(","):
+            item = part.strip()
+            if not item:
+                continue
+            try:
+                values.append(float(item))
+            except ValueError:
+                values.append(item)  # refused by the body's validation, with the knob's name
+        grid[key.removeprefix(PREFIX)] = values
+    return grid
+
+
+@router.post("/cases/{case_id}/sweeps", name="sweep_create_submit")
+def create_sweep(
+    request: Request, case: WebCaseDep, session: SessionDep, form: FormDep, _csrf: CsrfChecked
+) -> Response:
+    """Start a sweep from the case page's form and open its page."""
+    values = {key: field_text(form, key) for key in form}
+    try:
+        body = parse_body(SweepCreate, {"knobs": grid_from_form(values)})
+        sweep = service.create_sweep(session=session, case=case, body=body)
+    except (FormErrors, Invalid) as exc:
+        errors = exc.errors if isinstance(exc, FormErrors) else {"knobs": exc.message}
+        message = "; ".join(f"{k}: {v}" for k, v in errors.items())
+        raise Invalid("knobs", f"Cannot start the sweep ({message}).") from exc
+    start_in_background(request, sweep.id)
+    url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep.id)
+    return RedirectResponse(str(url), status_code=303)
+
+
+@router.get("/cases/{case_id}/sweeps/{sweep_id}", name="sweep_page")
+def sweep_page(
+    request: Request, sweep_id: int, case: WebCaseDep, user: WebUser, session: SessionDep
+) -> Response:
+    """Show a sweep's progress, results table, chart and best combination."""
+    sweep = service.read_sweep(
+        session=session, sweep=service.get_sweep(session=session, case=case, sweep_id=sweep_id)
+    )
+    context = {"user": user, "case": case, "sweep": sweep, "active": ACTIVE_RUN_STATUSES}
+    if is_htmx(request):
+        return render(request, "partials/sweep_results.html", context)
+    return render(request, "sweep.html", context)
+
+
+@router.post("/cases/{case_id}/sweeps/{sweep_id}/cancel", name="sweep_cancel_submit")
+def cancel_sweep(
+    request: Request, sweep_id: int, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Stop the sweep after its current run."""
+    service.cancel_sweep(
+        session=session, sweep=service.get_sweep(session=session, case=case, sweep_id=sweep_id)
+    )
+    url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep_id)
+    return RedirectResponse(str(url), status_code=303)
+
+
+@router.post("/cases/{case_id}/sweeps/{sweep_id}/apply", name="sweep_apply_submit")
+def apply_sweep(
+    request: Request,
+    sweep_id: int,
+    case: WebCaseDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Set the case's knobs to the chosen combination (a new try) and open the case."""
+    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
+    run_id = field_text(form, "run_id")
+    service.apply_sweep(
+        session=session,
+        user=user,
+        case=case,
+        sweep=sweep,
+        run_id=int(run_id) if run_id.isdigit() else 0,
+    )
+    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)

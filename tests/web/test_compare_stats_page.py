@@ -1,0 +1,62 @@
+"""The compare page's statistics and overlap, and the side-by-side page, agree with their JSON."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.scoring.overlap import rbo_ext
+from tests.fixtures.users import ApiUser
+from tests.web.helpers import attr, login, one, soup
+from tests.web.test_compare import XSS, _two_runs
+
+
+def test_compare_page_states_the_statistics_in_words(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _two_runs(api, session_factory)
+    params = {"base": setup["base"], "other": setup["other"]}
+    data = api.get(f"/api/v1/cases/{setup['case_id']}/runs/compare", params=params).json()
+    login(client)
+    page = soup(client.get(f"/cases/{setup['case_id']}/compare", params=params))
+    assert one(page, "#stats-summary").get_text(strip=True) == data["summary"]
+    assert data["stats"]["n"] == 2
+    assert "1 better, 1 worse" in data["summary"]
+    assert one(page, "#small-sample").get_text(" ", strip=True).startswith("Only 2 queries")
+    assert one(page, "#stats-wins").get_text(strip=True) == "1 / 1 / 0"
+    rows = {int(attr(r, "data-query-id")): r for r in page.select("#compare-queries tbody tr")}
+    for q in data["queries"]:
+        cell = one(rows[q["query_id"]], "td.rbo")
+        if q["overlap"] is None:
+            assert cell.get_text(strip=True) == "\u2013"
+        else:
+            assert float(attr(cell, "data-value")) == q["overlap"]["rbo"]
+    wars = setup["ids"]["star wars"]
+    assert data["queries"][0]["overlap"] is not None
+    by_id = {q["query_id"]: q for q in data["queries"]}
+    assert by_id[wars]["overlap"]["rbo"] == rbo_ext(["1", "2"], ["2", "9"])
+    changed = [int(attr(li, "data-query-id")) for li in page.select("#changed-most li")]
+    assert changed == [c["query_id"] for c in data["overlap"]["changed_most"]]
+    assert wars in changed
+
+
+def test_side_by_side_page(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _two_runs(api, session_factory)
+    login(client)
+    batman = setup["ids"]["batman"]
+    response = client.get(
+        f"/cases/{setup['case_id']}/compare/queries/{batman}",
+        params={"base": setup["base"], "other": setup["other"]},
+    )
+    assert response.status_code == 200
+    page = soup(response)
+    base = [(li["data-doc-id"], li["data-mark"]) for li in page.select("#side-base li.side-doc")]
+    other = [(li["data-doc-id"], li["data-mark"]) for li in page.select("#side-other li.side-doc")]
+    assert base == [("4", "moved")]
+    assert other == [("5", "new"), ("4", "moved")]
+    assert XSS in one(page, "#side-other li[data-doc-id='5'] .doc-title").get_text()
+    assert XSS not in response.text  # escaped
+    alternate = attr(one(page, "link[rel=alternate]"), "href")
+    assert api.get(alternate).json()["other_docs"][0]["mark"] == "new"
