@@ -38,6 +38,15 @@ def levenshtein(a: Sequence[object], b: Sequence[object]) -> int:
     """Return the edit distance between two lists (insert/delete/substitute cost 1)."""
     # Hyyrö's bit-parallel form of Myers' algorithm: one pass over b with a bit per entry
     # of a; entries compare by hash and ==, so None matches None and 1 matches 1.0.
+    # Common ends cost nothing: a ranking is often right at the top and unrated at the
+    # bottom, so trimming them leaves a short middle (or nothing) for the bit loop.
+    start, end_a, end_b = 0, len(a), len(b)
+    while start < end_a and start < end_b and a[start] == b[start]:
+        start += 1
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    a, b = a[start:end_a], b[start:end_b]
     if not a or not b:
         return len(a) + len(b)
     match: dict[object, int] = {}

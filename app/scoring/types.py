@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from app.vocabulary import QueryStatus
@@ -65,6 +66,20 @@ def scored(score: float, raw: float) -> Outcome:
     fields["reason"] = None
     fields["log"] = ()
     return outcome
+
+
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+
+
+def id_doc(doc_id: str) -> ScoreDoc:
+    """Return a doc with an id and no fields: what the built-in metrics read of a stored doc."""
+    # Built when re-scoring stored runs (hundreds of thousands of docs for a large case):
+    # filling __dict__ directly skips the frozen dataclass __init__, as `scored` does.
+    doc: ScoreDoc = _new_object(ScoreDoc)
+    fields = doc.__dict__
+    fields["id"] = doc_id
+    fields["fields"] = _NO_FIELDS
+    return doc
 
 
 def unscored(reason: str, log: tuple[str, ...] = ()) -> Outcome:

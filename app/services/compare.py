@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import select
@@ -26,6 +25,7 @@ from app.schemas.compare import (
     RunComparison,
 )
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
+from app.scoring.types import id_doc
 from app.search import FieldSpec
 from app.services import cases as case_service
 from app.services import queries as query_service
@@ -86,8 +86,6 @@ _COLUMNS = (
     RunQuery.num_found,
     RunQuery.docs,
 )
-# Built-in metrics read only doc ids: one shared empty mapping instead of a copy per doc.
-_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
 
 def stored_rows(session: Session, run_id: int, query_id: int | None = None) -> dict[int, StoredRow]:
@@ -203,10 +201,9 @@ class _Rescorer:
         with_fields = self.config.kind == ScorerKind.JAVASCRIPT
         inputs = [
             QueryInput(
-                docs=[
-                    ScoreDoc(id=d["id"], fields=d.get("fields", {}) if with_fields else _NO_FIELDS)
-                    for d in rows[qid].docs
-                ],
+                docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in rows[qid].docs]
+                if with_fields
+                else [id_doc(d["id"]) for d in rows[qid].docs],
                 ratings=self.ratings[qid],
                 num_found=rows[qid].num_found,
                 query_options=self.infos[qid].options,
@@ -267,8 +264,8 @@ def _compare_query(
 ) -> QueryComparison:
     before, after = base.outcomes.get(query_id), other.outcomes.get(query_id)
     delta = _delta(_score(before), _score(after))
-    base_top = top_docs(base.rows.get(query_id), k)
-    other_top = top_docs(other.rows.get(query_id), k)
+    base_row, other_row = base.rows.get(query_id), other.rows.get(query_id)
+    base_top, other_top = _top_index(base_row, k), _top_index(other_row, k)
     return QueryComparison(
         query_id=query_id,
         text=info.text,
@@ -280,17 +277,25 @@ def _compare_query(
         delta=delta,
         change=_change(before, after, delta),
         entered=[
-            _doc_change(doc, other.spec, ratings)
-            for doc_id, doc in other_top.items()
-            if doc_id not in base_top
+            _doc_change(other_row.docs[i], i + 1, other.spec, ratings)
+            for doc_id, i in other_top.items()
+            if other_row is not None and doc_id not in base_top
         ],
         left=[
-            _doc_change(doc, base.spec, ratings)
-            for doc_id, doc in base_top.items()
-            if doc_id not in other_top
+            _doc_change(base_row.docs[i], i + 1, base.spec, ratings)
+            for doc_id, i in base_top.items()
+            if base_row is not None and doc_id not in other_top
         ],
         overlap=query_overlap(base_top, other_top) if before and after else None,
     )
+
+
+def _top_index(row: StoredRow | None, k: int) -> dict[str, int]:
+    # The first k doc ids, best first, each with its index in the stored list (no copies:
+    # only the docs that entered or left the top are read further).
+    if row is None:
+        return {}
+    return {str(doc.get("id")): i for i, doc in enumerate(row.docs[:k])}
 
 
 def _score(outcome: Outcome | None) -> float | None:
@@ -327,12 +332,14 @@ def top_docs(row: StoredRow | None, k: int) -> dict[str, Mapping[str, Any]]:
     return {str(doc.get("id")): doc for doc in top}
 
 
-def _doc_change(doc: Mapping[str, Any], spec: FieldSpec, ratings: Mapping[str, float]) -> DocChange:
+def _doc_change(
+    doc: Mapping[str, Any], position: int, spec: FieldSpec, ratings: Mapping[str, float]
+) -> DocChange:
     doc_id = str(doc.get("id"))
     return DocChange(
         id=doc_id,
         title=doc_title(doc, spec),
-        rank=int(doc["rank"]),
+        rank=int(doc.get("rank") or position),
         rating=ratings.get(doc_id),
     )
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.models import RunQuery
 from app.scoring import PRESETS, Outcome, Tally, case_score, score_queries, score_query, tally
@@ -139,3 +141,29 @@ def test_presets_match_the_table() -> None:
     for preset in PRESETS:
         built = config(preset.kind, preset.params, preset.scale, scale_labels=preset.scale_labels)
         assert dict(built.params) == dict(preset.params)
+
+
+def _edit_distance_table(a: list[int | None], b: list[int | None]) -> int:
+    # The textbook dynamic programme, as the reference for the bit-parallel version.
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
+
+
+_RATING_LISTS = st.lists(st.one_of(st.none(), st.integers(0, 3)), max_size=12)
+
+
+@given(_RATING_LISTS, _RATING_LISTS)
+def test_levenshtein_matches_the_table(a: list[int | None], b: list[int | None]) -> None:
+    assert levenshtein(a, b) == _edit_distance_table(a, b)
+
+
+def test_levenshtein_trims_common_ends_only_where_they_match() -> None:
+    # Same first and last entries, one substitution in the middle.
+    assert levenshtein([3, 2, 1, None], [3, 1, 1, None]) == 1
+    # A shared prefix that is also a rotation: trimming must not hide the two edits.
+    assert levenshtein([3, 3, 2, 1], [3, 2, 1, 3]) == 2
+    assert levenshtein([1, 2, 3], [1, 2, 3]) == 0
