@@ -38,6 +38,8 @@ class Run(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Written every few seconds by the process executing the run (see Settings.run_lease_s).
+    heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
     # Knob values that override the try's for this run (a sweep's combination), or None.
     knobs: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)
     sweep_id: Mapped[int | None] = mapped_column(
