@@ -40,6 +40,8 @@ class Run(Base):
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
     # Written every few seconds by the process executing the run (see Settings.run_lease_s).
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
+    # The mark of the execution that owns the run (see runs.RunPlan.lease).
+    lease: Mapped[str | None] = mapped_column(String(32), default=None)
     # Knob values that override the try's for this run (a sweep's combination), or None.
     knobs: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)
     sweep_id: Mapped[int | None] = mapped_column(

@@ -66,9 +66,14 @@ async def execute_run(
         )
         await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
         return
-    progress = _Progress()
+    try:
+        await in_thread(db, run_service.mark_running, plan=plan)
+    except Exception as exc:
+        await in_thread(db, run_service.mark_failed, run_id=run_id, message=public_message(exc))
+        return
+    progress = _Progress()  # the heartbeat starts once the run carries this lease
     work = asyncio.create_task(_work(db, plan, search, progress))
-    beat = asyncio.create_task(_heartbeat(db, run_id, progress, work))
+    beat = asyncio.create_task(_heartbeat(db, plan, progress, work))
     try:
         await work
     except asyncio.CancelledError:
@@ -94,8 +99,6 @@ STOPPED = "Interrupted: the server stopped during the run."
 async def _work(
     db: sessionmaker[Session], plan: RunPlan, search: SearchClient, progress: _Progress
 ) -> None:
-    run_id = plan.run_id
-    await in_thread(db, run_service.mark_running, run_id=run_id, total=len(plan.queries))
     fetched = await _fetch_all(plan, search, progress)
     query_ids = [q.query_id for q in plan.queries]
     ratings = await in_thread(db, query_service.ratings_of, query_ids=query_ids)
@@ -108,7 +111,7 @@ async def _work(
 
 
 async def _heartbeat(
-    db: sessionmaker[Session], run_id: int, progress: _Progress, work: asyncio.Task[None]
+    db: sessionmaker[Session], plan: RunPlan, progress: _Progress, work: asyncio.Task[None]
 ) -> None:
     # Every PROGRESS_EVERY_S: the run's status is read (a cancel from any process stops the
     # work within that time); progress is written when it moved, the heartbeat at least
@@ -118,11 +121,9 @@ async def _heartbeat(
         now = time.monotonic()
         if progress.done != written or now - last >= HEARTBEAT_EVERY_S:
             written, last = progress.done, now
-            status = await in_thread(
-                db, run_service.record_progress, run_id=run_id, done=progress.done
-            )
+            status = await in_thread(db, run_service.record_progress, plan=plan, done=progress.done)
         else:
-            status = await in_thread(db, run_service.run_status, run_id=run_id)
+            status = await in_thread(db, run_service.run_status, plan=plan)
         if status not in ACTIVE_RUN_STATUSES:
             work.cancel()  # cancelled, interrupted elsewhere, or deleted with its case
             return

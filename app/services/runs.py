@@ -6,6 +6,7 @@ function of a run id and a session factory, callable in-process or from a worker
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -51,6 +52,9 @@ class RunPlan:
     scorer: ScorerConfig
     queries: Sequence[QueryPlan] = field(default_factory=list)
     explain: bool = False
+    # This execution's own mark on the run row: an execution that lost the run (cancelled,
+    # declared interrupted, or its id reused after a delete) can no longer write to it.
+    lease: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def request_for(self, query: QueryPlan) -> SearchRequest:
         """Return the search request of one query."""
@@ -138,36 +142,44 @@ class RunSetupError(Exception):
     """The run cannot start at all (as opposed to a query failing)."""
 
 
-def mark_running(*, session: Session, run_id: int, total: int) -> None:
-    """Record that the run started (unless it was cancelled while queued)."""
+def mark_running(*, session: Session, plan: RunPlan) -> None:
+    """Record that the run started under this execution's lease (unless it ended meanwhile)."""
     now = datetime.now(UTC)
     session.execute(
         update(Run)
-        .where(Run.id == run_id, Run.status.in_(ACTIVE))
-        .values(status=RunStatus.RUNNING, started_at=now, heartbeat_at=now, total=total, done=0)
+        .where(Run.id == plan.run_id, Run.status.in_(ACTIVE))
+        .values(
+            status=RunStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            lease=plan.lease,
+            total=len(plan.queries),
+            done=0,
+        )
     )
     session.commit()
 
 
-def record_progress(*, session: Session, run_id: int, done: int) -> RunStatus | None:
+def record_progress(*, session: Session, plan: RunPlan, done: int) -> RunStatus | None:
     """Record how many queries have come back and that the run is alive; return its status.
 
-    The status tells the executing process whether someone cancelled the run meanwhile
-    (None: the run was deleted with its case).
+    The status tells the executing process whether someone cancelled the run meanwhile;
+    None means the run is no longer this execution's (deleted, or leased by another).
     """
     session.execute(
         update(Run)
-        .where(Run.id == run_id, Run.status.in_(ACTIVE))
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status.in_(ACTIVE))
         .values(done=done, heartbeat_at=datetime.now(UTC))
     )
-    status = session.scalar(select(Run.status).where(Run.id == run_id))
+    status = run_status(session=session, plan=plan)
     session.commit()
     return status
 
 
-def run_status(*, session: Session, run_id: int) -> RunStatus | None:
-    """Return a run's status (None once it has been deleted)."""
-    return session.scalar(select(Run.status).where(Run.id == run_id))
+def run_status(*, session: Session, plan: RunPlan) -> RunStatus | None:
+    """Return the run's status while it is this execution's, else None."""
+    row = session.execute(select(Run.status, Run.lease).where(Run.id == plan.run_id)).first()
+    return row[0] if row is not None and row[1] == plan.lease else None
 
 
 def mark_failed(*, session: Session, run_id: int, message: str) -> None:
@@ -255,7 +267,7 @@ def finish_run(
     """
     ended = session.execute(
         update(Run)
-        .where(Run.id == plan.run_id, Run.status == RunStatus.RUNNING)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status == RunStatus.RUNNING)
         .values(status=RunStatus.FINISHED, finished_at=datetime.now(UTC))
     )
     if not getattr(ended, "rowcount", 0):

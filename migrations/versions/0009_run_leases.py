@@ -1,4 +1,4 @@
-"""run leases: a heartbeat on runs, so that only runs of a vanished process are interrupted
+"""run leases: a heartbeat and an owner mark on runs, so only a vanished process's runs end
 
 Revision ID: 0009
 Revises: 0008
@@ -19,8 +19,10 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.add_column(sa.Column("heartbeat_at", sa.DateTime(timezone=True), nullable=True))
+        batch_op.add_column(sa.Column("lease", sa.String(length=32), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.drop_column("lease")
         batch_op.drop_column("heartbeat_at")

@@ -127,7 +127,9 @@ def _running_run(factory: sessionmaker[Session], case_id: int, beat_age_s: float
         case = session.get(Case, case_id)
         assert case is not None
         run = run_service.create_run(session=session, case=case)
-        run_service.mark_running(session=session, run_id=run.id, total=3)
+        run_service.mark_running(
+            session=session, plan=run_service.load_plan(session=session, run_id=run.id)
+        )
         beat = datetime.now(UTC) - timedelta(seconds=beat_age_s)
         session.execute(update(Run).where(Run.id == run.id).values(heartbeat_at=beat))
         session.commit()
@@ -187,3 +189,27 @@ def test_the_case_page_cancels_a_run_under_way(api: ApiUser, client: TestClient)
         assert refused.status_code in (400, 403)
     run = api.get(f"/api/v1/cases/{case_id}/runs/{started['id']}").json()
     assert run["status"] == "cancelled"
+
+
+def test_an_execution_that_lost_its_run_cannot_write_to_it(
+    api: ApiUser, session_factory: sessionmaker[Session]
+) -> None:
+    # Two executions of one run (say a retried one, or a stale one whose run id was reused):
+    # only the one holding the lease records progress or finishes it.
+    with gate_engine() as engine:
+        case_id = _case(api, engine)
+    with session_factory() as session:
+        case = session.get(Case, case_id)
+        assert case is not None
+        run_id = run_service.create_run(session=session, case=case).id
+        old = run_service.load_plan(session=session, run_id=run_id)
+        new = run_service.load_plan(session=session, run_id=run_id)
+        assert old.lease != new.lease
+        run_service.mark_running(session=session, plan=old)
+        run_service.mark_running(session=session, plan=new)  # the run changes hands
+        assert run_service.record_progress(session=session, plan=old, done=2) is None
+        assert run_service.record_progress(session=session, plan=new, done=1) == "running"
+        run_service.finish_run(session=session, plan=old, fetched=[], outcomes=[], ratings={})
+        assert run_service.run_status(session=session, plan=new) == "running"
+    run = api.get(f"/api/v1/cases/{case_id}/runs/{run_id}").json()
+    assert (run["status"], run["done"], run["queries"]) == ("running", 1, [])
