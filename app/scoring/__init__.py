@@ -6,7 +6,12 @@ scorer that aborts V8 fails only its own queries.
 """
 
 from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
-from app.scoring.javascript import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, check_javascript
+from app.scoring.javascript import (
+    JS_HEAP_LIMIT_BYTES,
+    JS_TIME_LIMIT_S,
+    Limits,
+    check_javascript,
+)
 from app.scoring.presets import PRESETS, Preset
 from app.scoring.scoring import Tally, case_score, score_queries, score_query, tally
 from app.scoring.types import Outcome, QueryInput, ScoreDoc, ScorerConfig
@@ -17,6 +22,7 @@ __all__ = [
     "JS_TIME_LIMIT_S",
     "KINDS",
     "PRESETS",
+    "Limits",
     "Outcome",
     "Preset",
     "QueryInput",

@@ -23,6 +23,7 @@ import math
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -45,6 +46,8 @@ Step = Callable[[Sequence[Outcome], int, float], None]
 
 JS_TIME_LIMIT_S = 1.0
 JS_HEAP_LIMIT_BYTES = 64 * 1024 * 1024
+# A batch whose queries hit the time limit this many times in a row stops: the rest error.
+JS_MAX_TIMEOUTS_IN_A_ROW = 5
 JS_SLICE_S = 0.05
 CHUNK_QUERIES = 2000
 CHUNK_CHARS = 2_000_000
@@ -52,6 +55,15 @@ _SETUP_TIMEOUT_S = 10.0
 # Reading back a stopped slice takes milliseconds once V8 has honoured the termination; some
 # long built-ins (a huge fill) ignore it, and then this short step lets a supervisor step in.
 _RECOVER_S = 0.25
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one batch may use: seconds per query, V8 heap bytes, time-limit hits in a row."""
+
+    time_s: float = JS_TIME_LIMIT_S
+    heap_bytes: int = JS_HEAP_LIMIT_BYTES
+    max_timeouts_in_a_row: int = JS_MAX_TIMEOUTS_IN_A_ROW
 
 
 class _QueryDataError(Exception):
@@ -115,6 +127,8 @@ class _Isolate:
         self._token = json.dumps(secrets.token_hex(16))
         try:
             self._racer.set_hard_memory_limit(heap_limit)
+            # No WebAssembly: its memories live outside the V8 heap limit.
+            self._racer.eval("delete globalThis.WebAssembly; 0", timeout_sec=_SETUP_TIMEOUT_S)
             slice_ms = max(1, round(JS_SLICE_S * 1000))
             setup = f"({prelude_source()})(globalThis, {self._token}, {slice_ms})"
             self._racer.eval(setup, timeout_sec=_SETUP_TIMEOUT_S)
@@ -163,6 +177,11 @@ def time_message(time_limit: float) -> str:
     return f"scorer exceeded its {time_limit:g} s time limit"
 
 
+def stopped_message(count: int) -> str:
+    """Return the reason of the queries left after ``count`` time-limit hits in a row."""
+    return f"stopped: the scorer hit its time limit on {count} queries in a row"
+
+
 def memory_message(heap_limit: int) -> str:
     """Return the reason of a query that overran its heap limit."""
     return f"scorer exceeded its memory limit ({heap_limit / 2**20:g} MiB)"
@@ -177,7 +196,7 @@ class _Batch:
         scale: Sequence[float],
         max_score: float,
         parts: Sequence[str],
-        limits: tuple[float, int],
+        limits: Limits,
         single_until: int,
         step: Step | None,
     ) -> None:
@@ -185,7 +204,9 @@ class _Batch:
         self.scale = scale
         self.max_score = max_score
         self.parts = parts
-        self.time_limit, self.heap_limit = limits
+        self.time_limit, self.heap_limit = limits.time_s, limits.heap_bytes
+        self.max_timeouts = max(1, limits.max_timeouts_in_a_row)
+        self.timeouts_in_a_row = 0
         self.outcomes: list[Outcome | None] = [None] * len(parts)
         self.pos = 0
         self.reported = 0
@@ -203,10 +224,15 @@ class _Batch:
         for item in items:
             self.outcomes[self.pos] = _to_outcome(item, self.max_score)
             self.pos += 1
+            self.timeouts_in_a_row = 0
 
     def _fail_current(self, message: str, logs: Sequence[str] = ()) -> None:
         self.outcomes[self.pos] = failed(message, tuple(logs))
         self.pos += 1
+        if message == time_message(self.time_limit):
+            self.timeouts_in_a_row += 1
+        else:
+            self.timeouts_in_a_row = 0
 
     def _drop_isolate(self) -> None:
         if self.isolate is not None:
@@ -226,6 +252,11 @@ class _Batch:
     def run(self) -> list[Outcome]:
         try:
             while self.pos < len(self.parts):
+                if self.timeouts_in_a_row >= self.max_timeouts:
+                    message = stopped_message(self.timeouts_in_a_row)
+                    while self.pos < len(self.parts):
+                        self._fail_current(message)
+                    break
                 self._run_chunk()
         except Exception as exc:  # the batch must never raise: report what is left as errors
             while self.pos < len(self.parts):
@@ -258,6 +289,8 @@ class _Batch:
                 self._fail_current(f"the query's data does not fit the scorer's limits: {exc}")
             return
         while self.pos < end and self.isolate is not None:
+            if self.timeouts_in_a_row >= self.max_timeouts:
+                return
             self._run_slice(end)
 
     def _run_slice(self, end: int) -> None:
@@ -307,14 +340,13 @@ def run_batch(
     max_score: float,
     parts: Sequence[str],
     *,
-    limits: tuple[float, int] | None = None,
+    limits: Limits | None = None,
     single_until: int = 0,
     step: Step | None = None,
 ) -> list[Outcome]:
     """Return the outcomes of encoded queries, run in this process (see the module docstring)."""
-    if limits is None:
-        limits = (JS_TIME_LIMIT_S, JS_HEAP_LIMIT_BYTES)
-    return _Batch(code, scale, max_score, parts, limits, single_until, step).run()
+    batch = _Batch(code, scale, max_score, parts, limits or Limits(), single_until, step)
+    return batch.run()
 
 
 def config_problem(config: ScorerConfig) -> str | None:

@@ -49,6 +49,7 @@ import json
 import logging
 import os
 import pickle
+import resource
 import select
 import signal
 import struct
@@ -57,7 +58,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -65,6 +66,15 @@ from app.scoring import javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 
 JS_WORKERS = max(1, min(4, os.cpu_count() or 1))
+# Each worker's data segment (RLIMIT_DATA: V8's heap, array buffers, malloc): typed arrays
+# and array buffers live outside the V8 heap limit, so this is what bounds them. V8 itself
+# needs about 600 MiB of it to start.
+JS_MEMORY_LIMIT_BYTES = 1 << 30
+# Console output kept per query: lines up to this many characters in all, then a marker.
+MAX_LOG_BYTES = 16 * 1024
+LOG_TRUNCATED = "[console output truncated: {kept} of {total} lines kept, 16 KiB per query]"
+# The only variables a worker inherits: never the database URL, secret key or RELEVO_* ones.
+_ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "HOME")
 GRACE_S = 1.0
 START_S = 30.0  # a new worker's first frame: interpreter start, imports, request
 REQUEST_S = 10.0  # a running worker's first frame: reading the request
@@ -82,7 +92,7 @@ _COMMAND = "from app.scoring.jsworker import main; main()"
 
 logger = logging.getLogger(__name__)
 
-Request = tuple[str, tuple[float, ...], float, list[str], int, float, int]
+Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int]
 
 
 class _WorkerLost(Exception):
@@ -107,7 +117,27 @@ def _outcome(row: Any) -> Outcome:
     )
     if not ok:
         raise ValueError("malformed outcome")
-    return Outcome(status, score, raw, reason, tuple(log))
+    return Outcome(status, score, raw, reason, cap_log(log))
+
+
+def cap_log(lines: Sequence[str]) -> tuple[str, ...]:
+    """Return the console lines that fit MAX_LOG_BYTES (UTF-8), plus a marker if some did not."""
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line.encode("utf-8", "replace")) + 1
+        if size > MAX_LOG_BYTES:
+            marker = LOG_TRUNCATED.format(kept=len(kept), total=len(lines))
+            return (*kept, marker)
+        kept.append(line)
+    return tuple(kept)
+
+
+def worker_env(parent: Mapping[str, str]) -> dict[str, str]:
+    """Return a worker's environment: a few harmless variables and the path to this code."""
+    env = {name: parent[name] for name in _ENV_KEPT if name in parent}
+    env["PYTHONPATH"] = _ROOT
+    return env
 
 
 def _row(outcome: Outcome) -> list[Any]:
@@ -117,7 +147,8 @@ def _row(outcome: Outcome) -> list[Any]:
 class _Worker:
     """One child process, started on demand and restarted after it is lost."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_limit: int = JS_MEMORY_LIMIT_BYTES) -> None:
+        self.memory_limit = memory_limit
         self.proc: subprocess.Popen[bytes] | None = None
         self.stderr: IO[bytes] | None = None
         self.buffer = bytearray()
@@ -132,14 +163,12 @@ class _Worker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the child
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
         proc = subprocess.Popen(
-            [sys.executable, "-c", _COMMAND],
+            [sys.executable, "-c", _COMMAND, str(self.memory_limit)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
-            env=env,
+            env=worker_env(os.environ),
             close_fds=True,
         )
         assert proc.stdin is not None and proc.stdout is not None
@@ -331,10 +360,14 @@ os.register_at_fork(after_in_child=_POOL.forget)
 
 
 def _score_parts(
-    worker: _Worker, code: str, scale: tuple[float, ...], max_score: float, parts: list[str]
+    worker: _Worker,
+    code: str,
+    scale: tuple[float, ...],
+    max_score: float,
+    parts: list[str],
+    limits: javascript.Limits,
 ) -> list[Outcome]:
     """Return the outcomes of encoded queries, replacing the worker when a query kills it."""
-    limits = (javascript.JS_TIME_LIMIT_S, javascript.JS_HEAP_LIMIT_BYTES)
     outcomes: list[Outcome] = []
     single_until = 0
     crashes = in_a_row = 0
@@ -348,7 +381,8 @@ def _score_parts(
     while len(outcomes) < len(parts):
         start = len(outcomes)
         request: Request = (
-            code, scale, max_score, parts[start:], max(0, single_until - start), *limits
+            code, scale, max_score, parts[start:], max(0, single_until - start),
+            limits.time_s, limits.heap_bytes, limits.max_timeouts_in_a_row,
         )  # fmt: skip
         try:
             worker.run(pickle.dumps(request, pickle.HIGHEST_PROTOCOL), receive)
@@ -360,7 +394,7 @@ def _score_parts(
             if lost.step is None:  # lost before it began the batch: not the scorer's doing
                 message = WORKER_MESSAGE
             elif lost.stalled:
-                message = javascript.time_message(limits[0])
+                message = javascript.time_message(limits.time_s)
             else:
                 message = CRASH_MESSAGE
             first, count = lost.step if lost.step is not None else (-1, 0)
@@ -377,7 +411,11 @@ def _score_parts(
     return outcomes
 
 
-def score_javascript(config: ScorerConfig, queries: Sequence[QueryInput]) -> list[Outcome]:
+def score_javascript(
+    config: ScorerConfig,
+    queries: Sequence[QueryInput],
+    limits: javascript.Limits | None = None,
+) -> list[Outcome]:
     """Return the outcomes of a JavaScript scorer over a batch, computed in a worker process."""
     problem = javascript.config_problem(config)
     if problem is not None:
@@ -388,7 +426,12 @@ def score_javascript(config: ScorerConfig, queries: Sequence[QueryInput]) -> lis
     worker = _POOL.acquire()
     try:
         results = _score_parts(
-            worker, config.code or "", tuple(config.scale), config.max_score, parts
+            worker,
+            config.code or "",
+            tuple(config.scale),
+            config.max_score,
+            parts,
+            limits or javascript.Limits(),
         )
     finally:
         _POOL.release(worker)
@@ -422,7 +465,7 @@ def _serve(requests: BinaryIO, frames: BinaryIO) -> None:
         if len(payload) < size:
             return
         request: Request = pickle.loads(payload)
-        code, scale, max_score, parts, single_until, time_limit, heap_limit = request
+        code, scale, max_score, parts, single_until, time_s, heap_bytes, in_a_row = request
         sent = 0
 
         def step(done: Sequence[Outcome], count: int, seconds: float) -> None:
@@ -435,7 +478,7 @@ def _serve(requests: BinaryIO, frames: BinaryIO) -> None:
             scale,
             max_score,
             parts,
-            limits=(time_limit, heap_limit),
+            limits=javascript.Limits(time_s, heap_bytes, in_a_row),
             single_until=single_until,
             step=step,
         )
@@ -443,7 +486,13 @@ def _serve(requests: BinaryIO, frames: BinaryIO) -> None:
 
 
 def main() -> None:
-    """Serve the parent on stdin/stdout; stray writes to stdout go to stderr instead."""
+    """Serve the parent on stdin/stdout; stray writes to stdout go to stderr instead.
+
+    The first argument, when given, caps the process's data segment (bytes).
+    """
+    if len(sys.argv) > 1:
+        limit = int(sys.argv[1])
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     frames = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)

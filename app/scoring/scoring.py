@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.scoring.errors import ScorerConfigError
+from app.scoring.javascript import Limits
 from app.scoring.jsworker import score_javascript
 from app.scoring.metrics import METRICS, Metric
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
@@ -82,10 +83,15 @@ def _score_each(
     return outcomes
 
 
-def score_queries(config: ScorerConfig, queries: Sequence[QueryInput]) -> list[Outcome]:
-    """Return one outcome per query, in order; never raises on query data."""
+def score_queries(
+    config: ScorerConfig, queries: Sequence[QueryInput], *, limits: Limits | None = None
+) -> list[Outcome]:
+    """Return one outcome per query, in order; never raises on query data.
+
+    ``limits`` bounds a JavaScript scorer (the defaults when None); built-in scorers ignore it.
+    """
     if config.kind == ScorerKind.JAVASCRIPT:
-        return score_javascript(config, queries)
+        return score_javascript(config, queries, limits)
     if not config.scale:
         return [failed("invalid scorer config: the scale is empty") for _ in queries]
     return _score_builtin(config, queries)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.scoring import (
+    Limits,
     QueryInput,
     ScoreDoc,
     ScorerSyntaxError,
@@ -17,7 +18,6 @@ from app.scoring import (
     score_queries,
     score_query,
 )
-from app.scoring import javascript as js_module
 from tests.scoring.helpers import CLASSIC_SCALE, GRADED, config, query
 
 QUEPID_CLASSIC = """
@@ -45,41 +45,42 @@ def js(code: str, scale: Any = GRADED, max_score: float | None = None) -> Any:
     return config("javascript", code=code, scale=scale, max_score=max_score)
 
 
-def run(code: str, *queries: QueryInput, **kw: Any) -> list[Any]:
+def run(code: str, *queries: QueryInput, limits: Limits | None = None, **kw: Any) -> list[Any]:
     """Return the outcomes of code over the queries."""
-    return score_queries(js(code, **kw), list(queries))
+    return score_queries(js(code, **kw), list(queries), limits=limits)
 
 
-@pytest.fixture
-def short_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(js_module, "JS_TIME_LIMIT_S", 0.2)
-
+SHORT = Limits(time_s=0.2)
+# Reaches its 64 MiB heap long before its time limit, however loaded the machine is.
+ROOMY = Limits(time_s=30.0)
 
 GOOD = query("ab", {"a": 3, "b": 1})
 
 RUNAWAYS = [
-    ("while (true) {}", "scorer exceeded its 0.2 s time limit"),
+    ("while (true) {}", "scorer exceeded its 0.2 s time limit", SHORT),
     (
         "var a = []; while (true) a.push(new Array(1e6));",
         "scorer exceeded its memory limit (64 MiB)",
+        ROOMY,
     ),
-    ("var x = 1;\n\nthrow new Error('boom');", "Error: boom (line 3)"),
-    ("var x = 1;", "scorer did not call setScore"),
-    ("setScore(NaN)", "setScore needs a finite number or null, got NaN"),
-    ("setScore(Infinity)", "setScore needs a finite number or null, got Infinity"),
-    ("setScore('12')", 'setScore needs a finite number or null, got the string "12"'),
-    ("notAHelper()", "ReferenceError: notAHelper is not defined (line 1)"),
+    ("var x = 1;\n\nthrow new Error('boom');", "Error: boom (line 3)", SHORT),
+    ("var x = 1;", "scorer did not call setScore", SHORT),
+    ("setScore(NaN)", "setScore needs a finite number or null, got NaN", SHORT),
+    ("setScore(Infinity)", "setScore needs a finite number or null, got Infinity", SHORT),
+    ("setScore('12')", 'setScore needs a finite number or null, got the string "12"', SHORT),
+    ("notAHelper()", "ReferenceError: notAHelper is not defined (line 1)", SHORT),
 ]
 
 
-@pytest.mark.usefixtures("short_limit")
-@pytest.mark.parametrize(("code", "message"), RUNAWAYS)
-def test_a_runaway_query_fails_alone(code: str, message: str) -> None:
+@pytest.mark.parametrize(("code", "message", "limits"), RUNAWAYS)
+def test_a_runaway_query_fails_alone(code: str, message: str, limits: Limits) -> None:
     guarded = f"if (qOption('bad')) {{ {code} }} else {{ setScore(docRating(0) * 10); }}"
     bad = query("ab", {"a": 3}, query_options={"bad": True})
     outcomes = run(
-        guarded.replace("{ var x = 1;\n\n", "{ var x = 1;\n"), GOOD, bad, GOOD, bad, GOOD
-    )
+        guarded.replace("{ var x = 1;\n\n", "{ var x = 1;\n"),
+        GOOD, bad, GOOD, bad, GOOD,
+        limits=limits,
+    )  # fmt: skip
     assert [o.status for o in outcomes] == ["scored", "error", "scored", "error", "scored"]
     assert [o.score for o in outcomes[::2]] == [30, 30, 30]
     expected = message.replace("(line 3)", "(line 2)")

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.scoring import QueryInput, jsworker, score_queries
-from app.scoring import javascript as js_module
+from app.scoring import Limits, QueryInput, jsworker, score_queries
 from app.scoring.jsworker import CRASH_MESSAGE
 from tests.scoring.helpers import CLASSIC_SCALE, config, query
 
@@ -78,11 +77,10 @@ def test_a_query_that_aborts_v8_fails_alone(starts: list[int]) -> None:
 
 
 def test_a_huge_fill_fails_alone_and_fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(js_module, "JS_TIME_LIMIT_S", 0.2)
     monkeypatch.setattr(jsworker, "GRACE_S", 0.3)
     queries = [graded(1), graded(2, bad=True), graded(3)]
     began = time.monotonic()
-    outcomes = score_queries(guarded(FILL_CRASH), queries)
+    outcomes = score_queries(guarded(FILL_CRASH), queries, limits=Limits(time_s=0.2))
     assert time.monotonic() - began < 8  # V8 itself would take ~10 s per try to abort
     assert [o.status for o in outcomes] == ["scored", "error", "scored"]
     # Killed when it overran its time limit without stopping, before V8 aborts on its own.
