@@ -18,6 +18,7 @@ from app.api import (
     runs,
     scorers,
     sweeps,
+    teams,
 )
 
 
@@ -54,5 +55,6 @@ router.include_router(experiments.router)
 router.include_router(books.router)
 router.include_router(pages.router)
 router.include_router(book_pages.router)
+router.include_router(teams.router)
 
 __all__ = ["router"]
