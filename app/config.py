@@ -32,6 +32,11 @@ class Settings:
     login_attempts_per_account: int = 10
     login_attempts_per_address: int = 50
     login_window_s: int = 15 * 60
+    # A running run writes a heartbeat every few seconds; one silent for this long belongs
+    # to a process that is gone and is marked interrupted (by any replica).
+    run_lease_s: int = 60
+    # Requests waiting for their run (`?wait=true`) at once, per user; more get 429.
+    max_waits_per_user: int = 4
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -56,6 +61,8 @@ class Settings:
                 if p.strip()
             ),
             block_private_addresses=_flag(env.get("RELEVO_BLOCK_PRIVATE_ADDRESSES", "")),
+            run_lease_s=_int(env, "RELEVO_RUN_LEASE_S", 60),
+            max_waits_per_user=_int(env, "RELEVO_MAX_WAITS_PER_USER", 4),
         )
 
     @property

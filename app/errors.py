@@ -24,6 +24,7 @@ __all__ = [
     "Invalid",
     "NotFound",
     "RelevoError",
+    "TooManyRequests",
     "install_error_handlers",
     "public_message",
 ]
@@ -53,6 +54,16 @@ class Forbidden(RelevoError):
 
 class Conflict(RelevoError):
     status_code = 409
+
+
+class TooManyRequests(RelevoError):
+    """The caller has too much under way; ``retry_after_s`` goes out as Retry-After."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class BadRequest(RelevoError):
@@ -91,7 +102,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def relevo_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RelevoError)
-        return JSONResponse({"detail": exc.detail()}, status_code=exc.status_code)
+        headers = (
+            {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, TooManyRequests) else None
+        )
+        return JSONResponse({"detail": exc.detail()}, status_code=exc.status_code, headers=headers)
 
     async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

@@ -18,7 +18,6 @@ from app.deps import LoginRequired
 from app.errors import install_error_handlers
 from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.search.policy import OutboundPolicy, install_policy
-from app.services import runs as run_service
 from app.services import scorers as scorer_service
 from app.services import sweeps as sweep_service
 from app.services.run_manager import RunManager
@@ -45,9 +44,15 @@ def create_app(settings: Settings) -> FastAPI:
         migrate(engine)
         with session_scope(session_factory) as session:
             scorer_service.seed_presets(session=session)
-            run_service.fail_interrupted_runs(session=session)
             sweep_service.fail_interrupted_sweeps(session=session)
-        manager = RunManager(session_factory=session_factory, loop=asyncio.get_running_loop())
+        manager = RunManager(
+            session_factory=session_factory,
+            loop=asyncio.get_running_loop(),
+            max_waits_per_user=settings.max_waits_per_user,
+            lease_s=settings.run_lease_s,
+        )
+        # Only runs whose process has gone silent: another replica's runs go on.
+        manager.start_reaper()
         app.state.run_manager = manager
         try:
             yield

@@ -1,17 +1,29 @@
-"""Runs started by the web app: one shared httpx client, tasks kept until they end."""
+"""Runs started by the web app: one shared httpx client, tasks kept until they end.
+
+The manager also bounds how many requests of one user wait for their run at once, and
+every half lease marks as interrupted the runs whose executing process has gone silent.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Callable, Coroutine
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
+from app.errors import TooManyRequests
 from app.search import SearchClient
+from app.services import runs as run_service
 from app.services.runner import execute_run
+
+log = logging.getLogger(__name__)
 
 CLIENT_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
 
@@ -24,9 +36,15 @@ class RunManager:
         *,
         session_factory: sessionmaker[Session],
         loop: asyncio.AbstractEventLoop | None = None,
+        max_waits_per_user: int = 4,
+        lease_s: float = 60,
     ) -> None:
         self._session_factory = session_factory
         self._loop = loop
+        self._max_waits = max_waits_per_user
+        self._waits: Counter[int] = Counter()
+        self._lease_s = lease_s
+        self._reaper: asyncio.Task[None] | None = None
         self._http: httpx.AsyncClient | None = None
         self._search: SearchClient | None = None
         self._tasks: dict[int, asyncio.Task[None]] = {}
@@ -68,8 +86,49 @@ class RunManager:
         """Start a queued run and wait until it ends (as a sweep does for each combination)."""
         await self.start(run_id)
 
+    @contextlib.contextmanager
+    def wait_slot(self, user_id: int) -> Iterator[None]:
+        """Hold one of the user's waiting slots while a request waits for its run (else 429)."""
+        if self._waits[user_id] >= self._max_waits:
+            raise TooManyRequests(
+                f"You already have {self._max_waits} requests waiting for their runs: start "
+                "this run without ?wait=true and poll it, or retry when one has finished.",
+                retry_after_s=5,
+            )
+        self._waits[user_id] += 1
+        try:
+            yield
+        finally:
+            self._waits[user_id] -= 1
+            if not self._waits[user_id]:
+                del self._waits[user_id]
+
+    def reap_interrupted(self) -> int:
+        """Mark as failed the runs whose process stopped sending heartbeats; return how many."""
+        with session_scope(self._session_factory) as session:
+            return run_service.fail_interrupted_runs(session=session, lease_s=self._lease_s)
+
+    def start_reaper(self) -> None:
+        """Check for interrupted runs now and every half lease, in the current event loop."""
+
+        async def reap_forever() -> None:
+            while True:
+                try:
+                    count = await asyncio.to_thread(self.reap_interrupted)
+                except Exception:  # the database may be briefly away; try again next time
+                    log.exception("could not check for interrupted runs")
+                else:
+                    if count:
+                        log.warning("marked %s interrupted runs as failed", count)
+                await asyncio.sleep(max(self._lease_s / 2, 1.0))
+
+        self._reaper = asyncio.create_task(reap_forever())
+
     async def aclose(self) -> None:
         """Cancel unfinished runs (they are marked failed) and close the HTTP client."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            await asyncio.gather(self._reaper, return_exceptions=True)
         for task in list(self._tasks.values()):
             task.cancel()
         if self._tasks:

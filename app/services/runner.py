@@ -8,10 +8,10 @@ Database work goes to a thread so that fetching never waits on it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -22,10 +22,12 @@ from app.search import EngineError, SearchClient
 from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.runs import FetchedQuery, QueryPlan, RunPlan, RunSetupError
+from app.vocabulary import ACTIVE_RUN_STATUSES
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 PROGRESS_EVERY_S = 0.5  # the case page polls every 500 ms
+HEARTBEAT_EVERY_S = 5.0  # well inside Settings.run_lease_s
 
 
 async def in_thread(factory: sessionmaker[Session], fn: Callable[..., T], **kwargs: Any) -> T:
@@ -38,10 +40,21 @@ async def in_thread(factory: sessionmaker[Session], fn: Callable[..., T], **kwar
     return await asyncio.to_thread(work)
 
 
+@dataclass
+class _Progress:
+    """How many of the run's queries have come back (read by the heartbeat)."""
+
+    done: int = 0
+
+
 async def execute_run(
     *, session_factory: sessionmaker[Session], run_id: int, search: SearchClient
 ) -> None:
-    """Run a queued run to the end; failures of single queries are recorded, not raised."""
+    """Run a queued run to the end; failures of single queries are recorded, not raised.
+
+    While it works, a heartbeat records progress and that this process is alive, and stops
+    the work when the run was cancelled (from any process) or declared interrupted.
+    """
     db = session_factory
     try:
         plan = await in_thread(db, run_service.load_plan, run_id=run_id)
@@ -54,58 +67,78 @@ async def execute_run(
         await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
         return
     try:
-        await in_thread(db, run_service.mark_running, run_id=run_id, total=len(plan.queries))
-        fetched = await _fetch_all(db, plan, search)
-        query_ids = [q.query_id for q in plan.queries]
-        ratings = await in_thread(db, query_service.ratings_of, query_ids=query_ids)
-        outcomes = await asyncio.to_thread(
-            run_service.score_fetched, plan=plan, fetched=fetched, ratings=ratings
-        )
-        await in_thread(
-            db,
-            run_service.finish_run,
-            plan=plan,
-            fetched=fetched,
-            outcomes=outcomes,
-            ratings=ratings,
-        )
+        await in_thread(db, run_service.mark_running, plan=plan)
+    except Exception as exc:
+        await in_thread(db, run_service.mark_failed, run_id=run_id, message=public_message(exc))
+        return
+    progress = _Progress()  # the heartbeat starts once the run carries this lease
+    work = asyncio.create_task(_work(db, plan, search, progress))
+    beat = asyncio.create_task(_heartbeat(db, plan, progress, work))
+    try:
+        await work
     except asyncio.CancelledError:
-        await in_thread(db, run_service.mark_failed, run_id=run_id, message="Cancelled.")
+        current = asyncio.current_task()
+        if current is None or not current.cancelling():
+            return  # stopped by the heartbeat: the run already says cancelled or failed
+        # The process is stopping: say so, unless the run ended meanwhile.
+        await in_thread(db, run_service.mark_failed, run_id=run_id, message=STOPPED)
         raise
     except Exception as exc:
         log.exception("run %s failed", run_id)
         await in_thread(
             db, run_service.mark_failed, run_id=run_id, message=f"Run failed: {public_message(exc)}"
         )
+    finally:
+        beat.cancel()
+        await asyncio.gather(beat, return_exceptions=True)
+
+
+STOPPED = "Interrupted: the server stopped during the run."
+
+
+async def _work(
+    db: sessionmaker[Session], plan: RunPlan, search: SearchClient, progress: _Progress
+) -> None:
+    fetched = await _fetch_all(plan, search, progress)
+    query_ids = [q.query_id for q in plan.queries]
+    ratings = await in_thread(db, query_service.ratings_of, query_ids=query_ids)
+    outcomes = await asyncio.to_thread(
+        run_service.score_fetched, plan=plan, fetched=fetched, ratings=ratings
+    )
+    await in_thread(
+        db, run_service.finish_run, plan=plan, fetched=fetched, outcomes=outcomes, ratings=ratings
+    )
+
+
+async def _heartbeat(
+    db: sessionmaker[Session], plan: RunPlan, progress: _Progress, work: asyncio.Task[None]
+) -> None:
+    # Every PROGRESS_EVERY_S: the run's status is read (a cancel from any process stops the
+    # work within that time); progress is written when it moved, the heartbeat at least
+    # every HEARTBEAT_EVERY_S.
+    written, last = -1, 0.0
+    while not work.done():
+        now = time.monotonic()
+        if progress.done != written or now - last >= HEARTBEAT_EVERY_S:
+            written, last = progress.done, now
+            status = await in_thread(db, run_service.record_progress, plan=plan, done=progress.done)
+        else:
+            status = await in_thread(db, run_service.run_status, plan=plan)
+        if status not in ACTIVE_RUN_STATUSES:
+            work.cancel()  # cancelled, interrupted elsewhere, or deleted with its case
+            return
+        await asyncio.wait({work}, timeout=PROGRESS_EVERY_S)
 
 
 async def _fetch_all(
-    db: sessionmaker[Session], plan: RunPlan, search: SearchClient
+    plan: RunPlan, search: SearchClient, progress: _Progress
 ) -> list[FetchedQuery]:
-    done = 0
-    finished = asyncio.Event()
-
     async def one(query: QueryPlan) -> FetchedQuery:
-        nonlocal done
         result = await fetch_query(plan, query, search)
-        done += 1
+        progress.done += 1
         return result
 
-    async def report_progress() -> None:
-        reported = -1
-        while not finished.is_set():
-            if done != reported:
-                reported = done
-                await in_thread(db, run_service.record_progress, run_id=plan.run_id, done=done)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(finished.wait(), PROGRESS_EVERY_S)
-
-    reporter = asyncio.create_task(report_progress())
-    try:
-        return list(await asyncio.gather(*(one(q) for q in plan.queries)))
-    finally:
-        finished.set()
-        await reporter
+    return list(await asyncio.gather(*(one(q) for q in plan.queries)))
 
 
 async def fetch_query(plan: RunPlan, query: QueryPlan, search: SearchClient) -> FetchedQuery:

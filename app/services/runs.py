@@ -6,15 +6,16 @@ function of a run id and a session factory, callable in-process or from a worker
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
-from app.errors import NotFound
+from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
 from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries
@@ -51,6 +52,9 @@ class RunPlan:
     scorer: ScorerConfig
     queries: Sequence[QueryPlan] = field(default_factory=list)
     explain: bool = False
+    # This execution's own mark on the run row: an execution that lost the run (cancelled,
+    # declared interrupted, or its id reused after a delete) can no longer write to it.
+    lease: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def request_for(self, query: QueryPlan) -> SearchRequest:
         """Return the search request of one query."""
@@ -138,42 +142,88 @@ class RunSetupError(Exception):
     """The run cannot start at all (as opposed to a query failing)."""
 
 
-def mark_running(*, session: Session, run_id: int, total: int) -> None:
-    """Record that the run started."""
+def mark_running(*, session: Session, plan: RunPlan) -> None:
+    """Record that the run started under this execution's lease (unless it ended meanwhile)."""
+    now = datetime.now(UTC)
     session.execute(
         update(Run)
-        .where(Run.id == run_id)
-        .values(status=RunStatus.RUNNING, started_at=datetime.now(UTC), total=total, done=0)
+        .where(Run.id == plan.run_id, Run.status.in_(ACTIVE))
+        .values(
+            status=RunStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            lease=plan.lease,
+            total=len(plan.queries),
+            done=0,
+        )
     )
     session.commit()
 
 
-def record_progress(*, session: Session, run_id: int, done: int) -> None:
-    """Record how many queries have come back."""
-    session.execute(update(Run).where(Run.id == run_id).values(done=done))
+def record_progress(*, session: Session, plan: RunPlan, done: int) -> RunStatus | None:
+    """Record how many queries have come back and that the run is alive; return its status.
+
+    The status tells the executing process whether someone cancelled the run meanwhile;
+    None means the run is no longer this execution's (deleted, or leased by another).
+    """
+    session.execute(
+        update(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status.in_(ACTIVE))
+        .values(done=done, heartbeat_at=datetime.now(UTC))
+    )
+    status = run_status(session=session, plan=plan)
     session.commit()
+    return status
+
+
+def run_status(*, session: Session, plan: RunPlan) -> RunStatus | None:
+    """Return the run's status while it is this execution's, else None."""
+    row = session.execute(select(Run.status, Run.lease).where(Run.id == plan.run_id)).first()
+    return row[0] if row is not None and row[1] == plan.lease else None
 
 
 def mark_failed(*, session: Session, run_id: int, message: str) -> None:
-    """Record a whole-run failure."""
+    """Record a whole-run failure (a run that already ended keeps its ending)."""
     session.execute(
         update(Run)
-        .where(Run.id == run_id)
+        .where(Run.id == run_id, Run.status.in_(ACTIVE))
         .values(status=RunStatus.FAILED, error=message, finished_at=datetime.now(UTC))
     )
     session.commit()
 
 
-def fail_interrupted_runs(*, session: Session) -> int:
-    """Mark runs left queued or running by a stop or crash as failed; return how many."""
+def cancel_run(*, session: Session, run: Run) -> Run:
+    """Cancel a queued or running run; its executing process stops at its next heartbeat."""
     result = session.execute(
         update(Run)
-        .where(Run.status.in_(ACTIVE))
-        .values(
-            status=RunStatus.FAILED,
-            error="Interrupted: the server stopped during the run.",
-            finished_at=datetime.now(UTC),
+        .where(Run.id == run.id, Run.status.in_(ACTIVE))
+        .values(status=RunStatus.CANCELLED, error="Cancelled.", finished_at=datetime.now(UTC))
+    )
+    if not getattr(result, "rowcount", 0):
+        session.rollback()
+        session.refresh(run)
+        raise Conflict(
+            f"Run {run.id} has already ended ({run.status}): there is nothing to cancel."
         )
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+INTERRUPTED = "Interrupted: the process running it stopped before it finished."
+
+
+def fail_interrupted_runs(*, session: Session, lease_s: float) -> int:
+    """Mark as failed the active runs whose process is gone; return how many.
+
+    A run is gone when its heartbeat (or, never started, its creation) is older than the
+    lease: runs that another live process is executing are left alone.
+    """
+    stale = datetime.now(UTC) - timedelta(seconds=lease_s)
+    result = session.execute(
+        update(Run)
+        .where(Run.status.in_(ACTIVE), func.coalesce(Run.heartbeat_at, Run.created_at) <= stale)
+        .values(status=RunStatus.FAILED, error=INTERRUPTED, finished_at=datetime.now(UTC))
     )
     session.commit()
     return int(getattr(result, "rowcount", 0) or 0)
@@ -211,7 +261,18 @@ def finish_run(
     outcomes: Sequence[Outcome],
     ratings: Mapping[int, Mapping[str, float]],
 ) -> None:
-    """Store every query's outcome and the case score, and mark the run finished."""
+    """Store every query's outcome and the case score, and mark the run finished.
+
+    A run cancelled (or interrupted) meanwhile keeps that ending and stores nothing.
+    """
+    ended = session.execute(
+        update(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status == RunStatus.RUNNING)
+        .values(status=RunStatus.FINISHED, finished_at=datetime.now(UTC))
+    )
+    if not getattr(ended, "rowcount", 0):
+        session.rollback()
+        return
     rows = []
     for f, outcome in zip(fetched, outcomes, strict=True):
         query_ratings = ratings.get(f.plan.query_id, {})
@@ -236,11 +297,7 @@ def finish_run(
     if rows:
         session.execute(insert(RunQuery), rows)
     _refresh_totals(session, plan.run_id)
-    session.execute(
-        update(Run)
-        .where(Run.id == plan.run_id)
-        .values(status=RunStatus.FINISHED, done=len(rows), finished_at=datetime.now(UTC))
-    )
+    session.execute(update(Run).where(Run.id == plan.run_id).values(done=len(rows)))
     session.commit()
 
 

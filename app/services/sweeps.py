@@ -119,12 +119,19 @@ def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
 
 
 def cancel_sweep(*, session: Session, sweep: Sweep) -> Sweep:
-    """Stop a sweep after its current run; an ended sweep is left as it is."""
-    session.execute(
+    """Stop a sweep and its run under way; an ended sweep is left as it is."""
+    now = datetime.now(UTC)
+    ended = session.execute(
         update(Sweep)
         .where(Sweep.id == sweep.id, Sweep.status.in_(ACTIVE_RUN_STATUSES))
-        .values(status=RunStatus.CANCELLED, finished_at=datetime.now(UTC))
+        .values(status=RunStatus.CANCELLED, finished_at=now)
     )
+    if getattr(ended, "rowcount", 0):
+        session.execute(
+            update(Run)
+            .where(Run.sweep_id == sweep.id, Run.status.in_(ACTIVE_RUN_STATUSES))
+            .values(status=RunStatus.CANCELLED, error="Cancelled with its sweep.", finished_at=now)
+        )
     session.commit()
     session.refresh(sweep)
     return sweep

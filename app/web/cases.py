@@ -249,6 +249,24 @@ def start_run(
     return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
 
 
+@router.post("/cases/{case_id}/runs/{run_id}/cancel", name="run_cancel_submit")
+def cancel_run(
+    request: Request, run_id: int, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Cancel a run; htmx gets the progress bar back, a plain form goes back to the case."""
+    run = run_service.get_run(session=session, case=case, run_id=run_id)
+    if run.status in ACTIVE_RUN_STATUSES:  # a run that ended meanwhile is simply shown
+        run = run_service.cancel_run(session=session, run=run)
+    if is_htmx(request):
+        return render(
+            request,
+            "partials/run_progress.html",
+            {"run": run_service.summary(run), "case_id": case.id},
+            headers={"HX-Trigger": "run-finished"},
+        )
+    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+
+
 @router.get("/cases/{case_id}/runs/{run_id}/progress", name="run_progress_partial")
 def run_progress(request: Request, run_id: int, case: WebCaseDep, session: SessionDep) -> Response:
     """Return the progress bar of a run; when it ends, tell the page to refresh its parts."""
