@@ -94,8 +94,11 @@ def can_see(
 
 
 def require_owner(*, user: User, obj: Shareable, action: str) -> None:
-    """Raise Forbidden (403) unless the user owns the (already visible) object."""
-    if obj.owner_id != user.id:
+    """Raise Forbidden (403) unless the user owns the (already visible) object.
+
+    Built-in presets (no owner) pass here: their own read-only rule answers 409.
+    """
+    if obj.owner_id is not None and obj.owner_id != user.id:
         raise Forbidden(f"Only the owner of this {_label(obj)} may {action}.")
 
 

@@ -160,6 +160,8 @@ def set_sharing(
     """
     if team_ids is None:
         return
+    if obj.owner_id is None:
+        raise Conflict("Built-in scorers are shared with everyone already.")
     access.require_owner(user=user, obj=obj, action="change who it is shared with")
     obj.teams = teams_for_sharing(session=session, user=user, team_ids=team_ids)
 
