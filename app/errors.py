@@ -41,6 +41,10 @@ class RelevoError(Exception):
         """Return the value of the "detail" key of the error body."""
         return self.message
 
+    def extra(self) -> dict[str, Any]:
+        """Return more keys of the error body beside "detail" (none by default)."""
+        return {}
+
 
 class NotFound(RelevoError):
     status_code = 404
@@ -99,7 +103,8 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = (
             {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, TooManyRequests) else None
         )
-        return JSONResponse({"detail": exc.detail()}, status_code=exc.status_code, headers=headers)
+        body = {"detail": exc.detail(), **exc.extra()}
+        return JSONResponse(body, status_code=exc.status_code, headers=headers)
 
     async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

@@ -15,6 +15,7 @@ from app.api import (
     experiments,
     pages,
     queries,
+    ratings_io,
     runs,
     scorers,
     sweeps,
@@ -48,6 +49,7 @@ router.include_router(scorers.router)
 router.include_router(cases.router)
 router.include_router(queries.router)
 router.include_router(compare.router)
+router.include_router(ratings_io.router)
 router.include_router(runs.router)
 router.include_router(sweeps.router)
 router.include_router(experiments.router)
