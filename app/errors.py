@@ -2,6 +2,7 @@
 
 RelevoError
 ├── NotFound        404  (also for another user's resource)
+├── Forbidden       403  (a team member trying what only the resource's owner may do)
 ├── Conflict        409
 ├── BadRequest      400
 └── Invalid         422  (names the field, in FastAPI's validation shape)
@@ -19,6 +20,7 @@ from fastapi.responses import JSONResponse
 __all__ = [
     "BadRequest",
     "Conflict",
+    "Forbidden",
     "Invalid",
     "NotFound",
     "RelevoError",
@@ -41,9 +43,17 @@ class RelevoError(Exception):
         """Return the value of the "detail" key of the error body."""
         return self.message
 
+    def extra(self) -> dict[str, Any]:
+        """Return more keys of the error body beside "detail" (none by default)."""
+        return {}
+
 
 class NotFound(RelevoError):
     status_code = 404
+
+
+class Forbidden(RelevoError):
+    status_code = 403
 
 
 class Conflict(RelevoError):
@@ -99,7 +109,8 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = (
             {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, TooManyRequests) else None
         )
-        return JSONResponse({"detail": exc.detail()}, status_code=exc.status_code, headers=headers)
+        body = {"detail": exc.detail(), **exc.extra()}
+        return JSONResponse(body, status_code=exc.status_code, headers=headers)
 
     async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

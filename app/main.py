@@ -12,6 +12,7 @@ from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.api.ratings_io import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.deps import LoginRequired
@@ -22,6 +23,7 @@ from app.services import scorers as scorer_service
 from app.services import sweeps as sweep_service
 from app.services.run_manager import RunManager
 from app.services.throttle import LoginThrottle
+from app.web.ratings_io import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 
 __all__ = ["create_app"]
 
@@ -29,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STATIC_DIR = ROOT / "static"
 # Routes (path regular expressions) that accept bodies up to Settings.max_upload_bytes
 # (RELEVO_MAX_UPLOAD_MB) instead of max_body_bytes (RELEVO_MAX_BODY_MB): uploads go here.
-LARGE_BODY_PATHS: tuple[str, ...] = ()
+LARGE_BODY_PATHS: tuple[str, ...] = (RATINGS_IMPORT_PATH, RATINGS_IMPORT_PAGE_PATH)
 
 
 def create_app(settings: Settings) -> FastAPI:

@@ -15,9 +15,11 @@ from app.api import (
     experiments,
     pages,
     queries,
+    ratings_io,
     runs,
     scorers,
     sweeps,
+    teams,
 )
 
 
@@ -48,11 +50,13 @@ router.include_router(scorers.router)
 router.include_router(cases.router)
 router.include_router(queries.router)
 router.include_router(compare.router)
+router.include_router(ratings_io.router)
 router.include_router(runs.router)
 router.include_router(sweeps.router)
 router.include_router(experiments.router)
 router.include_router(books.router)
 router.include_router(pages.router)
 router.include_router(book_pages.router)
+router.include_router(teams.router)
 
 __all__ = ["router"]

@@ -66,15 +66,6 @@ from app.scoring import javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 
 JS_WORKERS = max(1, min(4, os.cpu_count() or 1))
-# Each worker's data segment (RLIMIT_DATA: V8's heap, array buffers, malloc): typed arrays
-# and array buffers live outside the V8 heap limit, so this is what bounds them. V8 itself
-# needs about 600 MiB of it to start.
-JS_MEMORY_LIMIT_BYTES = 1 << 30
-# Console output kept per query: lines up to this many characters in all, then a marker.
-MAX_LOG_BYTES = 16 * 1024
-LOG_TRUNCATED = "[console output truncated: {kept} of {total} lines kept, 16 KiB per query]"
-# The only variables a worker inherits: never the database URL, secret key or RELEVO_* ones.
-_ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "HOME")
 GRACE_S = 1.0
 START_S = 30.0  # a new worker's first frame: interpreter start, imports, request
 REQUEST_S = 10.0  # a running worker's first frame: reading the request
@@ -93,6 +84,31 @@ _COMMAND = "from app.scoring.jsworker import main; main()"
 logger = logging.getLogger(__name__)
 
 Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int]
+
+
+# What a worker inherits of the parent's environment: nothing secret (no DATABASE_URL, no
+# RELEVO_SECRET_KEY, no cloud credentials), only what an interpreter needs to start.
+_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+MEMORY_ENV = "RELEVO_JS_WORKER_MEMORY_BYTES"
+# A worker process's data (heap, typed arrays' backing stores, malloc) is capped here: far
+# above one isolate's heap limit, far below what starves the server.
+WORKER_MEMORY_BYTES = 1024 * 1024 * 1024
+
+
+def worker_environment(parent: Mapping[str, str]) -> dict[str, str]:
+    """Return the environment of a worker process, built from the parent's."""
+    env = {name: parent[name] for name in _INHERITED if name in parent}
+    env["PYTHONPATH"] = _ROOT
+    env[MEMORY_ENV] = str(WORKER_MEMORY_BYTES)
+    return env
+
+
+def _cap_memory(environ: Mapping[str, str]) -> None:
+    """In the worker: cap the process's data segment (RLIMIT_DATA) as the parent asked."""
+    raw = environ.get(MEMORY_ENV, "")
+    if raw.isdigit():
+        limit = int(raw)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 class _WorkerLost(Exception):
@@ -117,27 +133,7 @@ def _outcome(row: Any) -> Outcome:
     )
     if not ok:
         raise ValueError("malformed outcome")
-    return Outcome(status, score, raw, reason, cap_log(log))
-
-
-def cap_log(lines: Sequence[str]) -> tuple[str, ...]:
-    """Return the console lines that fit MAX_LOG_BYTES (UTF-8), plus a marker if some did not."""
-    kept: list[str] = []
-    size = 0
-    for line in lines:
-        size += len(line.encode("utf-8", "replace")) + 1
-        if size > MAX_LOG_BYTES:
-            marker = LOG_TRUNCATED.format(kept=len(kept), total=len(lines))
-            return (*kept, marker)
-        kept.append(line)
-    return tuple(kept)
-
-
-def worker_env(parent: Mapping[str, str]) -> dict[str, str]:
-    """Return a worker's environment: a few harmless variables and the path to this code."""
-    env = {name: parent[name] for name in _ENV_KEPT if name in parent}
-    env["PYTHONPATH"] = _ROOT
-    return env
+    return Outcome(status, score, raw, reason, tuple(log))
 
 
 def _row(outcome: Outcome) -> list[Any]:
@@ -147,8 +143,7 @@ def _row(outcome: Outcome) -> list[Any]:
 class _Worker:
     """One child process, started on demand and restarted after it is lost."""
 
-    def __init__(self, memory_limit: int = JS_MEMORY_LIMIT_BYTES) -> None:
-        self.memory_limit = memory_limit
+    def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.stderr: IO[bytes] | None = None
         self.buffer = bytearray()
@@ -163,12 +158,13 @@ class _Worker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the child
+        env = worker_environment(os.environ)
         proc = subprocess.Popen(
-            [sys.executable, "-c", _COMMAND, str(self.memory_limit)],
+            [sys.executable, "-c", _COMMAND],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
-            env=worker_env(os.environ),
+            env=env,
             close_fds=True,
         )
         assert proc.stdin is not None and proc.stdout is not None
@@ -486,14 +482,9 @@ def _serve(requests: BinaryIO, frames: BinaryIO) -> None:
 
 
 def main() -> None:
-    """Serve the parent on stdin/stdout; stray writes to stdout go to stderr instead.
-
-    The first argument, when given, caps the process's data segment (bytes).
-    """
-    if len(sys.argv) > 1:
-        limit = int(sys.argv[1])
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    """Serve the parent on stdin/stdout; stray writes to stdout go to stderr instead."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    _cap_memory(os.environ)
     frames = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     with contextlib.suppress(BrokenPipeError):

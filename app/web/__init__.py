@@ -11,6 +11,7 @@ from app.web import (
     endpoints,
     experiments,
     queries,
+    ratings_io,
     scorers,
     sweeps,
 )
@@ -26,5 +27,6 @@ router.include_router(sweeps.router)
 router.include_router(experiments.router)
 router.include_router(books.router)
 router.include_router(deletes.router)
+router.include_router(ratings_io.router)
 
 __all__ = ["router"]

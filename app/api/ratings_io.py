@@ -1,0 +1,151 @@
+"""Ratings export and import, and runs as TREC run files."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from app.deps import CaseDep, CurrentUser, SessionDep
+from app.errors import BadRequest, NotFound
+from app.models import Case, Run
+from app.schemas.ratings_io import ImportResult
+from app.services import ratings_io as service
+from app.services import runs as run_service
+
+router = APIRouter(prefix="/cases/{case_id}", tags=["import and export"])
+
+ExportFormat = Literal["csv", "trec", "rre", "quepid"]
+IN_MEMORY_BYTES = 8 * 1024 * 1024  # a larger upload goes to a temporary file
+# The path the body limit middleware lets carry a large upload (RELEVO_MAX_UPLOAD_MB).
+IMPORT_PATH = r"/api/v1/cases/[0-9]+/ratings/import"
+
+
+def _streamed(
+    request: Request, case_id: int, lines: Callable[[Session, Case], Iterator[str]]
+) -> Iterator[bytes]:
+    # The response streams after the route returns: it reads with a session of its own.
+    factory = request.app.state.session_factory
+    with factory() as session:
+        case = session.get(Case, case_id)
+        if case is None:  # deleted between the route and the first line
+            return
+        for text in lines(session, case):
+            yield text.encode()
+
+
+def _attachment(name: str) -> dict[str, str]:
+    return {"Content-Disposition": f'attachment; filename="{name}"'}
+
+
+@router.get("/ratings/export", response_model=None)
+def export_ratings(
+    case: CaseDep, session: SessionDep, request: Request, format: ExportFormat = "csv"
+) -> Response:
+    """The case's ratings as CSV, TREC qrels, RRE judgements or Quepid's ratings JSON."""
+    exports = {
+        "csv": (service.export_csv, "text/csv; charset=utf-8", f"case-{case.id}-ratings.csv"),
+        "trec": (service.export_trec, "text/plain; charset=utf-8", f"case-{case.id}.qrels"),
+        "rre": (service.export_rre, "application/json", f"case-{case.id}-rre.json"),
+        "quepid": (service.export_quepid, "application/json", f"case-{case.id}-ratings.json"),
+    }
+    lines, media, name = exports[format]
+    return StreamingResponse(
+        _streamed(request, case.id, lines), media_type=media, headers=_attachment(name)
+    )
+
+
+@router.get("/runs/{run_id}/export", response_model=None)
+def export_run(
+    run_id: int,
+    case: CaseDep,
+    session: SessionDep,
+    request: Request,
+    format: Literal["trec"] = "trec",
+) -> Response:
+    """A run as a TREC run file whose scores reproduce Relevo's ranking."""
+    run = run_service.get_run(session=session, case=case, run_id=run_id)
+    run_id = run.id
+
+    def lines(s: Session, _case: Case) -> Iterator[str]:
+        stored = s.get(Run, run_id)
+        if stored is None:
+            raise NotFound(f"Run {run_id} no longer exists.")
+        return service.run_as_trec(s, stored)
+
+    return StreamingResponse(
+        _streamed(request, case.id, lines),
+        media_type="text/plain; charset=utf-8",
+        headers=_attachment(f"case-{case.id}-run-{run_id}.trec"),
+    )
+
+
+async def _spooled_body(request: Request) -> IO[bytes]:
+    """The upload (raw body, or the multipart field `file`) in a rewound spooled file."""
+    content_type = request.headers.get("content-type", "")
+    # Closed by the import once read (it owns the file from here on).
+    spool = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY_BYTES)  # noqa: SIM115
+    if content_type.startswith("multipart/form-data"):
+        form = await request.form()
+        upload = form.get("file")
+        if upload is None or isinstance(upload, str):
+            raise BadRequest(
+                'Send the file as the multipart field "file" (or as the request body).'
+            )
+        while chunk := await upload.read(1024 * 1024):
+            spool.write(chunk)
+    else:
+        async for chunk in request.stream():
+            spool.write(chunk)
+    spool.seek(0)
+    return spool
+
+
+@router.post("/ratings/import", response_model=ImportResult)
+async def import_ratings(
+    case: CaseDep,
+    user: CurrentUser,
+    session: SessionDep,
+    request: Request,
+    format: service.ImportFormat = "csv",
+    preview: bool = False,
+) -> ImportResult:
+    """Import ratings from CSV (`query,docid,rating`) or TREC qrels, all or nothing.
+
+    With `preview=true` nothing is written: the answer says what would change.
+    """
+    raw = await _spooled_body(request)
+
+    def work() -> service.ImportSummary:
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+        try:
+            return service.import_ratings(
+                session=session, case=case, user=user, stream=text, fmt=format, preview=preview
+            )
+        except UnicodeDecodeError as exc:
+            raise service.ImportRejected(
+                "The file is not UTF-8 text; nothing was imported.",
+                [(1, f"byte {exc.start} of the file is not UTF-8")],
+            ) from exc
+        finally:
+            text.close()
+
+    summary = await run_in_threadpool(work)
+    return ImportResult(preview=preview, **_fields(summary))
+
+
+def _fields(summary: service.ImportSummary) -> dict[str, Any]:
+    return {
+        "lines": summary.lines,
+        "queries_created": summary.queries_created,
+        "ratings_set": summary.ratings_set,
+        "ratings_unchanged": summary.ratings_unchanged,
+        "duplicates": summary.duplicates,
+        "new_queries": summary.new_queries,
+    }

@@ -1,0 +1,72 @@
+"""Importing ratings from the case page: upload, preview what changes, then import."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from app.deps import SessionDep, WebUser
+from app.services import ratings_io as service
+from app.web.deps import WebCaseDep
+from app.web.errors import HtmlErrorRoute
+from app.web.forms import CsrfChecked
+from app.web.templating import render
+
+router = APIRouter(route_class=HtmlErrorRoute)
+IMPORT_PATH = r"/cases/[0-9]+/ratings/import"
+
+
+@router.post("/cases/{case_id}/ratings/import", name="ratings_import_submit")
+async def import_ratings(
+    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Preview (the default) or import an uploaded CSV or qrels file; show what it did."""
+    form = await request.form()
+    upload = form.get("file")
+    fmt: service.ImportFormat = "trec" if form.get("format") == "trec" else "csv"
+    preview = form.get("action") != "import"
+    context: dict[str, Any] = {
+        "case": case,
+        "format": fmt,
+        "preview": preview,
+        "summary": None,
+        "errors": [],
+    }
+    if not isinstance(upload, UploadFile):
+        return render(
+            request,
+            "ratings_import.html",
+            {**context, "problem": "Choose a file to import."},
+            status_code=422,
+        )
+    # Closed by the wrapper below once the import has read it.
+    raw = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115
+    while chunk := await upload.read(1024 * 1024):
+        raw.write(chunk)
+    raw.seek(0)
+
+    def work() -> service.ImportSummary:
+        with io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+            return service.import_ratings(
+                session=session, case=case, user=user, stream=text, fmt=fmt, preview=preview
+            )
+
+    try:
+        summary = await run_in_threadpool(work)
+    except service.ImportRejected as exc:
+        return render(
+            request,
+            "ratings_import.html",
+            {**context, "problem": exc.message, "errors": exc.errors},
+            status_code=422,
+        )
+    except UnicodeDecodeError:
+        problem = "The file is not UTF-8 text; nothing was imported."
+        return render(request, "ratings_import.html", {**context, "problem": problem}, 422)
+    return render(request, "ratings_import.html", {**context, "summary": summary, "problem": None})

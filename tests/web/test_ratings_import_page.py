@@ -1,0 +1,68 @@
+"""Importing ratings from the case page: preview first, then import; export links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from tests.fixtures.users import ApiUser
+from tests.web.helpers import add_queries, attr, login, movies_case, one, scorer_id, soup
+
+
+def _post(client: TestClient, case_id: int, token: str, body: bytes, **fields: str) -> Any:
+    return client.post(
+        f"/cases/{case_id}/ratings/import",
+        data={"csrf_token": token, **fields},
+        files={"file": ("ratings.csv", body, "text/csv")},
+    )
+
+
+def test_preview_then_import_from_the_case_page(api: ApiUser, client: TestClient) -> None:
+    case_id = movies_case(api, scorer_id=scorer_id(api, "NDCG@10"))
+    ids = add_queries(api, case_id, ["alien"])
+    token = login(client)
+    page = soup(client.get(f"/cases/{case_id}"))
+    form = one(page, "#ratings-import-form")
+    assert attr(form, "enctype") == "multipart/form-data"
+    export = attr(one(page, "#ratings-io a.export-trec"), "href")
+    assert export.endswith(f"/api/v1/cases/{case_id}/ratings/export?format=trec")
+
+    body = b"query,docid,rating\nalien,348,3\nalien,349,1\nthe thing,1091,2\n"
+    preview = _post(client, case_id, token, body, action="preview")
+    shown = soup(preview)
+    assert one(shown, "#import-summary .ratings-set").get_text() == "3"
+    assert one(shown, "#import-summary .queries-created").get_text() == "1"
+    assert "Nothing has been written." in shown.get_text()
+    assert (
+        api.get(f"/api/v1/cases/{case_id}/queries/{ids['alien']}/ratings").json()["ratings"] == []
+    )
+
+    done = soup(_post(client, case_id, token, body, action="import"))
+    assert one(done, "h1").get_text().startswith("Ratings imported")
+    ratings = api.get(f"/api/v1/cases/{case_id}/queries/{ids['alien']}/ratings").json()
+    assert {r["doc_id"]: r["rating"] for r in ratings["ratings"]} == {"348": 3, "349": 1}
+    export = client.get(export)  # the export link works with the browser's session
+    assert export.status_code == 200 and f"{ids['alien']} 0 348 3" in export.text
+
+
+def test_bad_lines_are_listed_on_the_page(api: ApiUser, client: TestClient) -> None:
+    case_id = movies_case(api, scorer_id=scorer_id(api, "NDCG@10"))
+    token = login(client)
+    answer = _post(client, case_id, token, b"query,docid,rating\nalien,1,abc\nalien,2,9\n")
+    assert answer.status_code == 422
+    page = soup(answer)
+    assert one(page, "#import-problem").get_text().startswith("2 bad lines")
+    rows = [
+        [td.get_text() for td in tr.select("td")] for tr in page.select("#import-errors tbody tr")
+    ]
+    assert rows == [
+        ["2", "the rating 'abc' is not a number"],
+        ["3", "the rating 9 is outside the scorer's scale [0, 3]"],
+    ]
+    refused = client.post(
+        f"/cases/{case_id}/ratings/import",
+        data={"csrf_token": "wrong"},
+        files={"file": ("r.csv", b"query,docid,rating\n", "text/csv")},
+    )
+    assert refused.status_code == 403
