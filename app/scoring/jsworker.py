@@ -11,7 +11,9 @@ Processes and threads
     interpreter: no fork of a threaded parent) and then kept for later calls. A pool holds at
     most ``JS_WORKERS`` of them; each call takes one for its whole batch (a new one if none is
     idle and the pool is not full, else it waits), so calls from several threads run side by
-    side. A worker exits when its stdin reaches EOF, which also happens when the parent dies;
+    side. One owner (a user) holds at most ``JS_WORKERS - 1`` workers at once, so another
+    owner's batch never waits behind it; the runner waits for its batch in the pool's own
+    threads (``in_scoring_thread``), not in the event loop's default executor. A worker exits when its stdin reaches EOF, which also happens when the parent dies;
     at interpreter exit ``atexit`` closes them (EOF, then kill after a short wait), and a
     forked child of the parent forgets the parent's workers.
 
@@ -43,6 +45,7 @@ Crashes and hangs
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import json
@@ -59,13 +62,15 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, TypeVar
 
 from app.scoring import javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 
-JS_WORKERS = max(1, min(4, os.cpu_count() or 1))
+# At least two, so that one user's batches (at most JS_WORKERS - 1 at once) never hold all.
+JS_WORKERS = max(2, min(4, os.cpu_count() or 1))
 GRACE_S = 1.0
 START_S = 30.0  # a new worker's first frame: interpreter start, imports, request
 REQUEST_S = 10.0  # a running worker's first frame: reading the request
@@ -82,6 +87,7 @@ _STATUSES = frozenset(("scored", "unscored", "error"))
 _COMMAND = "from app.scoring.jsworker import main; main()"
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int]
 
@@ -306,33 +312,57 @@ class _Worker:
         self.stderr = None
 
 
+def _scoring_threads() -> ThreadPoolExecutor:
+    # Threads that may wait for a worker: many (a waiting thread costs little) and apart
+    # from the event loop's default executor, which database work uses.
+    return ThreadPoolExecutor(max_workers=64, thread_name_prefix="relevo-scoring")
+
+
 class _Pool:
-    """Up to JS_WORKERS workers; each batch has one to itself."""
+    """Up to JS_WORKERS workers; each batch has one to itself.
+
+    Fair between owners (users): one owner holds at most JS_WORKERS - 1 workers at once, so
+    another owner's batch always finds one within a batch's time, however many runaway
+    batches the first has queued.
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Condition()
         self.idle: list[_Worker] = []
         self.workers: list[_Worker] = []
+        self.held: dict[object, int] = {}
+        self.threads = _scoring_threads()
 
     def _reset(self) -> None:
         self.lock = threading.Condition()
         self.idle = []
         self.workers = []
+        self.held = {}
+        self.threads = _scoring_threads()
 
-    def acquire(self) -> _Worker:
+    def acquire(self, owner: object = None) -> _Worker:
+        cap = max(1, JS_WORKERS - 1)
         with self.lock:
-            while not self.idle and len(self.workers) >= JS_WORKERS:
+            while self.held.get(owner, 0) >= cap or (
+                not self.idle and len(self.workers) >= JS_WORKERS
+            ):
                 self.lock.wait()
+            self.held[owner] = self.held.get(owner, 0) + 1
             if self.idle:
                 return self.idle.pop()
             worker = _Worker()
             self.workers.append(worker)
             return worker
 
-    def release(self, worker: _Worker) -> None:
+    def release(self, worker: _Worker, owner: object = None) -> None:
         with self.lock:
             self.idle.append(worker)
-            self.lock.notify()
+            left = self.held.get(owner, 0) - 1
+            if left > 0:
+                self.held[owner] = left
+            else:
+                self.held.pop(owner, None)
+            self.lock.notify_all()  # waiters of several owners: each checks its own cap
 
     def pids(self) -> list[int]:
         with self.lock:
@@ -411,15 +441,19 @@ def score_javascript(
     config: ScorerConfig,
     queries: Sequence[QueryInput],
     limits: javascript.Limits | None = None,
+    owner: object = None,
 ) -> list[Outcome]:
-    """Return the outcomes of a JavaScript scorer over a batch, computed in a worker process."""
+    """Return the outcomes of a JavaScript scorer over a batch, computed in a worker process.
+
+    ``owner`` (a user id; None for no one in particular) is what the pool shares fairly.
+    """
     problem = javascript.config_problem(config)
     if problem is not None:
         return [failed(problem) for _ in queries]
     outcomes, parts = javascript.encode_queries(queries)
     if not parts:
         return javascript.merge(outcomes, [])
-    worker = _POOL.acquire()
+    worker = _POOL.acquire(owner)
     try:
         results = _score_parts(
             worker,
@@ -430,8 +464,13 @@ def score_javascript(
             limits or javascript.Limits(),
         )
     finally:
-        _POOL.release(worker)
+        _POOL.release(worker, owner)
     return javascript.merge(outcomes, results)
+
+
+async def in_scoring_thread(work: Callable[[], T]) -> T:
+    """Return work() computed in a scoring thread (never one of the database's threads)."""
+    return await asyncio.get_running_loop().run_in_executor(_POOL.threads, work)
 
 
 def worker_pids() -> list[int]:

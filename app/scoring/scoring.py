@@ -84,14 +84,19 @@ def _score_each(
 
 
 def score_queries(
-    config: ScorerConfig, queries: Sequence[QueryInput], *, limits: Limits | None = None
+    config: ScorerConfig,
+    queries: Sequence[QueryInput],
+    *,
+    limits: Limits | None = None,
+    owner: object = None,
 ) -> list[Outcome]:
     """Return one outcome per query, in order; never raises on query data.
 
-    ``limits`` bounds a JavaScript scorer (the defaults when None); built-in scorers ignore it.
+    ``limits`` bounds a JavaScript scorer (the defaults when None) and ``owner`` (a user id)
+    is whose share of the JavaScript workers it uses; built-in scorers ignore both.
     """
     if config.kind == ScorerKind.JAVASCRIPT:
-        return score_javascript(config, queries, limits)
+        return score_javascript(config, queries, limits, owner)
     if not config.scale:
         return [failed("invalid scorer config: the scale is empty") for _ in queries]
     return _score_builtin(config, queries)

@@ -8,6 +8,7 @@ Database work goes to a thread so that fetching never waits on it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import public_message
+from app.scoring.jsworker import in_scoring_thread
 from app.search import EngineError, SearchClient
 from app.services import queries as query_service
 from app.services import runs as run_service
@@ -102,8 +104,9 @@ async def _work(
     fetched = await _fetch_all(plan, search, progress)
     query_ids = [q.query_id for q in plan.queries]
     ratings = await in_thread(db, query_service.ratings_of, query_ids=query_ids)
-    outcomes = await asyncio.to_thread(
-        run_service.score_fetched, plan=plan, fetched=fetched, ratings=ratings
+    # In the scoring threads, not the ones database work uses: a JavaScript batch may wait.
+    outcomes = await in_scoring_thread(
+        functools.partial(run_service.score_fetched, plan=plan, fetched=fetched, ratings=ratings)
     )
     await in_thread(
         db, run_service.finish_run, plan=plan, fetched=fetched, outcomes=outcomes, ratings=ratings

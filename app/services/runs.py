@@ -55,6 +55,8 @@ class RunPlan:
     # This execution's own mark on the run row: an execution that lost the run (cancelled,
     # declared interrupted, or its id reused after a delete) can no longer write to it.
     lease: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # Whose share of the JavaScript workers the run's scoring uses: the case's owner.
+    owner_id: int | None = None
 
     def request_for(self, query: QueryPlan) -> SearchRequest:
         """Return the search request of one query."""
@@ -135,6 +137,7 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
         scorer=config_of(scorer),
         queries=queries,
         explain=run.explain,
+        owner_id=case.owner_id,
     )
 
 
@@ -244,7 +247,7 @@ def score_fetched(
         for f in fetched
         if f.error is None
     ]
-    outcomes = iter(score_queries(plan.scorer, inputs))
+    outcomes = iter(score_queries(plan.scorer, inputs, owner=plan.owner_id))
     return [
         next(outcomes)
         if f.error is None

@@ -20,7 +20,7 @@ from app.scoring import (
     ScoreDoc,
     ScorerConfig,
     ScorerConfigError,
-    score_query,
+    score_queries,
     validate_scorer,
 )
 from app.services import teams
@@ -204,11 +204,11 @@ def score_request(*, session: Session, user: User, body: ScoreRequest) -> Outcom
                 ("ratings", doc_id),
                 f"Rating {rating} of {doc_id!r} is outside the scorer's scale [{low:g}, {high:g}].",
             )
-    return score_stateless(config=config, body=body)
+    return score_stateless(config=config, body=body, owner=user.id)
 
 
-def score_stateless(*, config: ScorerConfig, body: ScoreRequest) -> Outcome:
-    """Score one ranking against the given ratings, storing nothing."""
+def score_stateless(*, config: ScorerConfig, body: ScoreRequest, owner: object = None) -> Outcome:
+    """Score one ranking against the given ratings, storing nothing (owner: whose share)."""
     ratings = {doc: value for doc, value in body.ratings.items() if value is not None}
     query = QueryInput(
         docs=[ScoreDoc(id=doc_id) for doc_id in body.docs],
@@ -217,7 +217,7 @@ def score_stateless(*, config: ScorerConfig, body: ScoreRequest) -> Outcome:
         query_options=body.options,
         case_options={},
     )
-    return score_query(config, query)
+    return score_queries(config, [query], owner=owner)[0]
 
 
 def rating_bounds(scorer: Scorer) -> tuple[float, float]:
