@@ -13,9 +13,10 @@ Processes and threads
     idle and the pool is not full, else it waits), so calls from several threads run side by
     side. One owner (a user) holds at most ``JS_WORKERS - 1`` workers at once, so another
     owner's batch never waits behind it; the runner waits for its batch in the pool's own
-    threads (``in_scoring_thread``), not in the event loop's default executor. A worker exits when its stdin reaches EOF, which also happens when the parent dies;
-    at interpreter exit ``atexit`` closes them (EOF, then kill after a short wait), and a
-    forked child of the parent forgets the parent's workers.
+    threads (``in_scoring_thread``), not in the event loop's default executor. A worker
+    exits when its stdin reaches EOF, which also happens when the parent dies; at interpreter
+    exit ``atexit`` closes them (EOF, then kill after a short wait), and a forked child of
+    the parent forgets the parent's workers.
 
 Protocol
     Parent to worker: one request per batch, an 8-byte length then a pickle of (code, scale,
