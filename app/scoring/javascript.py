@@ -116,6 +116,8 @@ class _Isolate:
         try:
             self._racer.set_hard_memory_limit(heap_limit)
             slice_ms = max(1, round(JS_SLICE_S * 1000))
+            # No WebAssembly: its memories and compilers are a way around the heap limit.
+            self._racer.eval("delete globalThis.WebAssembly", timeout_sec=_SETUP_TIMEOUT_S)
             setup = f"({prelude_source()})(globalThis, {self._token}, {slice_ms})"
             self._racer.eval(setup, timeout_sec=_SETUP_TIMEOUT_S)
             body, scale_json = json.dumps(function_body(code)), json.dumps(json.dumps(list(scale)))

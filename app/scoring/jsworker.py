@@ -49,6 +49,7 @@ import json
 import logging
 import os
 import pickle
+import resource
 import select
 import signal
 import struct
@@ -57,7 +58,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -83,6 +84,31 @@ _COMMAND = "from app.scoring.jsworker import main; main()"
 logger = logging.getLogger(__name__)
 
 Request = tuple[str, tuple[float, ...], float, list[str], int, float, int]
+
+
+# What a worker inherits of the parent's environment: nothing secret (no DATABASE_URL, no
+# RELEVO_SECRET_KEY, no cloud credentials), only what an interpreter needs to start.
+_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+MEMORY_ENV = "RELEVO_JS_WORKER_MEMORY_BYTES"
+# A worker process's data (heap, typed arrays' backing stores, malloc) is capped here: far
+# above one isolate's heap limit, far below what starves the server.
+WORKER_MEMORY_BYTES = 1024 * 1024 * 1024
+
+
+def worker_environment(parent: Mapping[str, str]) -> dict[str, str]:
+    """Return the environment of a worker process, built from the parent's."""
+    env = {name: parent[name] for name in _INHERITED if name in parent}
+    env["PYTHONPATH"] = _ROOT
+    env[MEMORY_ENV] = str(WORKER_MEMORY_BYTES)
+    return env
+
+
+def _cap_memory(environ: Mapping[str, str]) -> None:
+    """In the worker: cap the process's data segment (RLIMIT_DATA) as the parent asked."""
+    raw = environ.get(MEMORY_ENV, "")
+    if raw.isdigit():
+        limit = int(raw)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 class _WorkerLost(Exception):
@@ -132,8 +158,7 @@ class _Worker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the child
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
+        env = worker_environment(os.environ)
         proc = subprocess.Popen(
             [sys.executable, "-c", _COMMAND],
             stdin=subprocess.PIPE,
@@ -445,6 +470,7 @@ def _serve(requests: BinaryIO, frames: BinaryIO) -> None:
 def main() -> None:
     """Serve the parent on stdin/stdout; stray writes to stdout go to stderr instead."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    _cap_memory(os.environ)
     frames = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     with contextlib.suppress(BrokenPipeError):

@@ -26,6 +26,7 @@ SOURCE_URL = "relevo-scorer.js"
 LINE_OFFSET = 3
 MAX_LOG_LINES = 200
 MAX_LOG_CHARS = 2000
+MAX_QUERY_LOG_CHARS = 16 * 1024  # what one query's console output may store, all lines together
 
 
 def function_body(code: str) -> str:
@@ -71,6 +72,7 @@ PRELUDE = r"""
   const SOURCE_URL = %(source_url)s;
   const MAX_LOG_LINES = %(max_log_lines)d;
   const MAX_LOG_CHARS = %(max_log_chars)d;
+  const MAX_QUERY_LOG_CHARS = %(max_query_log_chars)d;
   const MAX_RUN_LOG_CHARS = 1000000;
   let Q = null;
   let userFn = null;
@@ -125,10 +127,13 @@ PRELUDE = r"""
     } catch (e) { return '[unprintable ' + typeof v + ']'; }
   };
   const log = (...args) => {
-    if (Q === null || Q.logs.length >= MAX_LOG_LINES) return;
+    if (Q === null || Q.logs.length >= MAX_LOG_LINES || Q.logChars >= MAX_QUERY_LOG_CHARS) return;
     let line = args.map(text).join(' ');
     if (line.length > MAX_LOG_CHARS) line = line.slice(0, MAX_LOG_CHARS) + '…';
+    const room = MAX_QUERY_LOG_CHARS - Q.logChars;
+    if (line.length > room) line = line.slice(0, room) + ' … (console output truncated)';
     Q.logs.push(line);
+    Q.logChars += line.length;
     runLogChars += line.length;
   };
   const record = (value) => { if (Q !== null && !Q.set) { Q.set = true; Q.value = value; } };
@@ -198,7 +203,10 @@ PRELUDE = r"""
       __proto__: DOC_PROTO, ...d[2], id: d[0], rating: d[1], rank: i + 1, fields: d[2] || {},
     }));
     const best = q[1].map((b) => ({ __proto__: BEST_PROTO, id: b[0], rating: b[1] }));
-    Q = { docs, best, total: q[2], options: q[3] || {}, logs: [], set: false, value: undefined };
+    Q = {
+      docs, best, total: q[2], options: q[3] || {},
+      logs: [], logChars: 0, set: false, value: undefined,
+    };
     let error = null;
     try {
       userFn(docs, best, q[2], MAX, SCALE.slice(), ...HELPERS);
@@ -286,4 +294,5 @@ def prelude_source() -> str:
         "source_url": json.dumps(SOURCE_URL),
         "max_log_lines": MAX_LOG_LINES,
         "max_log_chars": MAX_LOG_CHARS,
+        "max_query_log_chars": MAX_QUERY_LOG_CHARS,
     }
