@@ -71,7 +71,7 @@ def get_api_user(request: Request, session: SessionDep) -> User:
             else None
         )
         user = None if api_key is None else session.get(User, api_key.user_id)
-        if api_key is None or user is None:
+        if api_key is None or user is None or user.is_disabled:
             raise _unauthorized("Invalid or expired API key.")
         request.state.api_key = api_key
         return user

@@ -2,6 +2,7 @@
 
 RelevoError
 ├── NotFound        404  (also for another user's resource)
+├── Forbidden       403  (a team member trying what only the resource's owner may do)
 ├── Conflict        409
 ├── BadRequest      400
 └── Invalid         422  (names the field, in FastAPI's validation shape)
@@ -19,6 +20,7 @@ from fastapi.responses import JSONResponse
 __all__ = [
     "BadRequest",
     "Conflict",
+    "Forbidden",
     "Invalid",
     "NotFound",
     "RelevoError",
@@ -48,6 +50,10 @@ class RelevoError(Exception):
 
 class NotFound(RelevoError):
     status_code = 404
+
+
+class Forbidden(RelevoError):
+    status_code = 403
 
 
 class Conflict(RelevoError):

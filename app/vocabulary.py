@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ACTIVE_RUN_STATUSES", "Engine", "HttpMethod", "QueryStatus", "RunStatus", "ScorerKind"]
+__all__ = [
+    "ACTIVE_RUN_STATUSES",
+    "Engine",
+    "HttpMethod",
+    "QueryStatus",
+    "RunStatus",
+    "ScorerKind",
+    "TeamRole",
+]
 
 
 class RunStatus(StrEnum):
@@ -62,3 +70,10 @@ class ScorerKind(StrEnum):
     AVERAGE_PRECISION = "average_precision"
     RECIPROCAL_RANK = "reciprocal_rank"
     ERR = "err"
+
+
+class TeamRole(StrEnum):
+    """A member's role in a team: owners manage the team, members use what it shares."""
+
+    OWNER = "owner"
+    MEMBER = "member"

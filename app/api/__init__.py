@@ -19,6 +19,7 @@ from app.api import (
     runs,
     scorers,
     sweeps,
+    teams,
 )
 
 
@@ -56,5 +57,6 @@ router.include_router(experiments.router)
 router.include_router(books.router)
 router.include_router(pages.router)
 router.include_router(book_pages.router)
+router.include_router(teams.router)
 
 __all__ = ["router"]

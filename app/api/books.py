@@ -23,7 +23,7 @@ from app.schemas.books import (
     SyncBody,
     SyncResult,
 )
-from app.services import access, book_io, book_sync
+from app.services import access, book_io, book_sync, teams
 from app.services import agreement as agreement_service
 from app.services import books as service
 
@@ -44,7 +44,10 @@ def list_books(user: CurrentUser, session: SessionDep) -> list[BookRead]:
     books = service.list_books(session=session, user=user)
     counts = service.pair_counts(session=session, book_ids=[b.id for b in books])
     return [
-        BookRead.model_validate(b).model_copy(update={"pair_count": counts[b.id]}) for b in books
+        BookRead.model_validate(b).model_copy(
+            update={"pair_count": counts[b.id], "team_ids": teams.team_ids(b)}
+        )
+        for b in books
     ]
 
 
@@ -67,16 +70,20 @@ def get_book(book: BookDep, session: SessionDep) -> BookRead:
 
 
 @router.patch("/books/{book_id}", response_model=BookRead)
-def update_book(book: BookDep, body: BookUpdate, session: SessionDep) -> BookRead:
-    """Rename a book or change its scale."""
+def update_book(
+    book: BookDep, body: BookUpdate, user: CurrentUser, session: SessionDep
+) -> BookRead:
+    """Rename a book, change its scale or (its owner only) who it is shared with."""
+    teams.set_sharing(session=session, user=user, obj=book, team_ids=body.team_ids)
     return service.to_read(
         session=session, book=service.update_book(session=session, book=book, body=body)
     )
 
 
 @router.delete("/books/{book_id}", status_code=204)
-def delete_book(book: BookDep, session: SessionDep) -> None:
-    """Delete a book with its pairs and judgements."""
+def delete_book(book: BookDep, user: CurrentUser, session: SessionDep) -> None:
+    """Delete a book with its pairs and judgements (its owner only)."""
+    access.require_owner(user=user, obj=book, action="delete it")
     service.delete_book(session=session, book=book)
 
 

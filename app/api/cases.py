@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from app.deps import CaseDep, CurrentUser, SessionDep
 from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate, TryRead
-from app.services import case_updates
+from app.services import access, case_updates, teams
 from app.services import cases as service
 
 router = APIRouter(prefix="/cases", tags=["cases"])
@@ -36,13 +36,15 @@ def update_case(
     body: CaseUpdate, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> CaseRead:
     """Change a case; new search settings start a new try, a new scorer re-scores the latest run."""
+    teams.set_sharing(session=session, user=user, obj=case, team_ids=body.team_ids)
     case = case_updates.update_case(session=session, user=user, case=case, body=body)
     return service.to_read(session=session, case=case)
 
 
 @router.delete("/{case_id}", status_code=204)
-def delete_case(case: CaseDep, session: SessionDep) -> None:
-    """Delete a case and everything in it."""
+def delete_case(case: CaseDep, user: CurrentUser, session: SessionDep) -> None:
+    """Delete a case and everything in it (its owner only)."""
+    access.require_owner(user=user, obj=case, action="delete it")
     service.delete_case(session=session, case=case)
 
 

@@ -12,6 +12,7 @@ from app.schemas.endpoints import (
     EndpointRead,
     EndpointUpdate,
 )
+from app.services import access, teams
 from app.services import endpoints as service
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])
@@ -37,15 +38,17 @@ def get_endpoint(endpoint: EndpointDep) -> EndpointRead:
 
 @router.patch("/{endpoint_id}", response_model=EndpointRead)
 def update_endpoint(
-    body: EndpointUpdate, endpoint: EndpointDep, session: SessionDep
+    body: EndpointUpdate, endpoint: EndpointDep, user: CurrentUser, session: SessionDep
 ) -> EndpointRead:
     """Change a search endpoint."""
+    teams.set_sharing(session=session, user=user, obj=endpoint, team_ids=body.team_ids)
     return service.to_read(service.update_endpoint(session=session, endpoint=endpoint, body=body))
 
 
 @router.delete("/{endpoint_id}", status_code=204)
-def delete_endpoint(endpoint: EndpointDep, session: SessionDep) -> None:
-    """Delete a search endpoint no case uses."""
+def delete_endpoint(endpoint: EndpointDep, user: CurrentUser, session: SessionDep) -> None:
+    """Delete a search endpoint no case uses (its owner only)."""
+    access.require_owner(user=user, obj=endpoint, action="delete it")
     service.delete_endpoint(session=session, endpoint=endpoint)
 
 

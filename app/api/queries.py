@@ -12,6 +12,7 @@ from app.schemas.cases import (
     QueryRead,
     QueryScore,
     QueryUpdate,
+    RaterRead,
     RatingRead,
     RatingsChanged,
     RatingsPut,
@@ -70,7 +71,13 @@ def get_ratings(query_id: int, case: CaseDep, session: SessionDep) -> RatingsRea
     query = service.get_query(session=session, case=case, query_id=query_id)
     return RatingsRead(
         ratings=[
-            RatingRead.model_validate(r) for r in service.list_ratings(session=session, query=query)
+            RatingRead(
+                doc_id=rating.doc_id,
+                rating=rating.rating,
+                rated_by=None if email is None else RaterRead(user_id=user_id, email=email),
+                rated_at=rating.updated_at,
+            )
+            for rating, user_id, email in service.ratings_with_raters(session=session, query=query)
         ]
     )
 

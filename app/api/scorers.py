@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from app.deps import CurrentUser, ScorerDep, SessionDep
 from app.schemas.scorers import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
+from app.services import access, teams
 from app.services import scorers as service
 
 router = APIRouter(tags=["scorers"])
@@ -30,14 +31,18 @@ def get_scorer(scorer: ScorerDep) -> ScorerRead:
 
 
 @router.patch("/scorers/{scorer_id}", response_model=ScorerRead)
-def update_scorer(body: ScorerUpdate, scorer: ScorerDep, session: SessionDep) -> ScorerRead:
-    """Change one of the caller's scorers."""
+def update_scorer(
+    body: ScorerUpdate, scorer: ScorerDep, user: CurrentUser, session: SessionDep
+) -> ScorerRead:
+    """Change a scorer of the caller's (or shared with them)."""
+    teams.set_sharing(session=session, user=user, obj=scorer, team_ids=body.team_ids)
     return service.to_read(service.update_scorer(session=session, scorer=scorer, body=body))
 
 
 @router.delete("/scorers/{scorer_id}", status_code=204)
-def delete_scorer(scorer: ScorerDep, session: SessionDep) -> None:
-    """Delete one of the caller's scorers that no case uses."""
+def delete_scorer(scorer: ScorerDep, user: CurrentUser, session: SessionDep) -> None:
+    """Delete one of the caller's scorers that no case uses (its owner only)."""
+    access.require_owner(user=user, obj=scorer, action="delete it")
     service.delete_scorer(session=session, scorer=scorer)
 
 

@@ -7,6 +7,7 @@ from app.models.endpoints import SearchEndpoint
 from app.models.runs import Run, RunQuery
 from app.models.scorers import Scorer
 from app.models.sweeps import Sweep
+from app.models.teams import Team, TeamMember
 from app.models.users import ApiKey, User, UserSession
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "Scorer",
     "SearchEndpoint",
     "Sweep",
+    "Team",
+    "TeamMember",
     "Try",
     "User",
     "UserSession",

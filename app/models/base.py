@@ -10,7 +10,7 @@ from sqlalchemy import JSON, DateTime, Enum, MetaData
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase
 
-from app.vocabulary import Engine, HttpMethod, QueryStatus, RunStatus, ScorerKind
+from app.vocabulary import Engine, HttpMethod, QueryStatus, RunStatus, ScorerKind, TeamRole
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -51,4 +51,5 @@ class Base(DeclarativeBase):
         Engine: word_column(Engine, 20),
         HttpMethod: word_column(HttpMethod, 4),
         ScorerKind: word_column(ScorerKind, 40),
+        TeamRole: word_column(TeamRole, 10),
     }

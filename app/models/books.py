@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import BigInteger, Float, ForeignKey, Index, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+if TYPE_CHECKING:
+    from app.models.teams import Team
 
 from app.models.base import Base, JsonType, utcnow
 
@@ -20,6 +23,8 @@ class Book(Base):
     scale: Mapped[list[Any]] = mapped_column(default=list)
     scale_labels: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The teams whose members may use it (only the owner changes this).
+    teams: Mapped[list[Team]] = relationship(secondary="book_teams", order_by="Team.id")
 
 
 class Pair(Base):

@@ -14,6 +14,7 @@ from app.search.models import DEFAULT_FIELD_SPEC
 if TYPE_CHECKING:
     from app.models.endpoints import SearchEndpoint
     from app.models.scorers import Scorer
+    from app.models.teams import Team
     from app.models.users import User
 
 
@@ -27,6 +28,8 @@ class Case(Base):
     current_try_number: Mapped[int] = mapped_column(default=1)
     options: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The teams whose members may use it (only the owner changes this).
+    teams: Mapped[list[Team]] = relationship(secondary="case_teams", order_by="Team.id")
 
     owner: Mapped[User] = relationship()
     scorer: Mapped[Scorer] = relationship()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ForeignKey, String, Text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+if TYPE_CHECKING:
+    from app.models.teams import Team
 
 from app.models.base import Base, utcnow
 from app.vocabulary import Engine, HttpMethod
@@ -28,3 +31,5 @@ class SearchEndpoint(Base):
     requests_per_minute: Mapped[int] = mapped_column(default=0)
     max_concurrency: Mapped[int] = mapped_column(default=8)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The teams whose members may use it (only the owner changes this).
+    teams: Mapped[list[Team]] = relationship(secondary="search_endpoint_teams", order_by="Team.id")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ForeignKey, String, Text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+if TYPE_CHECKING:
+    from app.models.teams import Team
 
 from app.models.base import Base, JsonType, utcnow
 from app.vocabulary import ScorerKind
@@ -28,6 +31,8 @@ class Scorer(Base):
     scale_labels: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)
     max_score: Mapped[float] = mapped_column(default=100.0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The teams whose members may use it (only the owner changes this).
+    teams: Mapped[list[Team]] = relationship(secondary="scorer_teams", order_by="Team.id")
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
     @property

@@ -17,6 +17,8 @@ class User(Base):
     email: Mapped[str] = mapped_column(String(320), unique=True)
     password_hash: Mapped[str] = mapped_column(String(200))
     is_admin: Mapped[bool] = mapped_column(default=False)
+    # A disabled user's sessions and API keys stop working at their next request.
+    is_disabled: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     api_keys: Mapped[list[ApiKey]] = relationship(

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from app.schemas.cases import QueryText
-from app.schemas.common import Body, Name, Out
+from app.schemas.common import Body, Name, Out, TeamIds
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]
 DocId = Annotated[str, StringConstraints(min_length=1, max_length=500)]
@@ -28,6 +28,7 @@ class BookCreate(Body):
     name: Name
     scale: Scale
     scale_labels: dict[str, str] | None = None
+    team_ids: TeamIds = Field(default_factory=list)
 
     _scale = field_validator("scale")(check_scale)
 
@@ -36,6 +37,7 @@ class BookUpdate(Body):
     name: Name | None = None
     scale: Scale | None = None
     scale_labels: dict[str, str] | None = None
+    team_ids: TeamIds | None = None
 
     @field_validator("scale")
     @classmethod
@@ -51,6 +53,7 @@ class BookRead(Out):
     scale_labels: dict[str, str] | None
     created_at: datetime
     pair_count: int = 0
+    team_ids: list[int] = Field(default_factory=list)
 
 
 class PairIn(Body):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.schemas.common import Body, Name, Options, Out
+from app.schemas.common import Body, Name, Options, Out, TeamIds
 from app.search.models import DEFAULT_FIELD_SPEC
 
 QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
@@ -24,6 +24,7 @@ class CaseCreate(Body):
     rows: int = Field(default=10, ge=1, le=MAX_ROWS)
     options: Options = Field(default_factory=dict)
     knobs: Knobs = Field(default_factory=dict)
+    team_ids: TeamIds = Field(default_factory=list)
 
 
 class CaseUpdate(Body):
@@ -35,6 +36,7 @@ class CaseUpdate(Body):
     rows: int | None = Field(default=None, ge=1, le=MAX_ROWS)
     options: Options | None = None
     knobs: Knobs | None = None
+    team_ids: TeamIds | None = None
 
 
 class CaseRead(Out):
@@ -51,6 +53,7 @@ class CaseRead(Out):
     query_count: int = 0
     last_score: float | None = None
     last_run_at: datetime | None = None
+    team_ids: list[int] = Field(default_factory=list)
 
 
 class TryRead(Out):
@@ -112,9 +115,17 @@ class RatingsPut(Body):
     ratings: list[RatingIn] = Field(max_length=10_000)
 
 
+class RaterRead(Out):
+    user_id: int
+    email: str
+
+
 class RatingRead(Out):
     doc_id: str
     rating: float
+    # Who set the rating last and when (null for ratings older than that record).
+    rated_by: RaterRead | None = None
+    rated_at: datetime | None = None
 
 
 class RatingsRead(Out):

@@ -27,6 +27,8 @@ def _small_options(value: dict[str, Any]) -> dict[str, Any]:
 
 
 Options = Annotated[dict[str, Any], AfterValidator(_small_options)]
+# The teams a case, scorer, search endpoint or book is shared with (set by its owner only).
+TeamIds = Annotated[list[int], Field(max_length=100)]
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator
 
-from app.schemas.common import Body, Name, Out, PositiveTimeout
+from app.schemas.common import Body, Name, Out, PositiveTimeout, TeamIds
 from app.search.models import DEFAULT_FIELD_SPEC
 from app.vocabulary import Engine, HttpMethod
 
@@ -48,6 +48,7 @@ class EndpointCreate(Body):
     timeout_s: PositiveTimeout = 10.0
     requests_per_minute: int = Field(default=0, ge=0, le=100_000)
     max_concurrency: int = Field(default=8, ge=1, le=64)
+    team_ids: TeamIds = Field(default_factory=list)
 
     _url = field_validator("url")(_check_url)
     _auth = field_validator("basic_auth")(_check_basic_auth)
@@ -64,6 +65,7 @@ class EndpointUpdate(Body):
     timeout_s: PositiveTimeout | None = None
     requests_per_minute: int | None = Field(default=None, ge=0, le=100_000)
     max_concurrency: int | None = Field(default=None, ge=1, le=64)
+    team_ids: TeamIds | None = None
 
     @field_validator("url")
     @classmethod
@@ -85,6 +87,7 @@ class EndpointRead(Out):
     timeout_s: float
     requests_per_minute: int
     max_concurrency: int
+    team_ids: list[int] = Field(default_factory=list)
 
 
 class ConnectionTest(Body):

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from app.schemas.common import Body, Name, Out
+from app.schemas.common import Body, Name, Out, TeamIds
 from app.vocabulary import QueryStatus, ScorerKind
 
 
@@ -18,6 +18,7 @@ class ScorerCreate(Body):
     scale: list[float] = Field(min_length=1, max_length=11)
     scale_labels: dict[str, str] | None = None
     max_score: float | None = None
+    team_ids: TeamIds = Field(default_factory=list)
 
 
 class ScorerUpdate(Body):
@@ -27,6 +28,7 @@ class ScorerUpdate(Body):
     scale: list[float] | None = Field(default=None, min_length=1, max_length=11)
     scale_labels: dict[str, str] | None = None
     max_score: float | None = None
+    team_ids: TeamIds | None = None
 
 
 class ScorerRead(Out):
@@ -39,6 +41,7 @@ class ScorerRead(Out):
     scale_labels: dict[str, str] | None
     max_score: float
     builtin: bool
+    team_ids: list[int] = Field(default_factory=list)
 
 
 class ScoreRequest(Body):

@@ -1,16 +1,21 @@
-"""Who may see what: the one place that decides ownership.
+"""Who may see what: the one place that decides ownership and team sharing.
 
-Team sharing extends `visible_owner_ids`; every route loads through `get_visible`.
+A user may see (read, run, rate, edit) a case, scorer, search endpoint or book they own or
+that is shared with a team they belong to; only the owner deletes it or changes its sharing.
+Lists filter with `visible_clause`, single loads go through `get_visible`, owner-only actions
+through `require_owner`. Everyone else gets 404, exactly as for a missing id.
 """
 
 from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
+from sqlalchemy import ColumnElement, Select, Table, exists, false, or_, select
 from sqlalchemy.orm import Session
 
-from app.errors import NotFound
-from app.models import Book, Case, Scorer, SearchEndpoint, User
+from app.errors import Forbidden, NotFound
+from app.models import Book, Case, Scorer, SearchEndpoint, TeamMember, User
+from app.models.teams import book_teams, case_teams, scorer_teams, search_endpoint_teams
 
 
 class Owned(Protocol):
@@ -31,16 +36,76 @@ def valid_id(value: int) -> bool:
     return 1 <= value <= MAX_ID
 
 
-def visible_owner_ids(*, user: User) -> set[int]:
-    """Return the owner ids whose things the user may see and change."""
-    return {user.id}
+Shareable = Case | Scorer | SearchEndpoint | Book
+
+# Each shareable kind: its association table and the column naming the resource.
+SHARE_TABLES: dict[type[Shareable], tuple[Table, str]] = {
+    Case: (case_teams, "case_id"),
+    Scorer: (scorer_teams, "scorer_id"),
+    SearchEndpoint: (search_endpoint_teams, "search_endpoint_id"),
+    Book: (book_teams, "book_id"),
+}
 
 
-def can_see(*, user: User, owner_id: int | None, shared_when_unowned: bool = False) -> bool:
-    """Return whether the user may see a thing with this owner."""
+def shared_ids(model: type[Shareable], *, user_id: int) -> Select[tuple[int]]:
+    """Return the SELECT of the ids of this kind shared with any team the user belongs to."""
+    table, column = SHARE_TABLES[model]
+    return (
+        select(table.c[column])
+        .join(TeamMember, TeamMember.team_id == table.c.team_id)
+        .where(TeamMember.user_id == user_id)
+    )
+
+
+def visible_clause(model: type[Shareable], *, user: User) -> ColumnElement[bool]:
+    """Return the WHERE condition "the user owns it or it is shared with one of their teams"."""
+    if user.is_disabled:
+        return false()
+    return or_(model.owner_id == user.id, model.id.in_(shared_ids(model, user_id=user.id)))
+
+
+def is_shared_with(*, session: Session, obj: Shareable, user: User) -> bool:
+    """Return whether the object is shared with a team the user belongs to (one query)."""
+    table, column = SHARE_TABLES[type(obj)]
+    found = session.scalar(
+        select(
+            exists()
+            .where(table.c[column] == obj.id)
+            .where(TeamMember.team_id == table.c.team_id, TeamMember.user_id == user.id)
+        )
+    )
+    return bool(found)
+
+
+def can_see(
+    *, session: Session, user: User, obj: object, shared_when_unowned: bool = False
+) -> bool:
+    """Return whether the user may see (and use) the object."""
+    if user.is_disabled:
+        return False
+    owner_id = getattr(obj, "owner_id", None)
     if owner_id is None:
         return shared_when_unowned
-    return owner_id in visible_owner_ids(user=user)
+    if owner_id == user.id:
+        return True
+    return isinstance(obj, Case | Scorer | SearchEndpoint | Book) and is_shared_with(
+        session=session, obj=obj, user=user
+    )
+
+
+def require_owner(*, user: User, obj: Shareable, action: str) -> None:
+    """Raise Forbidden (403) unless the user owns the (already visible) object.
+
+    Built-in presets (no owner) pass here: their own read-only rule answers 409.
+    """
+    if obj.owner_id is not None and obj.owner_id != user.id:
+        raise Forbidden(f"Only the owner of this {_label(obj)} may {action}.")
+
+
+def _label(obj: Shareable) -> str:
+    return {Case: "case", Scorer: "scorer", SearchEndpoint: "search endpoint", Book: "book"}[
+        type(obj)
+    ]
 
 
 def get_visible(
@@ -54,9 +119,8 @@ def get_visible(
 ) -> T:
     """Return the object when the user may see it; otherwise raise NotFound (404)."""
     obj = session.get(model, object_id) if valid_id(object_id) else None
-    owner_id = getattr(obj, "owner_id", None) if obj is not None else None
     if obj is None or not can_see(
-        user=user, owner_id=owner_id, shared_when_unowned=shared_when_unowned
+        session=session, user=user, obj=obj, shared_when_unowned=shared_when_unowned
     ):
         raise NotFound(f"No {label} with id {object_id}.")
     return obj

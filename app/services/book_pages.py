@@ -43,9 +43,10 @@ def book_page(*, session: Session, user: User, book: Book) -> BookPage:
     agreement = agreement_service.agreement(session=session, book=book)
     raters = agreement_service.rater_counts(session=session, book=book)
     emails = {r.user_id: r.email for r in raters}
-    owners = access.visible_owner_ids(user=user)
     cases = session.execute(
-        select(Case.id, Case.name).where(Case.owner_id.in_(owners)).order_by(Case.name, Case.id)
+        select(Case.id, Case.name)
+        .where(access.visible_clause(Case, user=user))
+        .order_by(Case.name, Case.id)
     )
     judged, _total = book_service.progress(session=session, book=book, user=user)
     return BookPage(

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 
 from sqlalchemy import and_, exists, func, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
@@ -21,7 +21,7 @@ from app.schemas.books import (
     PairIn,
     PairRead,
 )
-from app.services import access
+from app.services import access, teams
 from app.services import runs as run_service
 from app.services.access import valid_id
 
@@ -33,8 +33,12 @@ SLOTS = 63
 
 def list_books(*, session: Session, user: User) -> list[Book]:
     """Return the books the user may see, newest first."""
-    owners = access.visible_owner_ids(user=user)
-    stmt = select(Book).where(Book.owner_id.in_(owners)).order_by(Book.id.desc())
+    stmt = (
+        select(Book)
+        .where(access.visible_clause(Book, user=user))
+        .options(selectinload(Book.teams))
+        .order_by(Book.id.desc())
+    )
     return list(session.scalars(stmt))
 
 
@@ -53,7 +57,9 @@ def pair_counts(*, session: Session, book_ids: Sequence[int]) -> dict[int, int]:
 def to_read(*, session: Session, book: Book) -> BookRead:
     """Return the API view of a book with its pair count."""
     count = pair_counts(session=session, book_ids=[book.id])[book.id]
-    return BookRead.model_validate(book).model_copy(update={"pair_count": count})
+    return BookRead.model_validate(book).model_copy(
+        update={"pair_count": count, "team_ids": teams.team_ids(book)}
+    )
 
 
 def pairs_read(*, session: Session, book: Book) -> list[PairRead]:
@@ -68,7 +74,9 @@ def pairs_read(*, session: Session, book: Book) -> list[PairRead]:
 
 def create_book(*, session: Session, user: User, body: BookCreate) -> Book:
     """Create a book owned by the user."""
+    shared = teams.teams_for_sharing(session=session, user=user, team_ids=body.team_ids)
     book = Book(owner_id=user.id, name=body.name, scale=body.scale, scale_labels=body.scale_labels)
+    book.teams = shared
     session.add(book)
     session.commit()
     return book
@@ -76,7 +84,7 @@ def create_book(*, session: Session, user: User, body: BookCreate) -> Book:
 
 def update_book(*, session: Session, book: Book, body: BookUpdate) -> Book:
     """Rename a book or change its scale; a scale that leaves judgements out is refused (409)."""
-    changes = body.model_dump(exclude_unset=True)
+    changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     scale = changes.get("scale")
     if scale is not None:
         outside = session.scalar(

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from app.errors import Invalid, NotFound
 from app.models import Case, Query, Run, Try, User
@@ -21,12 +21,13 @@ from app.search import (
     validate_template,
 )
 from app.services import scorers as scorer_service
+from app.services import teams
 
 # Another user's id answers 404 like a missing one, in bodies as in paths.
 from app.services.access import (
     valid_id,
+    visible_clause,
     visible_endpoint,
-    visible_owner_ids,
     visible_scorer,
 )
 from app.vocabulary import Engine, RunStatus
@@ -73,6 +74,7 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
         if body.scorer_id is not None
         else scorer_service.default_scorer(session=session)
     )
+    shared = teams.teams_for_sharing(session=session, user=user, team_ids=body.team_ids)
     knobs = check_search_settings(
         engine=endpoint.engine,
         template=body.query_template,
@@ -87,6 +89,7 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
         options=body.options,
         current_try_number=1,
     )
+    case.teams = shared
     session.add(case)
     session.flush()
     session.add(
@@ -106,7 +109,7 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
 
 def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -> Case:
     """Apply changes; a change to the search settings starts a new try."""
-    changes = body.model_dump(exclude_unset=True, exclude_none=True)
+    changes = body.model_dump(exclude_unset=True, exclude_none=True, exclude={"team_ids"})
     if "name" in changes:
         case.name = changes["name"]
     if "scorer_id" in changes:
@@ -171,7 +174,10 @@ def delete_case(*, session: Session, case: Case) -> None:
 def list_cases(*, session: Session, user: User) -> list[Case]:
     """Return the cases the user may see, newest first."""
     stmt = (
-        select(Case).where(Case.owner_id.in_(visible_owner_ids(user=user))).order_by(Case.id.desc())
+        select(Case)
+        .where(visible_clause(Case, user=user))
+        .options(selectinload(Case.teams))
+        .order_by(Case.id.desc())
     )
     return list(session.scalars(stmt))
 
@@ -225,6 +231,7 @@ def to_read(
         query_count=stats.query_count,
         last_score=stats.last_score,
         last_run_at=stats.last_run_at,
+        team_ids=teams.team_ids(case),
     )
 
 

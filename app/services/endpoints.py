@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from app.errors import Conflict, Invalid
 from app.models import SearchEndpoint, Try, User
@@ -17,7 +17,8 @@ from app.search import (
     SearchRequest,
     try_connection,
 )
-from app.services.access import visible_owner_ids
+from app.services import teams
+from app.services.access import visible_clause
 from app.vocabulary import Engine
 
 _JSON_TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}'
@@ -39,7 +40,8 @@ def list_endpoints(*, session: Session, user: User) -> list[SearchEndpoint]:
     """Return the endpoints the user may see, by name."""
     stmt = (
         select(SearchEndpoint)
-        .where(SearchEndpoint.owner_id.in_(visible_owner_ids(user=user)))
+        .where(visible_clause(SearchEndpoint, user=user))
+        .options(selectinload(SearchEndpoint.teams))
         .order_by(SearchEndpoint.name, SearchEndpoint.id)
     )
     return list(session.scalars(stmt))
@@ -47,9 +49,11 @@ def list_endpoints(*, session: Session, user: User) -> list[SearchEndpoint]:
 
 def create_endpoint(*, session: Session, user: User, body: EndpointCreate) -> SearchEndpoint:
     """Create and return an endpoint owned by the user; URL credentials become basic auth."""
-    values = body.model_dump()
+    values = body.model_dump(exclude={"team_ids"})
+    shared = teams.teams_for_sharing(session=session, user=user, team_ids=body.team_ids)
     values["url"], values["basic_auth"] = _split_credentials(values["url"], values["basic_auth"])
     endpoint = SearchEndpoint(owner_id=user.id, **values)
+    endpoint.teams = shared
     session.add(endpoint)
     session.commit()
     return endpoint
@@ -64,7 +68,7 @@ def update_endpoint(
     basic auth unless they are sent again in the same request: secrets meant for one server
     are never sent to another.
     """
-    changes = body.model_dump(exclude_unset=True)
+    changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     if changes.get("url") is not None:
         changes["url"], auth = _split_credentials(changes["url"], changes.get("basic_auth"))
         if auth is not None:
@@ -127,6 +131,7 @@ def to_read(endpoint: SearchEndpoint) -> EndpointRead:
         timeout_s=endpoint.timeout_s,
         requests_per_minute=endpoint.requests_per_minute,
         max_concurrency=endpoint.max_concurrency,
+        team_ids=teams.team_ids(endpoint),
     )
 
 

@@ -184,3 +184,16 @@ def _write_ratings(
     result = {doc_id: rating.rating for doc_id, rating in current.items()}
     session.commit()
     return result
+
+
+def ratings_with_raters(
+    *, session: Session, query: Query
+) -> list[tuple[Rating, int | None, str | None]]:
+    """Return the query's ratings by doc id, each with its rater's id and email (one query)."""
+    stmt = (
+        select(Rating, User.id, User.email)
+        .outerjoin(User, User.id == Rating.rated_by_id)
+        .where(Rating.query_id == query.id)
+        .order_by(Rating.doc_id)
+    )
+    return [(rating, user_id, email) for rating, user_id, email in session.execute(stmt)]

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, Scorer, User
@@ -23,7 +23,8 @@ from app.scoring import (
     score_query,
     validate_scorer,
 )
-from app.services.access import visible_owner_ids, visible_scorer
+from app.services import teams
+from app.services.access import visible_clause, visible_scorer
 
 DEFAULT_PRESET = "Classic"
 
@@ -63,7 +64,8 @@ def list_scorers(*, session: Session, user: User) -> list[Scorer]:
     """Return the presets, then the user's scorers, each group by name."""
     stmt = (
         select(Scorer)
-        .where(or_(Scorer.owner_id.is_(None), Scorer.owner_id.in_(visible_owner_ids(user=user))))
+        .where(or_(Scorer.owner_id.is_(None), visible_clause(Scorer, user=user)))
+        .options(selectinload(Scorer.teams))
         .order_by(Scorer.owner_id.is_not(None), Scorer.id)
     )
     return list(session.scalars(stmt))
@@ -119,7 +121,9 @@ def config_of_spec(spec: ScorerCreate) -> ScorerConfig:
 def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer:
     """Validate and store a new scorer of the user's."""
     config = config_of_spec(body)
+    shared = teams.teams_for_sharing(session=session, user=user, team_ids=body.team_ids)
     scorer = Scorer(owner_id=user.id, name=body.name, kind=body.kind)
+    scorer.teams = shared
     _store_config(scorer, config, body.scale_labels)
     session.add(scorer)
     session.commit()
@@ -129,7 +133,7 @@ def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer
 def update_scorer(*, session: Session, scorer: Scorer, body: ScorerUpdate) -> Scorer:
     """Change a user's scorer; presets are read-only."""
     _writable(scorer)
-    changes = body.model_dump(exclude_unset=True)
+    changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     merged: dict[str, Any] = {
         "params": scorer.params,
         "scale": scorer.scale,
@@ -181,6 +185,7 @@ def to_read(scorer: Scorer) -> ScorerRead:
         scale_labels=scorer.scale_labels,
         max_score=scorer.max_score,
         builtin=scorer.owner_id is None,
+        team_ids=[] if scorer.owner_id is None else teams.team_ids(scorer),
     )
 
 

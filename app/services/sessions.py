@@ -39,7 +39,8 @@ def user_for_token(*, session: Session, token: str, idle_timeout_s: int) -> User
     if now - last_seen > SEEN_EVERY:
         row.last_seen_at = now
         session.commit()
-    return session.get(User, row.user_id)
+    user = session.get(User, row.user_id)
+    return None if user is None or user.is_disabled else user
 
 
 def revoke(*, session: Session, token: str) -> None:

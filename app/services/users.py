@@ -144,4 +144,5 @@ def api_key_for(*, session: Session, key: str) -> ApiKey | None:
 def user_for_api_key(*, session: Session, key: str) -> User | None:
     """Return the owner of a live API key, or None for an unknown, revoked or expired key."""
     api_key = api_key_for(session=session, key=key)
-    return None if api_key is None else session.get(User, api_key.user_id)
+    user = None if api_key is None else session.get(User, api_key.user_id)
+    return None if user is None or user.is_disabled else user

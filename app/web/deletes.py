@@ -14,6 +14,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from app.deps import SessionDep, WebUser
 from app.models import User
+from app.services import access
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
@@ -62,9 +63,10 @@ def confirm_case(request: Request, case: WebCaseDep, user: WebUser) -> Response:
 
 @router.post("/cases/{case_id}/delete", name="case_delete_submit")
 def delete_case(
-    request: Request, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
+    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
-    """Delete a case and go back to the cases list."""
+    """Delete a case and go back to the cases list (its owner only)."""
+    access.require_owner(user=user, obj=case, action="delete it")
     case_service.delete_case(session=session, case=case)
     return _gone(request, str(request.url_for("cases_page")))
 
@@ -112,9 +114,10 @@ def confirm_scorer(request: Request, scorer: WebScorerDep, user: WebUser) -> Res
 
 @router.post("/scorers/{scorer_id}/delete", name="scorer_delete_submit")
 def delete_scorer(
-    request: Request, scorer: WebScorerDep, session: SessionDep, _csrf: CsrfChecked
+    request: Request, scorer: WebScorerDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
     """Delete a scorer no case uses (409 page otherwise) and go back to the scorers."""
+    access.require_owner(user=user, obj=scorer, action="delete it")
     scorer_service.delete_scorer(session=session, scorer=scorer)
     return _gone(request, str(request.url_for("scorers_page")))
 
@@ -134,8 +137,13 @@ def confirm_endpoint(request: Request, endpoint: WebEndpointDep, user: WebUser) 
 
 @router.post("/endpoints/{endpoint_id}/delete", name="endpoint_delete_submit")
 def delete_endpoint(
-    request: Request, endpoint: WebEndpointDep, session: SessionDep, _csrf: CsrfChecked
+    request: Request,
+    endpoint: WebEndpointDep,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
 ) -> Response:
     """Delete an endpoint no case uses (409 page otherwise) and go back to the endpoints."""
+    access.require_owner(user=user, obj=endpoint, action="delete it")
     endpoint_service.delete_endpoint(session=session, endpoint=endpoint)
     return _gone(request, str(request.url_for("endpoints_page")))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from sqlalchemy import Select, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import User
@@ -16,12 +17,23 @@ from tests.web.helpers import doc, finished_run, movies_case
 
 def share_books_with_raters(monkeypatch: pytest.MonkeyPatch, owner: ApiUser) -> None:
     """Let every user see the owner's things, standing in for a team the raters belong to."""
-    original = access.visible_owner_ids
+    share_everything_of(monkeypatch, owner.id)
 
-    def with_owner(*, user: User) -> set[int]:
-        return original(user=user) | {owner.id}
 
-    monkeypatch.setattr(access, "visible_owner_ids", with_owner)
+def share_everything_of(monkeypatch: pytest.MonkeyPatch, owner_id: int) -> None:
+    """Make access treat everything the owner has as shared with every user."""
+    original_ids = access.shared_ids
+    original_check = access.is_shared_with
+
+    def ids(model: type[access.Shareable], *, user_id: int) -> Select[tuple[int]]:
+        owned = select(model.id).where(model.owner_id == owner_id)
+        return select(union(original_ids(model, user_id=user_id), owned).subquery().c[0])
+
+    def check(*, session: Session, obj: access.Shareable, user: User) -> bool:
+        return obj.owner_id == owner_id or original_check(session=session, obj=obj, user=user)
+
+    monkeypatch.setattr(access, "shared_ids", ids)
+    monkeypatch.setattr(access, "is_shared_with", check)
 
 
 def case_with_run(

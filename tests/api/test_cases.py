@@ -153,13 +153,15 @@ def test_ratings_upsert_delete_and_range(api: ApiUser) -> None:
     assert put.status_code == 200
     assert put.json()["query_score"] is None
     api.put(path, json={"ratings": [{"doc_id": "a", "rating": 2}, {"doc_id": "b", "rating": None}]})
-    assert api.get(path).json() == {"ratings": [{"doc_id": "a", "rating": 2.0}]}
+    (rating,) = api.get(path).json()["ratings"]
+    assert (rating["doc_id"], rating["rating"]) == ("a", 2.0)
+    assert rating["rated_by"] == {"user_id": api.id, "email": "alice@example.com"}
     too_high = api.put(path, json={"ratings": [{"doc_id": "c", "rating": 4}]})
     assert too_high.status_code == 422
     assert too_high.json()["detail"][0]["loc"] == ["body", "ratings", 0, "rating"]
     negative = api.put(path, json={"ratings": [{"doc_id": "c", "rating": -1}]})
     assert negative.status_code == 422
-    assert api.get(path).json() == {"ratings": [{"doc_id": "a", "rating": 2.0}]}
+    assert [(r["doc_id"], r["rating"]) for r in api.get(path).json()["ratings"]] == [("a", 2.0)]
 
 
 def test_deleting_a_case_removes_it(api: ApiUser) -> None:

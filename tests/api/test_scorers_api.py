@@ -113,6 +113,8 @@ def test_own_scorers_crud_and_presets_read_only(api: ApiUser, other_api: ApiUser
     preset_id = api.get("/api/v1/scorers").json()[0]["id"]
     assert api.patch(f"/api/v1/scorers/{preset_id}", json={"name": "mine"}).status_code == 409
     assert api.delete(f"/api/v1/scorers/{preset_id}").status_code == 409
+    shared = api.patch(f"/api/v1/scorers/{preset_id}", json={"team_ids": []})
+    assert shared.status_code == 409 and "shared with everyone" in shared.json()["detail"]
     case = make_case(api, make_endpoint(api, "http://127.0.0.1:9/m")["id"], scorer_id=scorer["id"])
     assert api.delete(path).status_code == 409
     api.delete(f"/api/v1/cases/{case['id']}")

@@ -18,12 +18,12 @@ from app.models import Book, Judgement, User
 from app.schemas.books import BookCreate
 from app.schemas.cases import CaseCreate
 from app.schemas.endpoints import EndpointCreate
-from app.services import access
 from app.services import books as book_service
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.services import users as user_service
+from tests.api.book_helpers import share_everything_of
 from tests.browser import test_case_page_browser as case_page_browser
 from tests.browser.test_case_page_browser import PASSWORD, _free_port
 from tests.fixtures.database import _postgres_database
@@ -131,9 +131,9 @@ def judging_app(tmp_path_factory: pytest.TempPathFactory, judging_url: str) -> I
     book_id, pairs = _seed(factory)
     with factory() as session:
         owner_id = session.scalar(select(Book.owner_id).where(Book.id == book_id))
-    original = access.visible_owner_ids
+    assert owner_id is not None
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(access, "visible_owner_ids", lambda *, user: original(user=user) | {owner_id})
+        share_everything_of(patch, owner_id)
         try:
             yield JudgingApp(f"http://127.0.0.1:{port}", book_id, pairs, factory)
         finally:
