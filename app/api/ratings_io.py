@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, Literal
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
@@ -49,18 +49,13 @@ def export_ratings(
     case: CaseDep, session: SessionDep, request: Request, format: ExportFormat = "csv"
 ) -> Response:
     """The case's ratings as CSV, TREC qrels, RRE judgements or Quepid's ratings JSON."""
-    if format == "rre":
-        return JSONResponse(
-            service.export_rre(session, case), headers=_attachment(f"case-{case.id}-rre.json")
-        )
-    if format == "quepid":
-        return JSONResponse(
-            service.export_quepid(session, case),
-            headers=_attachment(f"case-{case.id}-ratings.json"),
-        )
-    lines = service.export_csv if format == "csv" else service.export_trec
-    media = "text/csv; charset=utf-8" if format == "csv" else "text/plain; charset=utf-8"
-    name = f"case-{case.id}-ratings.csv" if format == "csv" else f"case-{case.id}.qrels"
+    exports = {
+        "csv": (service.export_csv, "text/csv; charset=utf-8", f"case-{case.id}-ratings.csv"),
+        "trec": (service.export_trec, "text/plain; charset=utf-8", f"case-{case.id}.qrels"),
+        "rre": (service.export_rre, "application/json", f"case-{case.id}-rre.json"),
+        "quepid": (service.export_quepid, "application/json", f"case-{case.id}-ratings.json"),
+    }
+    lines, media, name = exports[format]
     return StreamingResponse(
         _streamed(request, case.id, lines), media_type=media, headers=_attachment(name)
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ def _case(api: ApiUser, scorer: str = "NDCG@10") -> int:
     return int(make_case(api, endpoint["id"], scorer_id=scorer_id(api, scorer))["id"])
 
 
-def _rate(api: ApiUser, case_id: int, query_id: int, ratings: dict[str, float]) -> None:
+def _rate(api: ApiUser, case_id: int, query_id: int, ratings: Mapping[str, float]) -> None:
     body = {"ratings": [{"doc_id": d, "rating": r} for d, r in ratings.items()]}
     response = api.put(f"/api/v1/cases/{case_id}/queries/{query_id}/ratings", json=body)
     assert response.status_code == 200, response.text
@@ -274,3 +275,36 @@ def test_trec_run_and_qrels_give_trec_evals_ndcg_exactly(api: ApiUser, movies_en
     assert measured[str(ids["batman"])]["ndcg_cut_10"] == 0.0
     assert by_id[ids["batman"]]["status"] == "unscored"
     assert str(ids["zzzxqv qqwxj"]) not in measured  # no ratings, no qrels: not evaluated
+
+
+def test_staged_batches_keep_the_last_line_and_count_every_bad_line(
+    api: ApiUser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.services import ratings_import
+
+    monkeypatch.setattr(ratings_import, "STAGE_BATCH", 2)  # lines cross batch boundaries
+    case_id = _case(api)
+    body = "query,docid,rating\na,1,1\nb,1,2\na,1,3\nc,9,0\na,1,2\nb,1,2\n"
+    answer = _import(api, case_id, body)
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert (result["lines"], result["duplicates"], result["ratings_set"]) == (6, 3, 3)
+    assert result["new_queries"] == ["a", "b", "c"]
+    assert _export(api, case_id, "csv").text == "query,docid,rating\r\na,1,2\r\nb,1,2\r\nc,9,0\r\n"
+
+    bad = "query,docid,rating\n" + "".join(f"q{n},d,x\n" for n in range(150))
+    rejected = _import(api, case_id, bad).json()
+    assert rejected["detail"].startswith("150 bad lines")
+    assert len(rejected["errors"]) == 100 and rejected["errors"][-1]["line"] == 101
+    assert len(api.get(f"/api/v1/cases/{case_id}/queries").json()) == 3
+
+
+def test_streamed_json_exports_of_a_case_without_ratings(api: ApiUser) -> None:
+    case_id = _case(api)
+    assert _export(api, case_id, "quepid").json() == {"queries": []}
+    add_queries(api, case_id, ["lonely"])
+    assert _export(api, case_id, "quepid").json() == {
+        "queries": [{"query": "lonely", "ratings": {}}]
+    }
+    rre = _export(api, case_id, "rre").json()
+    assert rre["queries"] == [{"placeholders": {"$query": "lonely"}, "relevant_documents": {}}]
