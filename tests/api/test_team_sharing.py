@@ -187,3 +187,23 @@ def test_every_role_can_reach_its_own_account(
     world = build_world(client, session_factory)
     expected = 401 if role == "disabled" else 200
     assert world.users[role].get("/api/v1/me").status_code == expected
+
+
+@pytest.mark.runner
+def test_a_member_runs_a_shared_case_and_the_owner_sees_the_run(
+    client: TestClient, session_factory: sessionmaker[Session], movies_engine: Any
+) -> None:
+    world = build_world(client, session_factory)
+    owner, member = world.users["owner"], world.users["member"]
+    endpoint = f"/api/v1/search-endpoints/{world.endpoint_id}"
+    # The member points the shared endpoint at the engine; its secret is dropped with the
+    # old origin, so the member never gets to send it anywhere.
+    moved = member.patch(endpoint, json={"url": movies_engine.index_url})
+    assert moved.status_code == 200 and moved.json()["header_names"] == []
+    run = member.post(f"/api/v1/cases/{world.case_id}/runs?wait=true")
+    assert run.status_code == 200, run.text
+    assert run.json()["status"] == "finished"
+    (listed,) = owner.get(f"/api/v1/cases/{world.case_id}/runs").json()
+    assert listed["id"] == run.json()["id"]
+    outsider = world.users["outsider"]
+    assert outsider.post(f"/api/v1/cases/{world.case_id}/runs").status_code == 404
