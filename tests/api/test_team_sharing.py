@@ -48,7 +48,19 @@ ROUTES: list[tuple[str, str, Any, dict[str, int]]] = [
     ("GET", "/api/v1/books/{b}/pairs", None, USE),
     ("PATCH", "/api/v1/books/{b}", {"team_ids": []}, OWNER_ONLY),
     ("DELETE", "/api/v1/books/{b}", None, DELETE),
-    ("GET", "/api/v1/teams/{t}", None, {**USE}),
+    ("GET", "/api/v1/cases/{c}/tries/1", None, USE),
+    ("PATCH", "/api/v1/cases/{c}/queries/{q}", {"notes": "seen by all"}, USE),
+    # The member deletes the query first; the owner then finds it gone.
+    ("DELETE", "/api/v1/cases/{c}/queries/{q}", None, {**USE, "member": 204, "owner": 404}),
+    ("GET", "/api/v1/cases/{c}/ratings/export?format=csv", None, USE),
+    ("GET", "/api/v1/pages/cases/{c}", None, USE),
+    ("POST", "/api/v1/score", {"scorer_id": "{s}", "docs": ["a"], "ratings": {"a": 3}}, USE),
+    ("GET", "/api/v1/books/{b}/agreement", None, USE),
+    ("GET", "/api/v1/books/{b}/next", None, {**USE, "owner": 204, "member": 204}),
+    ("GET", "/api/v1/teams/{t}", None, USE),
+    ("PATCH", "/api/v1/teams/{t}", {"name": "Renamed"}, OWNER_ONLY),
+    ("PUT", "/api/v1/teams/{t}/members", {"email": "outsider@example.com"}, OWNER_ONLY),
+    ("GET", "/api/v1/admin/users", None, {**{r: 403 for r in ROLES}, "disabled": 401}),
 ]
 
 
