@@ -21,7 +21,7 @@ from app.errors import public_message
 from app.search import EngineError, SearchClient
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services.runs import FetchedQuery, QueryPlan, RunPlan, RunSetupError
+from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError, score_fetched
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 log = logging.getLogger(__name__)
@@ -102,9 +102,7 @@ async def _work(
     fetched = await _fetch_all(plan, search, progress)
     query_ids = [q.query_id for q in plan.queries]
     ratings = await in_thread(db, query_service.ratings_of, query_ids=query_ids)
-    outcomes = await asyncio.to_thread(
-        run_service.score_fetched, plan=plan, fetched=fetched, ratings=ratings
-    )
+    outcomes = await asyncio.to_thread(score_fetched, plan=plan, fetched=fetched, ratings=ratings)
     await in_thread(
         db, run_service.finish_run, plan=plan, fetched=fetched, outcomes=outcomes, ratings=ratings
     )
