@@ -14,6 +14,7 @@ from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
 from app.models import Case
 from app.schemas.runs import RunDetail
+from app.services import admin as admin_service
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
 from app.services import users as user_service
@@ -58,6 +59,39 @@ def cmd_users_create(args: argparse.Namespace, settings: Settings) -> int:
             session=session, email=args.email, password=password, is_admin=args.admin
         )
         print(f"Created user {user.email} (id {user.id}).")
+    return 0
+
+
+def cmd_users_list(_args: argparse.Namespace, settings: Settings) -> int:
+    with session_scope(_factory(settings)) as session:
+        for user in admin_service.list_users(session=session):
+            flags = [
+                word
+                for word, on in (("admin", user.is_admin), ("disabled", user.is_disabled))
+                if on
+            ]
+            print(f"{user.id}\t{user.email}\t{','.join(flags) or '-'}")
+    return 0
+
+
+def cmd_users_disable(args: argparse.Namespace, settings: Settings) -> int:
+    with session_scope(_factory(settings)) as session:
+        user = admin_service.find_user(session=session, email=args.email)
+        admin_service.set_disabled(session=session, admin=None, user=user, disabled=args.disable)
+        state = "disabled: its sessions and API keys stop working" if args.disable else "enabled"
+        print(f"User {user.email} is {state}.")
+    return 0
+
+
+def cmd_users_reset_password(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.password_stdin:
+        print("Give the new password on standard input with --password-stdin.", file=sys.stderr)
+        return 2
+    password = sys.stdin.readline().rstrip("\r\n")
+    with session_scope(_factory(settings)) as session:
+        user = admin_service.find_user(session=session, email=args.email)
+        admin_service.reset_password(session=session, user=user, password=password)
+        print(f"New password set for {user.email}; their browser sessions have ended.")
     return 0
 
 
@@ -150,6 +184,15 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--password-stdin", action="store_true", help="read the password")
     create.add_argument("--admin", action="store_true")
     create.set_defaults(func=cmd_users_create)
+    users.add_parser("list", help="list every account").set_defaults(func=cmd_users_list)
+    for name, disable in (("disable", True), ("enable", False)):
+        toggle = users.add_parser(name, help=f"{name} an account (sessions and keys)")
+        toggle.add_argument("email")
+        toggle.set_defaults(func=cmd_users_disable, disable=disable)
+    reset = users.add_parser("reset-password", help="set a new password for an account")
+    reset.add_argument("email")
+    reset.add_argument("--password-stdin", action="store_true", help="read the password")
+    reset.set_defaults(func=cmd_users_reset_password)
 
     keys = sub.add_parser("api-keys", help="API keys").add_subparsers(dest="keys", required=True)
     key = keys.add_parser("create", help="create a key; printed once, as the last line")

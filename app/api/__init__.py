@@ -7,6 +7,7 @@ from pydantic import BaseModel
 
 from app.api import (
     account,
+    admin,
     book_pages,
     books,
     cases,
@@ -58,5 +59,6 @@ router.include_router(books.router)
 router.include_router(pages.router)
 router.include_router(book_pages.router)
 router.include_router(teams.router)
+router.include_router(admin.router)
 
 __all__ = ["router"]

@@ -27,9 +27,9 @@ router = APIRouter(prefix="/pages", tags=["pages"])
 
 
 @router.get("/cases", response_model=CasesPage, name="cases_page_json")
-def cases_page(user: CurrentUser, session: SessionDep) -> CasesPage:
-    """Return the data of the cases list page."""
-    return case_pages.cases_page(session=session, user=user)
+def cases_page(user: CurrentUser, session: SessionDep, show: str = "all") -> CasesPage:
+    """Return the data of the cases list page (`show`: all, mine or team-<id>)."""
+    return case_pages.cases_page(session=session, user=user, show=show)
 
 
 @router.get("/cases/{case_id}", response_model=CasePage, name="case_page_json")

@@ -40,7 +40,7 @@ class Run(Base):
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
     # Written every few seconds by the process executing the run (see Settings.run_lease_s).
     heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
-    # The mark of the execution that owns the run (see runs.RunPlan.lease).
+    # The mark of the execution that owns the run (see pipeline.RunPlan.lease).
     lease: Mapped[str | None] = mapped_column(String(32), default=None)
     # Knob values that override the try's for this run (a sweep's combination), or None.
     knobs: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)

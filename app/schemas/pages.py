@@ -35,6 +35,13 @@ class CaseRow(Out):
     history: list[ScorePoint] = Field(
         description="Case scores of the last finished runs, oldest first"
     )
+    mine: bool = True
+    team_ids: list[int] = Field(default_factory=list)
+
+
+class TeamOption(Out):
+    id: int
+    name: str
 
 
 class EndpointOption(Out):
@@ -55,6 +62,8 @@ class CasesPage(Out):
     scorers: list[ScorerOption]
     default_templates: dict[Engine, str]
     default_scorer_id: int | None
+    teams: list[TeamOption] = Field(default_factory=list)
+    show: str = Field(default="all", description='"all", "mine" or "team-<id>"')
 
 
 class ScaleEntry(Out):
@@ -136,6 +145,7 @@ class ResultDoc(Out):
     images: list[str]
     rating: float | None
     explain: Any | None = None
+    rated_by: str | None = Field(default=None, description="email of who set the rating")
 
 
 class QueryResults(Out):

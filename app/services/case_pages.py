@@ -26,6 +26,7 @@ from app.schemas.pages import (
     QueryRow,
     QuerySort,
     ScorePoint,
+    TeamOption,
 )
 from app.schemas.runs import RunSummary
 from app.services import book_sync
@@ -35,6 +36,7 @@ from app.services import history as history_service
 from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
+from app.services import teams as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 __all__ = [
@@ -58,9 +60,12 @@ QUERY_SORT_LABELS: dict[QuerySort, str] = {
 }
 
 
-def cases_page(*, session: Session, user: User) -> CasesPage:
-    """Return the cases list: scores, score history, counts, and the new-case form's choices."""
-    cases = case_service.list_cases(session=session, user=user)
+def cases_page(*, session: Session, user: User, show: str = "all") -> CasesPage:
+    """Return the cases list: scores, score history, counts, and the new-case form's choices.
+
+    `show` filters it: "all", "mine" (the user's own) or "team-<id>" (shared with that team).
+    """
+    cases = team_filter(case_service.list_cases(session=session, user=user), user, show)
     ids = [c.id for c in cases]
     stats = case_service.case_stats(session=session, case_ids=ids)
     history = _score_history(session=session, case_ids=ids, per_case=SPARK_RUNS)
@@ -72,6 +77,8 @@ def cases_page(*, session: Session, user: User) -> CasesPage:
             last_run_at=stats[c.id].last_run_at,
             query_count=stats[c.id].query_count,
             history=history.get(c.id, []),
+            mine=c.owner_id == user.id,
+            team_ids=[t.id for t in c.teams],
         )
         for c in cases
     ]
@@ -81,7 +88,22 @@ def cases_page(*, session: Session, user: User) -> CasesPage:
         scorers=scorer_service.scorer_options(session=session, user=user),
         default_templates=dict(endpoint_service.DEFAULT_TEMPLATES),
         default_scorer_id=scorer_service.default_scorer(session=session).id,
+        teams=[
+            TeamOption(id=t.id, name=t.name)
+            for t in team_service.list_teams(session=session, user=user)
+        ],
+        show=show,
     )
+
+
+def team_filter(cases: list[Case], user: User, show: str) -> list[Case]:
+    """Keep the cases that `show` asks for: all, the user's own, or one team's."""
+    if show == "mine":
+        return [c for c in cases if c.owner_id == user.id]
+    if show.startswith("team-") and show[5:].isdigit():
+        team_id = int(show[5:])
+        return [c for c in cases if any(t.id == team_id for t in c.teams)]
+    return cases
 
 
 def _score_history(

@@ -11,6 +11,7 @@ a preview rolls the transaction back, so nothing is ever half-written.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import RelevoError
@@ -82,13 +84,22 @@ class ImportRejected(RelevoError):
 
     status_code = 422
 
-    def __init__(self, message: str, errors: Sequence[tuple[int, str]]) -> None:
+    def __init__(
+        self,
+        message: str,
+        errors: Sequence[tuple[int, str]],
+        summary: ImportSummary | None = None,
+    ) -> None:
         super().__init__(message)
         self.errors = [{"line": line, "message": text} for line, text in errors[:MAX_REPORTED]]
+        # A preview also says what the good lines would change.
+        self.summary = summary
 
     def extra(self) -> dict[str, Any]:
         """Return the list of bad lines, beside "detail" in the error body."""
-        return {"errors": self.errors}
+        if self.summary is None:
+            return {"errors": self.errors}
+        return {"errors": self.errors, "preview": dataclasses.asdict(self.summary)}
 
 
 @dataclass
@@ -248,8 +259,30 @@ def import_ratings(
     """Check the whole file, then (unless previewing) write it in one transaction.
 
     CSV names queries by text (new texts become queries); TREC by the case's query ids.
-    A file with any bad line raises ImportRejected and changes nothing.
+    A file with any bad line raises ImportRejected and changes nothing; in a preview it
+    also carries what the good lines would change ("120 ratings to set, 2 bad lines").
     """
+    try:
+        summary = _import_once(session, case, user, stream, fmt, preview)
+    except IntegrityError:
+        # Another request added one of the file's new queries meanwhile: read it once more.
+        stream.seek(0)
+        summary = _import_once(session, case, user, stream, fmt, preview)
+    if preview:
+        session.rollback()
+        return summary
+    _staging.drop_all(session.connection())
+    session.commit()
+    run = run_service.latest_finished_run(session=session, case=case)
+    if run is not None and summary.ratings_set:
+        run_service.rescore_run(session=session, run=run)
+    return summary
+
+
+def _import_once(
+    session: Session, case: Case, user: User, stream: IO[str], fmt: ImportFormat, preview: bool
+) -> ImportSummary:
+    """Stage, check, count and write (not yet committed); roll back on any error."""
     low, high = rating_bounds(case.scorer)
     errors = _Errors()
     connection = session.connection()
@@ -262,7 +295,7 @@ def import_ratings(
         else:
             lines = _trec_lines(stream, low, high, errors)
         summary.lines = _stage(session, case, fmt, lines, errors)
-        if errors.count:
+        if errors.count and not preview:
             raise ImportRejected(
                 f"{errors.count} bad lines; nothing was imported. Fix them and import again.",
                 errors.kept,
@@ -270,17 +303,15 @@ def import_ratings(
         if fmt == "csv":
             _add_queries(session, case, summary)
         _count_and_write(session, user, summary)
+        if errors.count:
+            raise ImportRejected(
+                f"{errors.count} bad lines; nothing would be imported. Fix them and preview again.",
+                errors.kept,
+                summary,
+            )
     except BaseException:
         session.rollback()
         raise
-    if preview:
-        session.rollback()
-        return summary
-    _staging.drop_all(session.connection())
-    session.commit()
-    run = run_service.latest_finished_run(session=session, case=case)
-    if run is not None and summary.ratings_set:
-        run_service.rescore_run(session=session, run=run)
     return summary
 
 

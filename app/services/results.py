@@ -61,6 +61,14 @@ def results_of(
     spec = spec_of(chosen)
     k = scorer_service.scorer_k(scorer, rows=chosen.rows)
     docs = [_result_doc(d, spec, ratings) for d in row.docs or []]
+    if any(d.rating is not None for d in docs):
+        raters = {
+            rating.doc_id: email
+            for rating, _user_id, email in query_service.ratings_with_raters(
+                session=session, query=query
+            )
+        }
+        docs = [d.model_copy(update={"rated_by": raters.get(d.id)}) for d in docs]
     return base.model_copy(
         update={
             "run_id": run.id,

@@ -23,7 +23,7 @@ from app.scoring.jsworker import in_scoring_thread
 from app.search import EngineError, SearchClient
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services.runs import FetchedQuery, QueryPlan, RunPlan, RunSetupError
+from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError, score_fetched
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ async def _work(
     ratings = await in_thread(db, query_service.ratings_of, query_ids=query_ids)
     # In the scoring threads, not the ones database work uses: a JavaScript batch may wait.
     outcomes = await in_scoring_thread(
-        functools.partial(run_service.score_fetched, plan=plan, fetched=fetched, ratings=ratings)
+        functools.partial(score_fetched, plan=plan, fetched=fetched, ratings=ratings)
     )
     await in_thread(
         db, run_service.finish_run, plan=plan, fetched=fetched, outcomes=outcomes, ratings=ratings

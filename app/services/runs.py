@@ -1,14 +1,13 @@
-"""Runs: plan a case's execution, record outcomes, re-score after rating changes.
+"""Runs: persistence. Plan a case's execution, record outcomes, re-score after rating changes.
 
-The runner itself (fetching and scoring) lives in app.services.runner; it is a plain
-function of a run id and a session factory, callable in-process or from a worker.
+The pipeline's plain data (plans, fetched queries) lives in app.services.pipeline and the
+runner itself (fetching and scoring) in app.services.runner; it is a plain function of a
+run id and a session factory, callable in-process or from a worker.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,67 +17,16 @@ from sqlalchemy.orm import Session
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
 from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
-from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries
-from app.search import EndpointConfig, SearchRequest
+from app.scoring import Outcome, QueryInput, ScoreDoc, score_queries
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services.access import valid_id
 from app.services.endpoints import engine_config
+from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError
 from app.services.scorers import config_of
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES
-
-
-@dataclass(frozen=True)
-class QueryPlan:
-    query_id: int
-    text: str
-    position: int
-    options: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """Everything a run needs, as plain data, so fetching happens with no session open."""
-
-    run_id: int
-    endpoint: EndpointConfig
-    template: str
-    field_spec: str
-    rows: int
-    knobs: Mapping[str, float]
-    case_options: Mapping[str, Any]
-    scorer: ScorerConfig
-    queries: Sequence[QueryPlan] = field(default_factory=list)
-    explain: bool = False
-    # This execution's own mark on the run row: an execution that lost the run (cancelled,
-    # declared interrupted, or its id reused after a delete) can no longer write to it.
-    lease: str = field(default_factory=lambda: uuid.uuid4().hex)
-    # Whose share of the JavaScript workers the run's scoring uses: the case's owner.
-    owner_id: int | None = None
-
-    def request_for(self, query: QueryPlan) -> SearchRequest:
-        """Return the search request of one query."""
-        return SearchRequest(
-            template=self.template,
-            query_text=query.text,
-            query_options=query.options,
-            case_options=self.case_options,
-            knobs=self.knobs,
-            field_spec=self.field_spec,
-            rows=self.rows,
-            explain=self.explain,
-        )
-
-
-@dataclass
-class FetchedQuery:
-    plan: QueryPlan
-    docs: list[dict[str, Any]] | None
-    num_found: int | None
-    error: str | None
-    duration_ms: float
 
 
 def create_run(
@@ -139,10 +87,6 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
         explain=run.explain,
         owner_id=case.owner_id,
     )
-
-
-class RunSetupError(Exception):
-    """The run cannot start at all (as opposed to a query failing)."""
 
 
 def mark_running(*, session: Session, plan: RunPlan) -> None:
@@ -230,30 +174,6 @@ def fail_interrupted_runs(*, session: Session, lease_s: float) -> int:
     )
     session.commit()
     return int(getattr(result, "rowcount", 0) or 0)
-
-
-def score_fetched(
-    *, plan: RunPlan, fetched: Sequence[FetchedQuery], ratings: Mapping[int, Mapping[str, float]]
-) -> list[Outcome]:
-    """Score every fetched query with the run's scorer; fetch errors score nothing."""
-    inputs = [
-        QueryInput(
-            docs=[ScoreDoc(id=d["id"], fields=d["fields"]) for d in f.docs or []],
-            ratings=ratings.get(f.plan.query_id, {}),
-            num_found=f.num_found,
-            query_options=f.plan.options,
-            case_options=plan.case_options,
-        )
-        for f in fetched
-        if f.error is None
-    ]
-    outcomes = iter(score_queries(plan.scorer, inputs, owner=plan.owner_id))
-    return [
-        next(outcomes)
-        if f.error is None
-        else Outcome(status=QueryStatus.ERROR, score=None, raw_score=None, reason=f.error)
-        for f in fetched
-    ]
 
 
 def finish_run(

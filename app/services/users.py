@@ -71,7 +71,7 @@ def authenticate(*, session: Session, email: str, password: str) -> User | None:
     if user is None:
         verify_password(_DUMMY_HASH, password)
         return None
-    if not verify_password(user.password_hash, password):
+    if not verify_password(user.password_hash, password) or user.is_disabled:
         return None
     return user
 

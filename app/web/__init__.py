@@ -13,7 +13,9 @@ from app.web import (
     queries,
     ratings_io,
     scorers,
+    sharing,
     sweeps,
+    teams,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -28,5 +30,7 @@ router.include_router(experiments.router)
 router.include_router(books.router)
 router.include_router(deletes.router)
 router.include_router(ratings_io.router)
+router.include_router(teams.router)
+router.include_router(sharing.router)
 
 __all__ = ["router"]

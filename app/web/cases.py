@@ -46,9 +46,9 @@ CASE_FORM_FIELDS = (
 
 
 @router.get("/", name="cases_page")
-def cases_page(request: Request, user: WebUser, session: SessionDep) -> Response:
-    """Show the user's cases with their scores, and the new-case form."""
-    data = case_pages.cases_page(session=session, user=user)
+def cases_page(request: Request, user: WebUser, session: SessionDep, show: str = "all") -> Response:
+    """Show the user's cases (all, mine or one team's) with their scores, and the new-case form."""
+    data = case_pages.cases_page(session=session, user=user, show=show)
     return _render_cases(request, user, data, _new_case_defaults(data), {})
 
 

@@ -63,7 +63,7 @@ async def import_ratings(
         return render(
             request,
             "ratings_import.html",
-            {**context, "problem": exc.message, "errors": exc.errors},
+            {**context, "problem": exc.message, "errors": exc.errors, "summary": exc.summary},
             status_code=422,
         )
     except UnicodeDecodeError:

@@ -308,3 +308,48 @@ def test_streamed_json_exports_of_a_case_without_ratings(api: ApiUser) -> None:
     }
     rre = _export(api, case_id, "rre").json()
     assert rre["queries"] == [{"placeholders": {"$query": "lonely"}, "relevant_documents": {}}]
+
+
+def test_preview_with_bad_lines_counts_the_good_ones_and_writes_nothing(api: ApiUser) -> None:
+    case_id, ids = _rated_case(api)
+    body = "query,docid,rating\nalien,348,1\nalien,349,2\nfresh,x,1\nfresh,y,high\nalien,1,9\n"
+    answer = _import(api, case_id, body, preview="true")
+    assert answer.status_code == 422
+    result = answer.json()
+    assert result["detail"].startswith("2 bad lines; nothing would be imported")
+    assert [e["line"] for e in result["errors"]] == [5, 6]
+    assert result["preview"] == {
+        "lines": 3,
+        "queries_created": 1,
+        "ratings_set": 2,
+        "ratings_unchanged": 1,
+        "duplicates": 0,
+        "new_queries": ["fresh"],
+    }
+    assert {q["text"] for q in api.get(f"/api/v1/cases/{case_id}/queries").json()} == set(ids)
+    # Without preview the same file is refused without counts.
+    assert "preview" not in _import(api, case_id, body).json()
+
+
+def test_a_query_added_meanwhile_makes_the_import_read_the_file_again(
+    api: ApiUser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    from app.services import ratings_import
+
+    real = ratings_import._add_queries
+    calls: list[int] = []
+
+    def clash_once(*args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise IntegrityError("INSERT INTO queries", {}, Exception("duplicate text"))
+        real(*args)
+
+    monkeypatch.setattr(ratings_import, "_add_queries", clash_once)
+    case_id = _case(api)
+    answer = _import(api, case_id, "query,docid,rating\nalien,1,2\n")
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["queries_created"], answer.json()["ratings_set"], len(calls)) == (1, 1, 2)
+    assert _export(api, case_id, "csv").text == "query,docid,rating\r\nalien,1,2\r\n"

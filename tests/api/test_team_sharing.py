@@ -48,7 +48,19 @@ ROUTES: list[tuple[str, str, Any, dict[str, int]]] = [
     ("GET", "/api/v1/books/{b}/pairs", None, USE),
     ("PATCH", "/api/v1/books/{b}", {"team_ids": []}, OWNER_ONLY),
     ("DELETE", "/api/v1/books/{b}", None, DELETE),
-    ("GET", "/api/v1/teams/{t}", None, {**USE}),
+    ("GET", "/api/v1/cases/{c}/tries/1", None, USE),
+    ("PATCH", "/api/v1/cases/{c}/queries/{q}", {"notes": "seen by all"}, USE),
+    # The member deletes the query first; the owner then finds it gone.
+    ("DELETE", "/api/v1/cases/{c}/queries/{q}", None, {**USE, "member": 204, "owner": 404}),
+    ("GET", "/api/v1/cases/{c}/ratings/export?format=csv", None, USE),
+    ("GET", "/api/v1/pages/cases/{c}", None, USE),
+    ("POST", "/api/v1/score", {"scorer_id": "{s}", "docs": ["a"], "ratings": {"a": 3}}, USE),
+    ("GET", "/api/v1/books/{b}/agreement", None, USE),
+    ("GET", "/api/v1/books/{b}/next", None, {**USE, "owner": 204, "member": 204}),
+    ("GET", "/api/v1/teams/{t}", None, USE),
+    ("PATCH", "/api/v1/teams/{t}", {"name": "Renamed"}, OWNER_ONLY),
+    ("PUT", "/api/v1/teams/{t}/members", {"email": "outsider@example.com"}, OWNER_ONLY),
+    ("GET", "/api/v1/admin/users", None, {**{r: 403 for r in ROLES}, "disabled": 401}),
 ]
 
 
@@ -187,3 +199,23 @@ def test_every_role_can_reach_its_own_account(
     world = build_world(client, session_factory)
     expected = 401 if role == "disabled" else 200
     assert world.users[role].get("/api/v1/me").status_code == expected
+
+
+@pytest.mark.runner
+def test_a_member_runs_a_shared_case_and_the_owner_sees_the_run(
+    client: TestClient, session_factory: sessionmaker[Session], movies_engine: Any
+) -> None:
+    world = build_world(client, session_factory)
+    owner, member = world.users["owner"], world.users["member"]
+    endpoint = f"/api/v1/search-endpoints/{world.endpoint_id}"
+    # The member points the shared endpoint at the engine; its secret is dropped with the
+    # old origin, so the member never gets to send it anywhere.
+    moved = member.patch(endpoint, json={"url": movies_engine.index_url})
+    assert moved.status_code == 200 and moved.json()["header_names"] == []
+    run = member.post(f"/api/v1/cases/{world.case_id}/runs?wait=true")
+    assert run.status_code == 200, run.text
+    assert run.json()["status"] == "finished"
+    (listed,) = owner.get(f"/api/v1/cases/{world.case_id}/runs").json()
+    assert listed["id"] == run.json()["id"]
+    outsider = world.users["outsider"]
+    assert outsider.post(f"/api/v1/cases/{world.case_id}/runs").status_code == 404

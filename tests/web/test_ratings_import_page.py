@@ -60,6 +60,10 @@ def test_bad_lines_are_listed_on_the_page(api: ApiUser, client: TestClient) -> N
         ["2", "the rating 'abc' is not a number"],
         ["3", "the rating 9 is outside the scorer's scale [0, 3]"],
     ]
+    mixed = _post(client, case_id, token, b"query,docid,rating\nalien,1,2\nnew,2,1\nalien,3,x\n")
+    summary = " ".join(one(soup(mixed), "#import-summary").get_text().split())
+    assert summary.startswith("Without the bad lines, importing this file would set 2 ratings")
+    assert summary.endswith("create 2 new queries (2 lines).")
     refused = client.post(
         f"/cases/{case_id}/ratings/import",
         data={"csrf_token": "wrong"},

@@ -1,0 +1,114 @@
+"""The Teams page and the "Shared with" control in a real browser (headless Chromium)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.models import Book
+from app.schemas.books import BookCreate
+from app.services import books as book_service
+from app.services import users as user_service
+from tests.browser import test_case_page_browser as case_page_browser
+from tests.browser.test_case_page_browser import PASSWORD, _free_port
+
+pytestmark = pytest.mark.browser
+
+browser = case_page_browser.browser  # the shared headless Chromium fixture
+
+
+@dataclass(frozen=True)
+class TeamsApp:
+    url: str
+    book_id: int
+    factory: sessionmaker[Session]
+
+
+@pytest.fixture(scope="module")
+def teams_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamsApp]:
+    """Serve a fresh app with two users; the first has a book."""
+    import uvicorn
+
+    from app.config import Settings
+    from app.main import create_app
+
+    data_dir: Path = tmp_path_factory.mktemp("teams-app")
+    app = create_app(
+        Settings(
+            data_dir=data_dir,
+            database_url=f"sqlite:///{data_dir}/relevo.db",
+            secret_key="teams-test-secret",
+        )
+    )
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    factory: sessionmaker[Session] = app.state.session_factory
+    with factory() as session:
+        ann = user_service.create_user(session=session, email="ann@example.com", password=PASSWORD)
+        user_service.create_user(session=session, email="ben@example.com", password=PASSWORD)
+        book = book_service.create_book(
+            session=session, user=ann, body=BookCreate(name="Films", scale=[0, 1, 2])
+        )
+        book_id = book.id
+    try:
+        yield TeamsApp(f"http://127.0.0.1:{port}", book_id, factory)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        app.state.engine.dispose()
+
+
+def test_create_a_team_add_a_member_and_share_a_book(browser: Any, teams_app: TeamsApp) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(f"{teams_app.url}/login")
+        page.fill("input[name=email]", "ann@example.com")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_url(f"{teams_app.url}/")
+        page.click("nav.mainnav a:text('Teams')")
+        page.wait_for_selector("#no-teams")
+        page.fill("#new-team-form input[name=name]", "Relevance")
+        page.click("#new-team-form button[type=submit]")
+        page.wait_for_selector(".team .team-name:text('Relevance')")
+        page.fill(".add-member input[name=email]", "ben@example.com")
+        page.click(".add-member button[type=submit]")
+        page.wait_for_selector(".member-email:text('ben@example.com')")
+        assert page.locator(".member-email").all_inner_texts() == [
+            "ann@example.com",
+            "ben@example.com",
+        ]
+        page.fill(".add-member input[name=email]", "nobody@example.com")
+        page.click(".add-member button[type=submit]")
+        assert page.inner_text("#team-error") == "No user with the email 'nobody@example.com'."
+
+        # The book page loads its "Shared with" form with htmx; saving swaps it in place.
+        page.goto(f"{teams_app.url}/books/{teams_app.book_id}")
+        box = page.locator(".shared-with input[name=team_id]")
+        box.wait_for()
+        assert not box.is_checked()
+        box.check()
+        page.click(".shared-with button[type=submit]")
+        page.wait_for_selector(".shared-with input[name=team_id]:checked")
+        assert page.url == f"{teams_app.url}/books/{teams_app.book_id}"
+        with teams_app.factory() as session:
+            book = session.get(Book, teams_app.book_id)
+            assert book is not None
+            assert [t.name for t in book.teams] == ["Relevance"]
+    finally:
+        page.close()
