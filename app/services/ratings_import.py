@@ -32,6 +32,7 @@ from sqlalchemy import (
     true,
     update,
 )
+from sqlalchemy import text as sql_text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -368,12 +369,15 @@ def _add_queries(session: Session, case: Case, summary: ImportSummary) -> None:
             batch.clear()
     if batch:
         session.execute(insert(Query), batch)
+    if session.get_bind().dialect.name == "postgresql":
+        # Fresh temporary rows have no statistics: without them the join below is planned
+        # as a million index probes.
+        session.execute(sql_text("ANALYZE relevo_import_lines"))
+    # UPDATE … FROM: one join of the lines with the case's queries (PostgreSQL and SQLite).
     session.execute(
-        update(_lines).values(
-            query_id=select(Query.id)
-            .where(Query.case_id == case.id, Query.text == _lines.c.query_text)
-            .scalar_subquery()
-        )
+        update(_lines)
+        .values(query_id=Query.id)
+        .where(Query.case_id == case.id, Query.text == _lines.c.query_text)
     )
 
 
