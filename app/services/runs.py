@@ -7,11 +7,12 @@ run id and a session factory, callable in-process or from a worker.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, NotFound
@@ -60,8 +61,12 @@ def create_run(
     return run
 
 
-def load_plan(*, session: Session, run_id: int) -> RunPlan:
-    """Read the run's case, try, endpoint, scorer and queries into a plain plan."""
+def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None = None) -> RunPlan:
+    """Read the run's case, try, endpoint, scorer and queries into a plain plan.
+
+    With ``query_ids`` (a chunk of a run executed by workers), the plan holds only those
+    queries that still exist and carries the run's lease, which all of its chunks share.
+    """
     run = _run(session, run_id)
     case = session.get(Case, run.case_id)
     assert case is not None
@@ -70,10 +75,13 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
     if endpoint is None or scorer is None:
         raise RunSetupError("The case's search endpoint or scorer no longer exists.")
+    wanted = None if query_ids is None else set(query_ids)
     queries = [
         QueryPlan(query_id=q.id, text=q.text, position=q.position, options=q.options or {})
         for q in query_service.list_queries(session=session, case=case)
+        if wanted is None or q.id in wanted
     ]
+    shared = {} if query_ids is None or run.lease is None else {"lease": run.lease}
     return RunPlan(
         run_id=run.id,
         endpoint=engine_config(endpoint),
@@ -86,7 +94,109 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
         queries=queries,
         explain=run.explain,
         owner_id=case.owner_id,
+        **shared,
     )
+
+
+def plan_chunks(*, session: Session, run_id: int, chunk_size: int) -> list[list[int]]:
+    """Split a queued run's queries into chunks for workers; return each chunk's query ids.
+
+    The run gets the lease that all its chunks share. A case with no queries still gets
+    one (empty) chunk, so that the run finishes the same way.
+    """
+    run = _run(session, run_id)
+    ids = list(
+        session.scalars(
+            select(Query.id).where(Query.case_id == run.case_id).order_by(Query.position, Query.id)
+        )
+    )
+    chunks = [ids[i : i + chunk_size] for i in range(0, len(ids), chunk_size)] or [[]]
+    session.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.status == RunStatus.QUEUED)
+        .values(
+            lease=uuid.uuid4().hex,
+            total=len(ids),
+            done=0,
+            chunks=len(chunks),
+            chunks_done=[],
+            heartbeat_at=datetime.now(UTC),
+        )
+    )
+    session.commit()
+    return chunks
+
+
+def start_chunk(*, session: Session, plan: RunPlan) -> bool:
+    """Record that one of the run's chunks started; False when the run has ended."""
+    now = datetime.now(UTC)
+    result = session.execute(
+        update(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status.in_(ACTIVE))
+        .values(
+            status=RunStatus.RUNNING,
+            started_at=func.coalesce(Run.started_at, now),
+            heartbeat_at=now,
+        )
+    )
+    session.commit()
+    return bool(getattr(result, "rowcount", 0))
+
+
+def touch_run(*, session: Session, plan: RunPlan) -> RunStatus | None:
+    """Record that a chunk of the run is alive; return the run's status (None: not ours)."""
+    session.execute(
+        update(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status.in_(ACTIVE))
+        .values(heartbeat_at=datetime.now(UTC))
+    )
+    status = run_status(session=session, plan=plan)
+    session.commit()
+    return status
+
+
+def store_chunk(
+    *,
+    session: Session,
+    plan: RunPlan,
+    chunk: int,
+    query_ids: Sequence[int],
+    fetched: Sequence[FetchedQuery],
+    outcomes: Sequence[Outcome],
+    ratings: Mapping[int, Mapping[str, float]],
+) -> bool:
+    """Commit one chunk's results; the last chunk finishes the run. Return whether it did.
+
+    Writing a chunk twice (a retried job whose first attempt had committed) replaces its
+    results, so every query of the run ends with exactly one. Chunks of one run commit one
+    at a time (the run's row is locked), so totals and the ending are always right.
+    """
+    run = session.scalar(
+        select(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status == RunStatus.RUNNING)
+        .with_for_update()
+    )
+    if run is None:  # cancelled, failed or deleted meanwhile: the chunk's work is dropped
+        session.rollback()
+        return False
+    if query_ids:
+        session.execute(
+            delete(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id.in_(query_ids))
+        )
+    rows = _result_rows(plan, fetched, outcomes, ratings)
+    if rows:
+        session.execute(insert(RunQuery), rows)
+    done_chunks = sorted({*(run.chunks_done or []), chunk})
+    finished = len(done_chunks) >= (run.chunks or 0)
+    _refresh_totals(session, run.id)
+    count = session.scalar(select(func.count()).where(RunQuery.run_id == run.id)) or 0
+    values: dict[str, Any] = {"chunks_done": done_chunks, "done": count}
+    values["heartbeat_at"] = datetime.now(UTC)
+    if finished:
+        values.update(status=RunStatus.FINISHED, finished_at=datetime.now(UTC))
+    session.execute(update(Run).where(Run.id == run.id).values(**values))
+    session.commit()
+    return finished
 
 
 def mark_running(*, session: Session, plan: RunPlan) -> None:
@@ -129,6 +239,11 @@ def run_status(*, session: Session, plan: RunPlan) -> RunStatus | None:
     return row[0] if row is not None and row[1] == plan.lease else None
 
 
+def status_of(*, session: Session, run_id: int) -> RunStatus | None:
+    """Return a run's status, or None when it is gone (deleted with its case)."""
+    return session.scalar(select(Run.status).where(Run.id == run_id))
+
+
 def mark_failed(*, session: Session, run_id: int, message: str) -> None:
     """Record a whole-run failure (a run that already ended keeps its ending)."""
     session.execute(
@@ -160,16 +275,20 @@ def cancel_run(*, session: Session, run: Run) -> Run:
 INTERRUPTED = "Interrupted: the process running it stopped before it finished."
 
 
-def fail_interrupted_runs(*, session: Session, lease_s: float) -> int:
+def fail_interrupted_runs(*, session: Session, lease_s: float, spare: Sequence[int] = ()) -> int:
     """Mark as failed the active runs whose process is gone; return how many.
 
     A run is gone when its heartbeat (or, never started, its creation) is older than the
-    lease: runs that another live process is executing are left alone.
+    lease: runs that another live process is executing are left alone, and so are the
+    ``spare`` runs (those with chunks still waiting in the job queue).
     """
     stale = datetime.now(UTC) - timedelta(seconds=lease_s)
+    conditions = [Run.status.in_(ACTIVE), func.coalesce(Run.heartbeat_at, Run.created_at) <= stale]
+    if spare:
+        conditions.append(Run.id.not_in(list(spare)))
     result = session.execute(
         update(Run)
-        .where(Run.status.in_(ACTIVE), func.coalesce(Run.heartbeat_at, Run.created_at) <= stale)
+        .where(*conditions)
         .values(status=RunStatus.FAILED, error=INTERRUPTED, finished_at=datetime.now(UTC))
     )
     session.commit()
@@ -196,6 +315,20 @@ def finish_run(
     if not getattr(ended, "rowcount", 0):
         session.rollback()
         return
+    rows = _result_rows(plan, fetched, outcomes, ratings)
+    if rows:
+        session.execute(insert(RunQuery), rows)
+    _refresh_totals(session, plan.run_id)
+    session.execute(update(Run).where(Run.id == plan.run_id).values(done=len(rows)))
+    session.commit()
+
+
+def _result_rows(
+    plan: RunPlan,
+    fetched: Sequence[FetchedQuery],
+    outcomes: Sequence[Outcome],
+    ratings: Mapping[int, Mapping[str, float]],
+) -> list[dict[str, Any]]:
     rows = []
     for f, outcome in zip(fetched, outcomes, strict=True):
         query_ratings = ratings.get(f.plan.query_id, {})
@@ -217,11 +350,7 @@ def finish_run(
                 "log": list(outcome.log),
             }
         )
-    if rows:
-        session.execute(insert(RunQuery), rows)
-    _refresh_totals(session, plan.run_id)
-    session.execute(update(Run).where(Run.id == plan.run_id).values(done=len(rows)))
-    session.commit()
+    return rows
 
 
 def _refresh_totals(session: Session, run_id: int) -> None:
