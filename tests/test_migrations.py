@@ -16,7 +16,9 @@ def test_migrations_match_models(app: object, db_url: str) -> None:
     engine = make_engine(db_url)
     migrate(engine)  # a second migrate on an up-to-date database changes nothing
     with engine.connect() as conn:
-        context = MigrationContext.configure(conn, opts={"compare_type": True, "include_name": ours})
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "include_name": ours}
+        )
         diff = compare_metadata(context, Base.metadata)
     engine.dispose()
     assert diff == []

@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
 from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
-from app.scoring import Outcome, QueryInput, ScoreDoc, score_queries
+from app.scoring import Outcome, QueryInput, score_queries
+from app.scoring.types import StoredDocs
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services.access import valid_id
@@ -75,11 +76,15 @@ def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None 
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
     if endpoint is None or scorer is None:
         raise RunSetupError("The case's search endpoint or scorer no longer exists.")
-    wanted = None if query_ids is None else set(query_ids)
+    # Plain rows, not ORM objects: a plan may hold many thousand queries.
+    stmt = select(Query.id, Query.text, Query.position, Query.options).where(
+        Query.case_id == case.id
+    )
+    if query_ids is not None:
+        stmt = stmt.where(Query.id.in_(list(query_ids)))
     queries = [
-        QueryPlan(query_id=q.id, text=q.text, position=q.position, options=q.options or {})
-        for q in query_service.list_queries(session=session, case=case)
-        if wanted is None or q.id in wanted
+        QueryPlan(query_id=qid, text=text, position=position, options=options or {})
+        for qid, text, position, options in session.execute(stmt.order_by(Query.position, Query.id))
     ]
     shared = {} if query_ids is None or run.lease is None else {"lease": run.lease}
     return RunPlan(
@@ -510,7 +515,7 @@ def stored_input(
 ) -> QueryInput:
     """Return the scoring input of a stored ranking with the given (current) ratings."""
     return QueryInput(
-        docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
+        docs=StoredDocs(row.docs).as_sequence(),
         ratings=ratings,
         num_found=row.num_found,
         query_options=query_options,
