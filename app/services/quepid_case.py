@@ -113,6 +113,7 @@ class QuepidScorer:
     name: str
     code: str | None
     scale: list[float] | None
+    max_score: float | None = None  # written by Relevo's export only
 
 
 @dataclass
@@ -288,7 +289,13 @@ def _scorer(data: dict[str, Any]) -> QuepidScorer:
             raise _wrong(("scorer", "scale"), "a list of numbers")
         scale = [_number(v, ("scorer", "scale", i)) for i, v in enumerate(raw_scale)]
     code = code if code and code.strip() else None
-    return QuepidScorer(name=name.strip(), code=code, scale=scale)
+    max_score = data.get("max_score")
+    return QuepidScorer(
+        name=name.strip(),
+        code=code,
+        scale=scale,
+        max_score=None if max_score is None else _number(max_score, ("scorer", "max_score")),
+    )
 
 
 def _endpoint(the_try: dict[str, Any]) -> QuepidEndpoint:
@@ -589,7 +596,9 @@ def _scorer_for(
         scale = wanted.scale or (
             [float(v) for v in shipped.scale] if shipped else _scale_of(parsed.queries)
         )
-        return _javascript_scorer(session, user, wanted.name, wanted.code, scale, 100.0)
+        # Quepid's own scorers of that name set 0-1 (or 0-100) scores: keep their scale.
+        top = wanted.max_score or (float(shipped.max_score) if shipped else 100.0)
+        return _javascript_scorer(session, user, wanted.name, wanted.code, scale, top)
     if shipped is not None:
         return _javascript_scorer(
             session,
@@ -777,6 +786,7 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
         # Quepid's own exports name the scorer only; the code and scale make the file whole.
         scorer_out["code"] = scorer.code
         scorer_out["scale"] = [_json_number(v) for v in scorer.scale]
+        scorer_out["max_score"] = _json_number(scorer.max_score)
     engine = Engine(endpoint.engine)
     url = endpoint.url if engine == Engine.SOLR else endpoint.url.rstrip("/") + "/_search"
     head: dict[str, Any] = {

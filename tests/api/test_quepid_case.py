@@ -467,6 +467,7 @@ def test_export_is_quepids_case_shape_and_round_trips(api: ApiUser) -> None:
             "name": "Perfect in top 5",
             "code": fixture("tmdb_solr_case_v7.json")["scorer"]["code"],
             "scale": [1, 2, 3, 4],
+            "max_score": 100,
         },
         "try": {
             "escape_query": False,
@@ -519,6 +520,18 @@ def test_export_is_quepids_case_shape_and_round_trips(api: ApiUser) -> None:
     for key in ("query_template", "field_spec", "rows", "knobs", "options"):
         assert again[key] == case[key]
     assert export(api, again["id"]) == out
+
+
+def test_a_scorer_with_code_keeps_the_max_score_relevo_exported(api: ApiUser) -> None:
+    data = with_code(fixture("movies_es_case.json"), [0, 1])
+    data["scorer"]["max_score"] = 1
+    case = imported(api, data)
+    scorer = api.get(f"/api/v1/scorers/{case['scorer_id']}").json()
+    assert scorer["max_score"] == 1.0
+    assert export(api, case["id"])["scorer"]["max_score"] == 1
+    # The same code with another max_score is another scorer.
+    data["scorer"]["max_score"] = 100
+    assert imported(api, data)["scorer_id"] != case["scorer_id"]
 
 
 def test_export_of_an_elasticsearch_case_writes_quepids_search_url(api: ApiUser) -> None:
