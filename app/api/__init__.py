@@ -15,6 +15,7 @@ from app.api import (
     endpoints,
     experiments,
     pages,
+    quepid_case,
     queries,
     ratings_io,
     runs,
@@ -52,6 +53,7 @@ router.include_router(cases.router)
 router.include_router(queries.router)
 router.include_router(compare.router)
 router.include_router(ratings_io.router)
+router.include_router(quepid_case.router)
 router.include_router(runs.router)
 router.include_router(sweeps.router)
 router.include_router(experiments.router)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from app.schemas.cases import CaseRead
+
 
 class ImportResult(BaseModel):
     """What a ratings import did, or with ``preview`` would do."""
@@ -15,3 +17,19 @@ class ImportResult(BaseModel):
     ratings_unchanged: int
     duplicates: int = Field(description="lines naming a (query, doc) already seen: last wins")
     new_queries: list[str] = Field(description="the first 20 query texts that become queries")
+
+
+class QuepidCaseImported(CaseRead):
+    """The case a Quepid case export became, and what the import had to say about it."""
+
+    warnings: list[str] = Field(
+        description="what could not be carried over as it was (e.g. an unknown scorer)"
+    )
+    queries_created: int
+    ratings_set: int
+    search_endpoint_created: bool = Field(
+        description="false when an endpoint of yours with the same engine and URL was reused"
+    )
+    scorer_created: bool = Field(
+        description="false when an identical scorer of yours (or the default) was used"
+    )

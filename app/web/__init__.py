@@ -10,6 +10,7 @@ from app.web import (
     deletes,
     endpoints,
     experiments,
+    quepid_case,
     queries,
     ratings_io,
     scorers,
@@ -20,6 +21,7 @@ from app.web import (
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)
+router.include_router(quepid_case.router)
 router.include_router(cases.router)
 router.include_router(compare.router)
 router.include_router(queries.router)

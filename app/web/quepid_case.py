@@ -1,0 +1,57 @@
+"""Importing a Quepid case export from the cases list."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from app.deps import SessionDep, WebUser
+from app.errors import Invalid
+from app.services import case_pages
+from app.services import quepid_case as service
+from app.web.cases import _new_case_defaults
+from app.web.errors import HtmlErrorRoute
+from app.web.forms import CsrfChecked
+from app.web.templating import render
+
+router = APIRouter(route_class=HtmlErrorRoute)
+
+
+@router.post("/cases/import", name="quepid_case_import_submit")
+async def import_quepid_case(
+    request: Request, user: WebUser, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Create a case from an uploaded Quepid case export and open it (or say what is wrong)."""
+    form = await request.form()
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        return _cases_with_problem(request, user, session, "Choose a Quepid case export to import.")
+    raw = await upload.read()
+    try:
+        imported = await run_in_threadpool(
+            lambda: service.import_case(session=session, user=user, raw=raw)
+        )
+    except Invalid as exc:
+        session.rollback()
+        return _cases_with_problem(request, user, session, exc.message)
+    if imported.warnings:
+        context = {"user": user, "imported": imported, "case": imported.case}
+        return render(request, "quepid_import.html", context)
+    target = request.url_for("case_page", case_id=imported.case.id)
+    return RedirectResponse(str(target), status_code=303)
+
+
+def _cases_with_problem(
+    request: Request, user: WebUser, session: SessionDep, problem: str
+) -> Response:
+    data = case_pages.cases_page(session=session, user=user)
+    context = {
+        "user": user,
+        "page": data,
+        "form": _new_case_defaults(data),
+        "errors": {},
+        "quepid_problem": problem,
+    }
+    return render(request, "cases.html", context, status_code=422)
