@@ -46,7 +46,8 @@ def create_app(settings: Settings) -> FastAPI:
         migrate(engine)
         with session_scope(session_factory) as session:
             scorer_service.seed_presets(session=session)
-            sweep_service.fail_interrupted_sweeps(session=session)
+            if not settings.uses_queue:  # queued sweeps belong to no process
+                sweep_service.fail_interrupted_sweeps(session=session)
         queue = None
         if settings.uses_queue:
             from app.jobs.queue import RunQueue

@@ -168,7 +168,16 @@ class RunManager:
         if self._queue is not None:
             await self._queue.retry_stalled(self._stalled_s)
             spare = await self._queue.live_run_ids()
-        return await asyncio.to_thread(self.reap_interrupted, spare)
+        count = await asyncio.to_thread(self.reap_interrupted, spare)
+        if self._queue is not None:
+            await asyncio.to_thread(self._close_sweeps)
+        return count
+
+    def _close_sweeps(self) -> None:
+        from app.services import sweeps as sweep_service
+
+        with session_scope(self._session_factory) as session:
+            sweep_service.close_finished_sweeps(session=session)
 
     def start_reaper(self) -> None:
         """Check for interrupted runs now and every half lease (or stall), in this event loop."""

@@ -39,10 +39,12 @@ def create_run(
     explain: bool = False,
     knobs: Mapping[str, float] | None = None,
     sweep_id: int | None = None,
+    commit: bool = True,
 ) -> Run:
     """Queue a run of the case with the given try (default: the current one).
 
-    ``knobs`` override the try's knob values for this run only (a sweep's combination).
+    ``knobs`` override the try's knob values for this run only (a sweep's combination);
+    ``commit=False`` leaves the commit to the caller (a sweep queues all its runs at once).
     """
     number = try_number or case.current_try_number
     case_service.get_try(session=session, case=case, number=number)
@@ -58,7 +60,10 @@ def create_run(
         sweep_id=sweep_id,
     )
     session.add(run)
-    session.commit()
+    if commit:
+        session.commit()
+    else:
+        session.flush()
     return run
 
 

@@ -266,3 +266,45 @@ def test_two_servers_on_one_database_leave_each_others_runs_alone(
 
 def test_the_test_engine_ranks_a_text_the_same_way_each_time() -> None:
     assert ranking_for(b"x") == ranking_for(b"x") != ranking_for(b"y")
+
+
+KNOB_TEMPLATE = (
+    '{"query": {"match": {"title": {"query": "#$query##", "boost": ##b##}}}, "size": ##n##}'
+)
+
+
+def test_a_sweep_queues_every_combination_and_outlives_its_server(
+    queue_db: str, workers: Workers, tmp_path: Path
+) -> None:
+    with slow_engine(delay_s=0.01) as engine:
+        with _server(queue_db, tmp_path / "one") as client:
+            factory = make_session_factory(create_engine(queue_db))
+            api = make_api_user(client, factory, "s@example.com")
+            made = make_endpoint(api, engine.index_url, timeout_s=30)
+            case = make_case(api, made["id"], query_template=KNOB_TEMPLATE, knobs={"b": 1, "n": 10})
+            add_queries(api, int(case["id"]), [f"query {n}" for n in range(12)])
+            started = api.post(
+                f"/api/v1/cases/{case['id']}/sweeps", json={"knobs": {"b": [1, 2], "n": [5, 10]}}
+            )
+            assert started.status_code == 202, started.text
+            sweep_url = f"/api/v1/cases/{case['id']}/sweeps/{started.json()['id']}"
+            _until(lambda: len(api.get(sweep_url).json()["results"]) == 4, what="4 queued runs")
+            assert api.get(sweep_url).json()["status"] == "running"
+        # The server that started the sweep is gone; another starts (and must not fail it),
+        # then workers execute the four runs at once.
+        with _server(queue_db, tmp_path / "two") as client:
+            api = ApiUser(api.id, api.email, api.key, client)
+            assert api.get(sweep_url).json()["status"] == "running"
+            workers.start(concurrency=4)
+            _until(lambda: api.get(sweep_url).json()["status"] == "finished", what="the sweep")
+            sweep = api.get(sweep_url).json()
+            runs = api.get(f"/api/v1/cases/{case['id']}/runs").json()
+    assert sorted((r["knobs"]["b"], r["knobs"]["n"]) for r in sweep["results"]) == [
+        (1, 5), (1, 10), (2, 5), (2, 10)
+    ]  # fmt: skip
+    assert all(
+        r["status"] == "finished"
+        for r in runs
+        if r["id"] in {x["run_id"] for x in sweep["results"]}
+    )
+    assert engine.answered == 4 * 12
