@@ -74,9 +74,10 @@ def build_http_request(
     timeout = httpx.Timeout(endpoint.timeout_s)
     url = _base_url(endpoint.url)
     if endpoint.engine != "solr":
-        body = build_es_body(request)
+        content = _json_bytes(build_es_body(request))
+        headers = {"Content-Type": "application/json", **headers}
         built = http.build_request(
-            "POST", _es_search_url(endpoint.url), json=body, headers=headers, timeout=timeout
+            "POST", _es_search_url(endpoint.url), content=content, headers=headers, timeout=timeout
         )
     elif endpoint.method == "POST":
         form = str(httpx.QueryParams(tuple(build_solr_params(request))))
@@ -86,6 +87,13 @@ def build_http_request(
         full = url.copy_merge_params(tuple(build_solr_params(request)))
         built = http.build_request("GET", full, headers=headers, timeout=timeout)
     return built
+
+
+def _json_bytes(body: Any) -> bytes:
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # an integer beyond 64 bits in the options, say
+        return json.dumps(body).encode()
 
 
 @dataclass(frozen=True)
