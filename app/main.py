@@ -18,6 +18,7 @@ from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.deps import LoginRequired
 from app.errors import install_error_handlers
 from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
+from app.runtime import tune_gc
 from app.search.policy import OutboundPolicy, install_policy
 from app.services import scorers as scorer_service
 from app.services import sweeps as sweep_service
@@ -43,6 +44,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tune_gc()
         migrate(engine)
         with session_scope(session_factory) as session:
             scorer_service.seed_presets(session=session)
