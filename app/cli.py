@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import signal
+import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -38,8 +42,56 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.main import create_app
 
-    # The app migrates the database and seeds the presets when it starts.
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    workers = 1 if args.workers is None else args.workers
+    if workers < 0:
+        print("--workers must be 0 or more.", file=sys.stderr)
+        return 2
+    if not settings.uses_queue and workers != 1:
+        print(
+            "With SQLite, runs execute in the web process: --workers applies to PostgreSQL "
+            "(DATABASE_URL=postgresql://...).",
+            file=sys.stderr,
+        )
+        return 2
+    children = _start_workers(workers, args.concurrency) if settings.uses_queue else []
+    try:
+        # The app migrates the database and seeds the presets when it starts.
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    finally:
+        _stop_workers(children)
+    return 0
+
+
+def _start_workers(count: int, concurrency: int) -> list[subprocess.Popen[bytes]]:
+    command = [sys.executable, "-m", "app.cli", "worker", "--concurrency", str(concurrency)]
+    return [subprocess.Popen(command) for _ in range(count)]
+
+
+def _stop_workers(children: list[subprocess.Popen[bytes]]) -> None:
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    for child in children:
+        try:
+            child.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    from app.jobs.worker import run_worker
+
+    if not settings.uses_queue:
+        print(
+            "relevo worker needs the PostgreSQL job queue: set DATABASE_URL=postgresql://... "
+            "(with SQLite, runs execute in the web process).",
+            file=sys.stderr,
+        )
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per engine request
+    asyncio.run(run_worker(settings, concurrency=args.concurrency, name=args.name))
     return 0
 
 
@@ -173,7 +225,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="migrate the database and serve the app")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes to start beside the app with PostgreSQL (default 1; 0 serves only)",
+    )
+    serve.add_argument("--concurrency", type=int, default=8, help="chunks each worker runs at once")
     serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser("worker", help="execute queued runs (PostgreSQL job queue)")
+    worker.add_argument("--concurrency", type=int, default=8, help="chunks executed at once")
+    worker.add_argument("--name", default=None, help="the worker's name in the queue")
+    worker.set_defaults(func=cmd_worker)
 
     db = sub.add_parser("db", help="database commands").add_subparsers(dest="db", required=True)
     db.add_parser("upgrade", help="apply migrations").set_defaults(func=cmd_db_upgrade)
@@ -224,6 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from app.demo.run import DEMO_ENGINE_PORT, serve_demo
+
+    settings = replace(settings, run_queue="inprocess")  # the demo is one process
 
     engine_port = DEMO_ENGINE_PORT if args.engine_port is None else args.engine_port
     return serve_demo(settings=settings, host=args.host, port=args.port, engine_port=engine_port)

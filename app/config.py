@@ -37,6 +37,13 @@ class Settings:
     run_lease_s: int = 60
     # Requests waiting for their run (`?wait=true`) at once, per user; more get 429.
     max_waits_per_user: int = 4
+    # Where runs execute: "inprocess" (in the web process; SQLite and tests) or "postgres"
+    # (jobs in the PostgreSQL queue, executed by `relevo worker` processes).
+    run_queue: str = "inprocess"
+    # Queries per job when a run is split for workers.
+    run_chunk_size: int = 100
+    # A worker silent this long is gone: its chunks go back to the queue.
+    worker_stalled_s: int = 30
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -63,7 +70,15 @@ class Settings:
             block_private_addresses=_flag(env.get("RELEVO_BLOCK_PRIVATE_ADDRESSES", "")),
             run_lease_s=_int(env, "RELEVO_RUN_LEASE_S", 60),
             max_waits_per_user=_int(env, "RELEVO_MAX_WAITS_PER_USER", 4),
+            run_queue=_run_queue(env),
+            run_chunk_size=_int(env, "RELEVO_RUN_CHUNK_SIZE", 100),
+            worker_stalled_s=_int(env, "RELEVO_WORKER_STALLED_S", 30),
         )
+
+    @property
+    def uses_queue(self) -> bool:
+        """Whether runs go to the PostgreSQL job queue (else they execute in-process)."""
+        return self.run_queue == "postgres"
 
     @property
     def resolved_database_url(self) -> str:
@@ -85,6 +100,24 @@ class Settings:
             path.write_text(key + "\n")
             path.chmod(0o600)
         return replace(self, secret_key=key)
+
+
+RUN_QUEUES = ("inprocess", "postgres")
+
+
+def _run_queue(env: Mapping[str, str]) -> str:
+    # Default: the queue on PostgreSQL, in-process on SQLite.
+    raw = env.get("RELEVO_RUN_QUEUE", "").strip().lower()
+    if not raw or raw == "auto":
+        url = normalise_database_url(env.get("DATABASE_URL") or "")
+        return "postgres" if url.startswith("postgresql") else "inprocess"
+    if raw not in RUN_QUEUES:
+        raise ValueError(f"RELEVO_RUN_QUEUE must be auto, inprocess or postgres, not {raw!r}")
+    if raw == "postgres" and not normalise_database_url(env.get("DATABASE_URL") or "").startswith(
+        "postgresql"
+    ):
+        raise ValueError("RELEVO_RUN_QUEUE=postgres needs DATABASE_URL to be a PostgreSQL URL")
+    return raw
 
 
 def _flag(value: str | None) -> bool:

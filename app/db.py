@@ -75,3 +75,8 @@ def migrate(engine: Engine) -> None:
         cfg = alembic_config(engine.url.render_as_string(hide_password=False))
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, "head")
+
+
+def ours(name: str | None, type_: str, _parents: Any) -> bool:
+    """Alembic's name filter: the job queue's tables are procrastinate's, not our models'."""
+    return not (type_ == "table" and (name or "").startswith("procrastinate_"))

@@ -46,12 +46,25 @@ def create_app(settings: Settings) -> FastAPI:
         migrate(engine)
         with session_scope(session_factory) as session:
             scorer_service.seed_presets(session=session)
-            sweep_service.fail_interrupted_sweeps(session=session)
+            if not settings.uses_queue:  # queued sweeps belong to no process
+                sweep_service.fail_interrupted_sweeps(session=session)
+        queue = None
+        if settings.uses_queue:
+            from app.jobs.queue import RunQueue
+
+            queue = RunQueue(
+                database_url=settings.resolved_database_url,
+                session_factory=session_factory,
+                chunk_size=settings.run_chunk_size,
+            )
+            await queue.open()
         manager = RunManager(
             session_factory=session_factory,
             loop=asyncio.get_running_loop(),
             max_waits_per_user=settings.max_waits_per_user,
             lease_s=settings.run_lease_s,
+            queue=queue,
+            stalled_s=settings.worker_stalled_s,
         )
         # Only runs whose process has gone silent: another replica's runs go on.
         manager.start_reaper()
@@ -60,6 +73,8 @@ def create_app(settings: Settings) -> FastAPI:
             yield
         finally:
             await manager.aclose()
+            if queue is not None:
+                await queue.close()
             engine.dispose()
 
     app = FastAPI(title="Relevo", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection, create_engine
 
+from app.db import ours
 from app.models import Base
 
 config = context.config
@@ -17,6 +18,7 @@ def _migrate(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=True,
         compare_type=True,
+        include_name=ours,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -63,11 +63,12 @@ def _finished_detail(session: Session, run_id: int) -> RunDetail:
 
 
 @router.post("/{run_id}/cancel", response_model=RunDetail)
-def cancel_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
+def cancel_run(request: Request, run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
     """Cancel a queued or running run (409 once it has ended); it stops within a second."""
     run = service.cancel_run(
         session=session, run=service.get_run(session=session, case=case, run_id=run_id)
     )
+    request.app.state.run_manager.cancelled(run.id)
     return service.detail(session=session, run=run)
 
 

@@ -43,10 +43,11 @@ def start(request: Request, sweep_id: int) -> Future[None]:
     """Run the sweep in the app's run manager; return a future that ends with it."""
     manager: RunManager = request.app.state.run_manager
     factory = request.app.state.session_factory
+    # With the job queue, every combination is queued at once and spreads over the workers;
+    # in-process, they run one after another.
+    execute = service.queue_sweep if manager.queue is not None else service.execute_sweep
     return manager.spawn(
-        lambda: service.execute_sweep(
-            session_factory=factory, sweep_id=sweep_id, start_run=manager.run
-        )
+        lambda: execute(session_factory=factory, sweep_id=sweep_id, start_run=manager.run)
     )
 
 

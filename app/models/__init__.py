@@ -4,6 +4,7 @@ from app.models.base import Base
 from app.models.books import Book, BookRater, CaseBookSync, Judgement, Pair
 from app.models.cases import Case, Query, Rating, Try
 from app.models.endpoints import SearchEndpoint
+from app.models.engine_limits import EngineRate, EngineSlot
 from app.models.runs import Run, RunQuery
 from app.models.scorers import Scorer
 from app.models.sweeps import Sweep
@@ -17,6 +18,8 @@ __all__ = [
     "BookRater",
     "Case",
     "CaseBookSync",
+    "EngineRate",
+    "EngineSlot",
     "Judgement",
     "Pair",
     "Query",

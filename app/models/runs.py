@@ -47,6 +47,10 @@ class Run(Base):
     sweep_id: Mapped[int | None] = mapped_column(
         ForeignKey("sweeps.id", ondelete="SET NULL"), index=True, default=None
     )
+    # A run executed by workers is split into this many chunks (None: run in-process), and
+    # lists the chunks whose results are committed; it has finished when all of them are.
+    chunks: Mapped[int | None] = mapped_column(default=None)
+    chunks_done: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
 
     case: Mapped[Case] = relationship()
     scorer: Mapped[Scorer | None] = relationship()

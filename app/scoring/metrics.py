@@ -9,7 +9,7 @@ from operator import attrgetter, truediv
 from typing import Any
 
 from app.scoring.ranking import LOG2, avg_rating100, best_order, distance_from_best
-from app.scoring.types import Outcome, QueryInput, scored, unscored
+from app.scoring.types import Outcome, QueryInput, StoredDocs, doc_ids, scored, unscored
 from app.vocabulary import ScorerKind
 
 Metric = Callable[[QueryInput], Outcome]
@@ -43,7 +43,7 @@ def classic(params: Mapping[str, Any], top: float) -> Metric:
         if not ratings:
             return NO_RATINGS
         get = ratings.get
-        ranked = [get(doc.id) for doc in query.docs[:k]]
+        ranked = [get(doc) for doc in doc_ids(query.docs)[:k]]
         rated = [r for r in ranked if r is not None]
         if not rated:
             return NO_RATED_TOP
@@ -74,7 +74,8 @@ def _ndcg_default(k: int) -> Metric:
         idcg = sum(map(truediv, best, discounts))
         if idcg <= 0:
             return NO_RELEVANT
-        gains = map(ratings.get, map(_doc_id, docs), _ZEROS)  # unrated counts as 0
+        ids = docs.ids if isinstance(docs, StoredDocs) else map(_doc_id, docs)
+        gains = map(ratings.get, ids, _ZEROS)  # unrated counts as 0
         raw = sum(map(truediv, gains, discounts)) / idcg
         return scored(100 * raw, raw)
 
@@ -101,15 +102,16 @@ def ndcg(params: Mapping[str, Any], top: float) -> Metric:
             # SCORING.md: zero results with ratings present score 0, whatever the ideal.
             return ZERO
         get = ratings.get
+        ids = doc_ids(docs)
         if skip:
-            actual = [r for r in [get(doc.id) for doc in docs] if r is not None][:k]
+            actual = [r for r in [get(doc) for doc in ids] if r is not None][:k]
         else:
-            actual = [get(doc.id, 0) for doc in docs[:k]]
+            actual = [get(doc, 0) for doc in ids[:k]]
         best: list[float] = []
         if ideal == "rated":
             best = _largest(ratings.values(), k)
         elif ideal == "results":
-            best = _largest([r for r in [get(doc.id) for doc in docs] if r is not None], k)
+            best = _largest([r for r in [get(doc) for doc in ids] if r is not None], k)
         if exponential:
             actual = [2.0**r - 1 for r in actual]
             best = [2.0**r - 1 for r in best]
@@ -133,7 +135,7 @@ def dcg(params: Mapping[str, Any], top: float) -> Metric:
         if not ratings:
             return NO_RATINGS
         get = ratings.get
-        raw = sum(map(truediv, [gain(get(doc.id, 0)) for doc in query.docs[:k]], LOG2))
+        raw = sum(map(truediv, [gain(get(doc, 0)) for doc in doc_ids(query.docs)[:k]], LOG2))
         return scored(100 * raw / norm, raw)
 
     return run
@@ -150,8 +152,8 @@ def cg(params: Mapping[str, Any], top: float) -> Metric:
             return NO_RATINGS
         get = ratings.get
         raw = 0.0
-        for doc in query.docs[:k]:
-            raw += get(doc.id, 0)
+        for doc in doc_ids(query.docs)[:k]:
+            raw += get(doc, 0)
         return scored(100 * raw / norm, raw)
 
     return run
@@ -160,8 +162,8 @@ def cg(params: Mapping[str, Any], top: float) -> Metric:
 def _relevance(query: QueryInput, k: int, threshold: float) -> list[bool]:
     get = query.ratings.get
     flags = []
-    for doc in query.docs[:k]:
-        rating = get(doc.id)
+    for doc in doc_ids(query.docs)[:k]:
+        rating = get(doc)
         flags.append(rating is not None and rating >= threshold)
     return flags
 
@@ -224,8 +226,8 @@ def err(params: Mapping[str, Any], top: float) -> Metric:
             return NO_RATINGS
         get = ratings.get
         raw, not_stopped = 0.0, 1.0
-        for position, doc in enumerate(query.docs[:k], 1):
-            rating = get(doc.id)
+        for position, doc in enumerate(doc_ids(query.docs)[:k], 1):
+            rating = get(doc)
             stop = 0.0 if rating is None else (2.0**rating - 1) / denominator
             raw += not_stopped * stop / position
             not_stopped *= 1 - stop

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple, cast, overload
 
 from app.vocabulary import QueryStatus
 
@@ -21,15 +21,72 @@ class ScorerConfig:
     max_score: float = 100.0
 
 
-@dataclass(frozen=True)
-class ScoreDoc:
-    """One returned document: its id and the fields a JavaScript scorer may read."""
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+
+
+class ScoreDoc(NamedTuple):
+    """One returned document: its id and the fields a JavaScript scorer may read.
+
+    A tuple, not a dataclass: re-scoring a large run builds one per stored doc, and a
+    tuple costs a fraction of a frozen dataclass to create.
+    """
 
     id: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, Any] = _NO_FIELDS
 
 
-@dataclass(frozen=True)
+class StoredDocs:
+    """Docs kept as dicts (``{"id", "fields", ...}``, as runs store them), seen as ScoreDocs.
+
+    Built-in scorers read only ``ids``; a ScoreDoc is made only when one is asked for (a
+    JavaScript scorer reads fields). Re-scoring a large run thus allocates no object per doc.
+    A plain class registered as a Sequence: inheriting from the ABC made each instance cost
+    five times as much to create under the garbage collector, a large run holding many.
+    """
+
+    __slots__ = ("_docs", "ids")
+
+    def __init__(self, docs: Sequence[Mapping[str, Any]]) -> None:
+        self._docs = docs
+        self.ids: list[str] = [d["id"] for d in docs]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> ScoreDoc: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ScoreDoc]: ...
+
+    def __getitem__(self, index: int | slice) -> ScoreDoc | list[ScoreDoc]:
+        if isinstance(index, slice):
+            return [_score_doc(d) for d in self._docs[index]]
+        return _score_doc(self._docs[index])
+
+    def __iter__(self) -> Iterator[ScoreDoc]:
+        return (_score_doc(d) for d in self._docs)
+
+    def as_sequence(self) -> Sequence[ScoreDoc]:
+        """Return these docs typed as the Sequence they behave as."""
+        return cast(Sequence[ScoreDoc], self)
+
+
+Sequence.register(StoredDocs)
+
+
+def _score_doc(doc: Mapping[str, Any]) -> ScoreDoc:
+    return ScoreDoc(doc["id"], doc.get("fields") or _NO_FIELDS)
+
+
+def doc_ids(docs: Sequence[ScoreDoc]) -> Sequence[str]:
+    """Return the ids of the docs, in rank order (without making ScoreDocs of stored ones)."""
+    if isinstance(docs, StoredDocs):
+        return docs.ids
+    return [d.id for d in docs]
+
+
+@dataclass(frozen=True, slots=True)
 class QueryInput:
     """Everything one query's score depends on."""
 
@@ -68,18 +125,9 @@ def scored(score: float, raw: float) -> Outcome:
     return outcome
 
 
-_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
-
-
 def id_doc(doc_id: str) -> ScoreDoc:
     """Return a doc with an id and no fields: what the built-in metrics read of a stored doc."""
-    # Built when re-scoring stored runs (hundreds of thousands of docs for a large case):
-    # filling __dict__ directly skips the frozen dataclass __init__, as `scored` does.
-    doc: ScoreDoc = _new_object(ScoreDoc)
-    fields = doc.__dict__
-    fields["id"] = doc_id
-    fields["fields"] = _NO_FIELDS
-    return doc
+    return ScoreDoc(doc_id)
 
 
 def unscored(reason: str, log: tuple[str, ...] = ()) -> Outcome:

@@ -35,7 +35,7 @@ from app.search.errors import (
     SearchError,
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
-from app.search.limits import EndpointLimits
+from app.search.limits import EndpointLimits, SharedLimits
 from app.search.models import EndpointConfig, SearchRequest, SearchResult
 from app.search.policy import OutboundPolicy, check_destination, current_policy
 from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
@@ -167,7 +167,8 @@ class SearchClient:
     """Runs searches through one shared ``httpx.AsyncClient`` with per-endpoint limits.
 
     Limits are kept per (engine, url, max_concurrency, requests_per_minute) and bound to
-    the event loop of first use: create one SearchClient per run (per event loop).
+    the event loop of first use: create one SearchClient per run (per event loop). With
+    ``shared`` limits (workers), each request also holds a slot that all processes share.
     """
 
     def __init__(
@@ -178,8 +179,10 @@ class SearchClient:
         backoff_s: float = 0.2,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         policy: OutboundPolicy | None = None,
+        shared: SharedLimits | None = None,
     ) -> None:
         self._http = http
+        self._shared = shared
         self._policy = policy
         self._attempts = max(1, attempts)
         self._backoff_s = backoff_s
@@ -217,7 +220,11 @@ class SearchClient:
             last = attempt == self._attempts
             try:
                 async with limits.slot():
-                    answer = await self._send(endpoint, built)
+                    if self._shared is None:
+                        answer = await self._send(endpoint, built)
+                    else:
+                        async with self._shared.slot(endpoint):
+                            answer = await self._send(endpoint, built)
             except EngineUnavailable:
                 if last:
                     raise

@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["EndpointLimits", "RateLimiter"]
+if TYPE_CHECKING:
+    from app.search.models import EndpointConfig
+
+__all__ = ["EndpointLimits", "RateLimiter", "SharedLimits"]
 
 Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], float]
@@ -53,3 +57,14 @@ class EndpointLimits:
         async with self._semaphore:
             await self._rate.acquire()
             yield
+
+
+class SharedLimits(Protocol):
+    """Limits that several processes hold together (workers on many machines).
+
+    ``slot(endpoint)`` is held around each request, inside the process's own limits, so
+    that an endpoint's ``max_concurrency`` and ``requests_per_minute`` hold across all of
+    them.
+    """
+
+    def slot(self, endpoint: EndpointConfig) -> AbstractAsyncContextManager[None]: ...

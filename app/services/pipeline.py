@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries
+from app.scoring import Outcome, QueryInput, ScorerConfig, score_queries
+from app.scoring.types import StoredDocs
 from app.search import EndpointConfig, SearchRequest
 from app.vocabulary import QueryStatus
 
@@ -80,7 +81,7 @@ def score_fetched(
     """Score every fetched query with the run's scorer; fetch errors score nothing."""
     inputs = [
         QueryInput(
-            docs=[ScoreDoc(id=d["id"], fields=d["fields"]) for d in f.docs or []],
+            docs=StoredDocs(f.docs or []).as_sequence(),
             ratings=ratings.get(f.plan.query_id, {}),
             num_found=f.num_found,
             query_options=f.plan.options,

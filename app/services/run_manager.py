@@ -1,7 +1,10 @@
 """Runs started by the web app: one shared httpx client, tasks kept until they end.
 
-The manager also bounds how many requests of one user wait for their run at once, and
-every half lease marks as interrupted the runs whose executing process has gone silent.
+With a job queue (PostgreSQL), starting a run puts its chunks in the queue for workers and
+the run's task only watches it until it ends; without one (SQLite), the run executes in
+this process. The manager also bounds how many requests of one user wait for their run at
+once, and every half lease marks as interrupted the runs whose executing process has gone
+silent (with a queue: after putting back the chunks of workers that stopped).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import contextlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
@@ -22,10 +25,15 @@ from app.errors import TooManyRequests
 from app.search import SearchClient
 from app.services import runs as run_service
 from app.services.runner import execute_run
+from app.vocabulary import ACTIVE_RUN_STATUSES
+
+if TYPE_CHECKING:
+    from app.jobs.queue import RunQueue
 
 log = logging.getLogger(__name__)
 
 CLIENT_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
+WATCH_EVERY_S = 0.25  # how often a queued run's status is read while someone waits for it
 
 
 class RunManager:
@@ -38,6 +46,8 @@ class RunManager:
         loop: asyncio.AbstractEventLoop | None = None,
         max_waits_per_user: int = 4,
         lease_s: float = 60,
+        queue: RunQueue | None = None,
+        stalled_s: float = 30,
     ) -> None:
         self._session_factory = session_factory
         self._loop = loop
@@ -48,6 +58,13 @@ class RunManager:
         self._http: httpx.AsyncClient | None = None
         self._search: SearchClient | None = None
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._queue = queue
+        self._stalled_s = stalled_s
+
+    @property
+    def queue(self) -> RunQueue | None:
+        """The job queue runs go to, or None when they execute in this process."""
+        return self._queue
 
     def _client(self) -> SearchClient:
         if self._search is None:
@@ -56,13 +73,45 @@ class RunManager:
         return self._search
 
     def start(self, run_id: int) -> asyncio.Task[None]:
-        """Start executing a queued run and return its task."""
-        task = asyncio.create_task(
-            execute_run(session_factory=self._session_factory, run_id=run_id, search=self._client())
-        )
+        """Start a queued run (in-process, or its chunks for workers); the task ends with it."""
+        if self._queue is not None:
+            task = asyncio.create_task(self._queued(run_id, self._queue))
+        else:
+            task = asyncio.create_task(
+                execute_run(
+                    session_factory=self._session_factory, run_id=run_id, search=self._client()
+                )
+            )
         self._tasks[run_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(run_id, None))
         return task
+
+    async def _queued(self, run_id: int, queue: RunQueue) -> None:
+        try:
+            await queue.enqueue(run_id)
+        except Exception as exc:
+            log.exception("could not queue run %s", run_id)
+            await asyncio.to_thread(self._fail, run_id, f"Could not queue the run: {exc}")
+            return
+        while await asyncio.to_thread(self._status, run_id) in ACTIVE_RUN_STATUSES:
+            await asyncio.sleep(WATCH_EVERY_S)
+
+    def _status(self, run_id: int) -> str | None:
+        with session_scope(self._session_factory) as session:
+            return run_service.status_of(session=session, run_id=run_id)
+
+    def _fail(self, run_id: int, message: str) -> None:
+        with session_scope(self._session_factory) as session:
+            run_service.mark_failed(session=session, run_id=run_id, message=message)
+
+    def cancelled(self, run_id: int) -> None:
+        """Drop a cancelled run's chunks that no worker has started yet (from a request thread).
+
+        Workers would drop them anyway when they reach them; this only spares the queue.
+        """
+        queue = self._queue
+        if queue is not None and self._loop is not None:
+            asyncio.run_coroutine_threadsafe(queue.drop_queued(run_id), self._loop)
 
     def submit(self, run_id: int) -> concurrent.futures.Future[None]:
         """Start a run from a request thread; the future completes when the run ends."""
@@ -103,24 +152,49 @@ class RunManager:
             if not self._waits[user_id]:
                 del self._waits[user_id]
 
-    def reap_interrupted(self) -> int:
-        """Mark as failed the runs whose process stopped sending heartbeats; return how many."""
+    def reap_interrupted(self, spare: list[int] | None = None) -> int:
+        """Mark as failed the runs whose process stopped sending heartbeats; return how many.
+
+        ``spare`` runs (chunks still in the job queue) are left alone.
+        """
         with session_scope(self._session_factory) as session:
-            return run_service.fail_interrupted_runs(session=session, lease_s=self._lease_s)
+            return run_service.fail_interrupted_runs(
+                session=session, lease_s=self._lease_s, spare=spare or ()
+            )
+
+    async def reap(self) -> int:
+        """One round of looking after the runs of processes that stopped."""
+        spare: list[int] = []
+        if self._queue is not None:
+            await self._queue.retry_stalled(self._stalled_s)
+            spare = await self._queue.live_run_ids()
+        count = await asyncio.to_thread(self.reap_interrupted, spare)
+        if self._queue is not None:
+            await asyncio.to_thread(self._close_sweeps)
+        return count
+
+    def _close_sweeps(self) -> None:
+        from app.services import sweeps as sweep_service
+
+        with session_scope(self._session_factory) as session:
+            sweep_service.close_finished_sweeps(session=session)
 
     def start_reaper(self) -> None:
-        """Check for interrupted runs now and every half lease, in the current event loop."""
+        """Check for interrupted runs now and every half lease (or stall), in this event loop."""
 
         async def reap_forever() -> None:
             while True:
                 try:
-                    count = await asyncio.to_thread(self.reap_interrupted)
+                    count = await self.reap()
                 except Exception:  # the database may be briefly away; try again next time
                     log.exception("could not check for interrupted runs")
                 else:
                     if count:
                         log.warning("marked %s interrupted runs as failed", count)
-                await asyncio.sleep(max(self._lease_s / 2, 1.0))
+                every = self._lease_s / 2
+                if self._queue is not None:
+                    every = min(every, self._stalled_s / 2)
+                await asyncio.sleep(max(every, 0.5))
 
         self._reaper = asyncio.create_task(reap_forever())
 

@@ -11,14 +11,15 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.errors import public_message
+from app.errors import NotFound, public_message
+from app.scoring import Outcome
 from app.scoring.jsworker import in_scoring_thread
 from app.search import EngineError, SearchClient
 from app.services import queries as query_service
@@ -98,8 +99,76 @@ async def execute_run(
 STOPPED = "Interrupted: the server stopped during the run."
 
 
+async def execute_chunk(
+    *,
+    session_factory: sessionmaker[Session],
+    run_id: int,
+    chunk: int,
+    query_ids: list[int],
+    search: SearchClient,
+) -> None:
+    """Execute one chunk of a run split for workers, and commit its results.
+
+    A chunk of a run that has ended (cancelled, failed) does nothing. The run finishes
+    when its last chunk commits, in whichever process that happens. A chunk that fails as
+    a whole fails its run; a process killed mid-chunk leaves the chunk to be retried.
+    """
+    db = session_factory
+    try:
+        plan = await in_thread(db, run_service.load_plan, run_id=run_id, query_ids=query_ids)
+        if not await in_thread(db, run_service.start_chunk, plan=plan):
+            return  # the run has ended: a queued chunk is dropped
+    except NotFound:
+        return  # the run was deleted with its case
+    except Exception as exc:
+        message = (
+            str(exc)
+            if isinstance(exc, RunSetupError)
+            else f"Could not start: {public_message(exc)}"
+        )
+        await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
+        return
+
+    async def store(fetched: list[FetchedQuery], outcomes: list[Outcome], ratings: Any) -> None:
+        await in_thread(
+            db,
+            run_service.store_chunk,
+            plan=plan,
+            chunk=chunk,
+            query_ids=query_ids,
+            fetched=fetched,
+            outcomes=outcomes,
+            ratings=ratings,
+        )
+
+    progress = _Progress()
+    work = asyncio.create_task(_work(db, plan, search, progress, store))
+    beat = asyncio.create_task(_heartbeat(db, plan, progress, work, shared=True))
+    try:
+        await work
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # the worker is stopping: the chunk is retried by another
+    except Exception as exc:
+        log.exception("chunk %s of run %s failed", chunk, run_id)
+        await in_thread(
+            db, run_service.mark_failed, run_id=run_id, message=f"Run failed: {public_message(exc)}"
+        )
+    finally:
+        beat.cancel()
+        await asyncio.gather(beat, return_exceptions=True)
+
+
+Store = Callable[[list[FetchedQuery], list[Outcome], Any], Awaitable[None]]
+
+
 async def _work(
-    db: sessionmaker[Session], plan: RunPlan, search: SearchClient, progress: _Progress
+    db: sessionmaker[Session],
+    plan: RunPlan,
+    search: SearchClient,
+    progress: _Progress,
+    store: Store | None = None,
 ) -> None:
     fetched = await _fetch_all(plan, search, progress)
     query_ids = [q.query_id for q in plan.queries]
@@ -108,21 +177,33 @@ async def _work(
     outcomes = await in_scoring_thread(
         functools.partial(score_fetched, plan=plan, fetched=fetched, ratings=ratings)
     )
+    if store is not None:
+        await store(fetched, outcomes, ratings)
+        return
     await in_thread(
         db, run_service.finish_run, plan=plan, fetched=fetched, outcomes=outcomes, ratings=ratings
     )
 
 
 async def _heartbeat(
-    db: sessionmaker[Session], plan: RunPlan, progress: _Progress, work: asyncio.Task[None]
+    db: sessionmaker[Session],
+    plan: RunPlan,
+    progress: _Progress,
+    work: asyncio.Task[None],
+    *,
+    shared: bool = False,
 ) -> None:
     # Every PROGRESS_EVERY_S: the run's status is read (a cancel from any process stops the
     # work within that time); progress is written when it moved, the heartbeat at least
-    # every HEARTBEAT_EVERY_S.
+    # every HEARTBEAT_EVERY_S. A chunk (``shared``) writes only the heartbeat: the run's
+    # progress is its committed results, counted when each chunk commits.
     written, last = -1, 0.0
     while not work.done():
         now = time.monotonic()
-        if progress.done != written or now - last >= HEARTBEAT_EVERY_S:
+        if shared and now - last >= HEARTBEAT_EVERY_S:
+            last = now
+            status = await in_thread(db, run_service.touch_run, plan=plan)
+        elif not shared and (progress.done != written or now - last >= HEARTBEAT_EVERY_S):
             written, last = progress.done, now
             status = await in_thread(db, run_service.record_progress, plan=plan, done=progress.done)
         else:

@@ -7,17 +7,19 @@ run id and a session factory, callable in-process or from a worker.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
 from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
-from app.scoring import Outcome, QueryInput, ScoreDoc, score_queries
+from app.scoring import Outcome, QueryInput, score_queries
+from app.scoring.types import StoredDocs
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services.access import valid_id
@@ -37,10 +39,12 @@ def create_run(
     explain: bool = False,
     knobs: Mapping[str, float] | None = None,
     sweep_id: int | None = None,
+    commit: bool = True,
 ) -> Run:
     """Queue a run of the case with the given try (default: the current one).
 
-    ``knobs`` override the try's knob values for this run only (a sweep's combination).
+    ``knobs`` override the try's knob values for this run only (a sweep's combination);
+    ``commit=False`` leaves the commit to the caller (a sweep queues all its runs at once).
     """
     number = try_number or case.current_try_number
     case_service.get_try(session=session, case=case, number=number)
@@ -56,12 +60,19 @@ def create_run(
         sweep_id=sweep_id,
     )
     session.add(run)
-    session.commit()
+    if commit:
+        session.commit()
+    else:
+        session.flush()
     return run
 
 
-def load_plan(*, session: Session, run_id: int) -> RunPlan:
-    """Read the run's case, try, endpoint, scorer and queries into a plain plan."""
+def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None = None) -> RunPlan:
+    """Read the run's case, try, endpoint, scorer and queries into a plain plan.
+
+    With ``query_ids`` (a chunk of a run executed by workers), the plan holds only those
+    queries that still exist and carries the run's lease, which all of its chunks share.
+    """
     run = _run(session, run_id)
     case = session.get(Case, run.case_id)
     assert case is not None
@@ -70,10 +81,17 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
     if endpoint is None or scorer is None:
         raise RunSetupError("The case's search endpoint or scorer no longer exists.")
+    # Plain rows, not ORM objects: a plan may hold many thousand queries.
+    stmt = select(Query.id, Query.text, Query.position, Query.options).where(
+        Query.case_id == case.id
+    )
+    if query_ids is not None:
+        stmt = stmt.where(Query.id.in_(list(query_ids)))
     queries = [
-        QueryPlan(query_id=q.id, text=q.text, position=q.position, options=q.options or {})
-        for q in query_service.list_queries(session=session, case=case)
+        QueryPlan(query_id=qid, text=text, position=position, options=options or {})
+        for qid, text, position, options in session.execute(stmt.order_by(Query.position, Query.id))
     ]
+    shared = {} if query_ids is None or run.lease is None else {"lease": run.lease}
     return RunPlan(
         run_id=run.id,
         endpoint=engine_config(endpoint),
@@ -86,7 +104,109 @@ def load_plan(*, session: Session, run_id: int) -> RunPlan:
         queries=queries,
         explain=run.explain,
         owner_id=case.owner_id,
+        **shared,
     )
+
+
+def plan_chunks(*, session: Session, run_id: int, chunk_size: int) -> list[list[int]]:
+    """Split a queued run's queries into chunks for workers; return each chunk's query ids.
+
+    The run gets the lease that all its chunks share. A case with no queries still gets
+    one (empty) chunk, so that the run finishes the same way.
+    """
+    run = _run(session, run_id)
+    ids = list(
+        session.scalars(
+            select(Query.id).where(Query.case_id == run.case_id).order_by(Query.position, Query.id)
+        )
+    )
+    chunks = [ids[i : i + chunk_size] for i in range(0, len(ids), chunk_size)] or [[]]
+    session.execute(
+        update(Run)
+        .where(Run.id == run_id, Run.status == RunStatus.QUEUED)
+        .values(
+            lease=uuid.uuid4().hex,
+            total=len(ids),
+            done=0,
+            chunks=len(chunks),
+            chunks_done=[],
+            heartbeat_at=datetime.now(UTC),
+        )
+    )
+    session.commit()
+    return chunks
+
+
+def start_chunk(*, session: Session, plan: RunPlan) -> bool:
+    """Record that one of the run's chunks started; False when the run has ended."""
+    now = datetime.now(UTC)
+    result = session.execute(
+        update(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status.in_(ACTIVE))
+        .values(
+            status=RunStatus.RUNNING,
+            started_at=func.coalesce(Run.started_at, now),
+            heartbeat_at=now,
+        )
+    )
+    session.commit()
+    return bool(getattr(result, "rowcount", 0))
+
+
+def touch_run(*, session: Session, plan: RunPlan) -> RunStatus | None:
+    """Record that a chunk of the run is alive; return the run's status (None: not ours)."""
+    session.execute(
+        update(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status.in_(ACTIVE))
+        .values(heartbeat_at=datetime.now(UTC))
+    )
+    status = run_status(session=session, plan=plan)
+    session.commit()
+    return status
+
+
+def store_chunk(
+    *,
+    session: Session,
+    plan: RunPlan,
+    chunk: int,
+    query_ids: Sequence[int],
+    fetched: Sequence[FetchedQuery],
+    outcomes: Sequence[Outcome],
+    ratings: Mapping[int, Mapping[str, float]],
+) -> bool:
+    """Commit one chunk's results; the last chunk finishes the run. Return whether it did.
+
+    Writing a chunk twice (a retried job whose first attempt had committed) replaces its
+    results, so every query of the run ends with exactly one. Chunks of one run commit one
+    at a time (the run's row is locked), so totals and the ending are always right.
+    """
+    run = session.scalar(
+        select(Run)
+        .where(Run.id == plan.run_id, Run.lease == plan.lease, Run.status == RunStatus.RUNNING)
+        .with_for_update()
+    )
+    if run is None:  # cancelled, failed or deleted meanwhile: the chunk's work is dropped
+        session.rollback()
+        return False
+    if query_ids:
+        session.execute(
+            delete(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id.in_(query_ids))
+        )
+    rows = _result_rows(plan, fetched, outcomes, ratings)
+    if rows:
+        session.execute(insert(RunQuery), rows)
+    done_chunks = sorted({*(run.chunks_done or []), chunk})
+    finished = len(done_chunks) >= (run.chunks or 0)
+    _refresh_totals(session, run.id)
+    count = session.scalar(select(func.count()).where(RunQuery.run_id == run.id)) or 0
+    values: dict[str, Any] = {"chunks_done": done_chunks, "done": count}
+    values["heartbeat_at"] = datetime.now(UTC)
+    if finished:
+        values.update(status=RunStatus.FINISHED, finished_at=datetime.now(UTC))
+    session.execute(update(Run).where(Run.id == run.id).values(**values))
+    session.commit()
+    return finished
 
 
 def mark_running(*, session: Session, plan: RunPlan) -> None:
@@ -129,6 +249,11 @@ def run_status(*, session: Session, plan: RunPlan) -> RunStatus | None:
     return row[0] if row is not None and row[1] == plan.lease else None
 
 
+def status_of(*, session: Session, run_id: int) -> RunStatus | None:
+    """Return a run's status, or None when it is gone (deleted with its case)."""
+    return session.scalar(select(Run.status).where(Run.id == run_id))
+
+
 def mark_failed(*, session: Session, run_id: int, message: str) -> None:
     """Record a whole-run failure (a run that already ended keeps its ending)."""
     session.execute(
@@ -160,16 +285,20 @@ def cancel_run(*, session: Session, run: Run) -> Run:
 INTERRUPTED = "Interrupted: the process running it stopped before it finished."
 
 
-def fail_interrupted_runs(*, session: Session, lease_s: float) -> int:
+def fail_interrupted_runs(*, session: Session, lease_s: float, spare: Sequence[int] = ()) -> int:
     """Mark as failed the active runs whose process is gone; return how many.
 
     A run is gone when its heartbeat (or, never started, its creation) is older than the
-    lease: runs that another live process is executing are left alone.
+    lease: runs that another live process is executing are left alone, and so are the
+    ``spare`` runs (those with chunks still waiting in the job queue).
     """
     stale = datetime.now(UTC) - timedelta(seconds=lease_s)
+    conditions = [Run.status.in_(ACTIVE), func.coalesce(Run.heartbeat_at, Run.created_at) <= stale]
+    if spare:
+        conditions.append(Run.id.not_in(list(spare)))
     result = session.execute(
         update(Run)
-        .where(Run.status.in_(ACTIVE), func.coalesce(Run.heartbeat_at, Run.created_at) <= stale)
+        .where(*conditions)
         .values(status=RunStatus.FAILED, error=INTERRUPTED, finished_at=datetime.now(UTC))
     )
     session.commit()
@@ -196,6 +325,20 @@ def finish_run(
     if not getattr(ended, "rowcount", 0):
         session.rollback()
         return
+    rows = _result_rows(plan, fetched, outcomes, ratings)
+    if rows:
+        session.execute(insert(RunQuery), rows)
+    _refresh_totals(session, plan.run_id)
+    session.execute(update(Run).where(Run.id == plan.run_id).values(done=len(rows)))
+    session.commit()
+
+
+def _result_rows(
+    plan: RunPlan,
+    fetched: Sequence[FetchedQuery],
+    outcomes: Sequence[Outcome],
+    ratings: Mapping[int, Mapping[str, float]],
+) -> list[dict[str, Any]]:
     rows = []
     for f, outcome in zip(fetched, outcomes, strict=True):
         query_ratings = ratings.get(f.plan.query_id, {})
@@ -217,11 +360,7 @@ def finish_run(
                 "log": list(outcome.log),
             }
         )
-    if rows:
-        session.execute(insert(RunQuery), rows)
-    _refresh_totals(session, plan.run_id)
-    session.execute(update(Run).where(Run.id == plan.run_id).values(done=len(rows)))
-    session.commit()
+    return rows
 
 
 def _refresh_totals(session: Session, run_id: int) -> None:
@@ -381,7 +520,7 @@ def stored_input(
 ) -> QueryInput:
     """Return the scoring input of a stored ranking with the given (current) ratings."""
     return QueryInput(
-        docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in row.docs],
+        docs=StoredDocs(row.docs).as_sequence(),
         ratings=ratings,
         num_found=row.num_found,
         query_options=query_options,

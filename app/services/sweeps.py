@@ -29,11 +29,13 @@ from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 __all__ = [
     "apply_sweep",
     "cancel_sweep",
+    "close_finished_sweeps",
     "combinations",
     "create_sweep",
     "execute_sweep",
     "fail_interrupted_sweeps",
     "get_sweep",
+    "queue_sweep",
     "read_sweep",
 ]
 
@@ -189,6 +191,68 @@ def fail_interrupted_sweeps(*, session: Session) -> int:
     )
     session.commit()
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+def close_finished_sweeps(*, session: Session) -> int:
+    """Mark finished the active sweeps whose runs have all ended; return how many.
+
+    With the job queue a sweep's runs execute on workers, in no process's care: whichever
+    process sees the last one end (the one that queued them, or any reaper) closes it.
+    """
+    active_runs = (
+        select(Run.id).where(Run.sweep_id == Sweep.id, Run.status.in_(ACTIVE_RUN_STATUSES)).exists()
+    )
+    any_run = select(Run.id).where(Run.sweep_id == Sweep.id).exists()
+    result = session.execute(
+        update(Sweep)
+        .where(Sweep.status.in_(ACTIVE_RUN_STATUSES), any_run, ~active_runs)
+        .values(status=RunStatus.FINISHED, finished_at=datetime.now(UTC))
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _queue_all(*, session: Session, sweep_id: int) -> list[int]:
+    """Create every combination's run at once (one commit); return their ids."""
+    sweep = session.get(Sweep, sweep_id)
+    case = session.get(Case, sweep.case_id) if sweep is not None else None
+    if sweep is None or case is None or sweep.status not in ACTIVE_RUN_STATUSES:
+        return []
+    runs = [
+        run_service.create_run(
+            session=session,
+            case=case,
+            try_number=sweep.try_number,
+            knobs=knobs,
+            sweep_id=sweep.id,
+            commit=False,
+        )
+        for knobs in combinations(sweep)
+    ]
+    sweep.status = RunStatus.RUNNING
+    session.commit()
+    return [run.id for run in runs]
+
+
+async def queue_sweep(
+    *, session_factory: sessionmaker[Session], sweep_id: int, start_run: StartRun
+) -> None:
+    """Queue every combination's run for the workers at once; return when all have ended.
+
+    The sweep does not depend on this process: if it stops, the workers go on and a
+    reaper closes the sweep when its last run ends.
+    """
+    db = session_factory
+    try:
+        run_ids = await in_thread(db, _queue_all, sweep_id=sweep_id)
+        await asyncio.gather(*(start_run(run_id) for run_id in run_ids))
+    except asyncio.CancelledError:
+        raise  # the runs are the queue's; the sweep is closed by whoever sees them end
+    except Exception as exc:  # a sweep that breaks is a failed sweep, never a crash
+        await in_thread(db, _finish, sweep_id=sweep_id, error=f"Sweep failed: {exc}")
+        return
+    await in_thread(db, close_finished_sweeps)
 
 
 def _plan(*, session: Session, sweep_id: int) -> list[dict[str, float]]:

@@ -257,6 +257,7 @@ def cancel_run(
     run = run_service.get_run(session=session, case=case, run_id=run_id)
     if run.status in ACTIVE_RUN_STATUSES:  # a run that ended meanwhile is simply shown
         run = run_service.cancel_run(session=session, run=run)
+        request.app.state.run_manager.cancelled(run.id)
     if is_htmx(request):
         return render(
             request,

@@ -1,0 +1,155 @@
+"""Engine limits that every worker holds together, coordinated through PostgreSQL.
+
+Concurrency: an engine has ``max_concurrency`` rows in ``engine_slots``; a request takes a
+free one (``FOR UPDATE SKIP LOCKED``, so takers never wait on each other's locks) and gives
+it back when it ends. While a process holds slots it renews them every second; the slots
+of a process that died expire a few seconds later, so a killed worker frees its engines'
+capacity quickly.
+
+Rate: ``engine_rates.next_at`` is the time the engine's next request may start; each
+request reserves the current value and pushes it ``60 / requests_per_minute`` seconds on,
+in one statement, then sleeps until its reserved time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from psycopg_pool import AsyncConnectionPool
+
+from app.search.models import EndpointConfig
+
+__all__ = ["PostgresEngineLimits", "engine_key"]
+
+# A held slot is renewed every RENEW_S; one not renewed for SLOT_TTL_S is free again.
+RENEW_S = 1.0
+SLOT_TTL_S = 5.0
+POLL_MIN_S = 0.005
+POLL_MAX_S = 0.05
+
+_CREATE_SLOTS = """
+INSERT INTO engine_slots (engine_key, slot)
+SELECT %(key)s, s FROM generate_series(0, %(n)s - 1) AS s
+ON CONFLICT DO NOTHING
+"""
+_TAKE_SLOT = """
+UPDATE engine_slots SET holder = %(holder)s,
+       expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)
+WHERE engine_key = %(key)s AND slot = (
+    SELECT slot FROM engine_slots
+    WHERE engine_key = %(key)s AND slot < %(n)s
+      AND (holder IS NULL OR expires_at < clock_timestamp())
+    ORDER BY slot LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING slot
+"""
+_GIVE_SLOT = """
+UPDATE engine_slots SET holder = NULL, expires_at = NULL
+WHERE engine_key = %(key)s AND slot = %(slot)s AND holder = %(holder)s
+"""
+_RENEW = """
+UPDATE engine_slots SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)
+WHERE holder LIKE %(owner)s
+"""
+_RESERVE = """
+INSERT INTO engine_rates (engine_key, next_at)
+VALUES (%(key)s, clock_timestamp() + make_interval(secs => %(gap)s))
+ON CONFLICT (engine_key) DO UPDATE
+SET next_at = greatest(engine_rates.next_at, clock_timestamp()) + make_interval(secs => %(gap)s)
+RETURNING extract(epoch FROM next_at - clock_timestamp()) - %(gap)s
+"""
+
+
+def engine_key(endpoint: EndpointConfig) -> str:
+    """Return the name that all processes use for this endpoint's limits."""
+    identity = "\n".join(
+        (
+            str(endpoint.engine),
+            endpoint.url,
+            str(endpoint.max_concurrency),
+            str(endpoint.requests_per_minute),
+        )
+    )
+    return hashlib.sha256(identity.encode()).hexdigest()[:32]
+
+
+class PostgresEngineLimits:
+    """`SharedLimits` backed by two small tables on the queue's PostgreSQL database."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        self._pool = pool
+        self._prepared: set[str] = set()
+        self._owner = uuid.uuid4().hex[:16]  # this process's mark on the slots it holds
+        self._held = 0
+        self._renewer: asyncio.Task[None] | None = None
+
+    async def aclose(self) -> None:
+        """Stop renewing (the process is stopping; its slots were given back or expire)."""
+        if self._renewer is not None:
+            self._renewer.cancel()
+            await asyncio.gather(self._renewer, return_exceptions=True)
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_S)
+            if not self._held:
+                continue
+            try:
+                async with self._pool.connection() as conn:
+                    await conn.execute(_RENEW, {"ttl": SLOT_TTL_S, "owner": f"{self._owner}:%"})
+            except Exception:  # the database may be briefly away; the next round retries
+                continue
+
+    @asynccontextmanager
+    async def slot(self, endpoint: EndpointConfig) -> AsyncIterator[None]:
+        """Hold one of the endpoint's slots (after its rate allows), across all processes."""
+        key = engine_key(endpoint)
+        if endpoint.requests_per_minute > 0:
+            await self._wait_for_rate(key, 60.0 / endpoint.requests_per_minute)
+        if self._renewer is None:
+            self._renewer = asyncio.create_task(self._renew_forever())
+        holder = f"{self._owner}:{uuid.uuid4().hex[:32]}"
+        slot = await self._take(key, endpoint, holder)
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            # Given back even when the request was cancelled; if this fails, it expires.
+            await asyncio.shield(self._give(key, slot, holder))
+
+    async def _wait_for_rate(self, key: str, gap_s: float) -> None:
+        async with self._pool.connection() as conn:
+            row = await (await conn.execute(_RESERVE, {"key": key, "gap": gap_s})).fetchone()
+        wait = float(row[0]) if row is not None and row[0] is not None else 0.0
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    async def _take(self, key: str, endpoint: EndpointConfig, holder: str) -> int:
+        n = endpoint.max_concurrency
+        ttl = SLOT_TTL_S
+        pause = POLL_MIN_S
+        while True:
+            async with self._pool.connection() as conn:
+                if key not in self._prepared:
+                    await conn.execute(_CREATE_SLOTS, {"key": key, "n": n})
+                    self._prepared.add(key)
+                params = {"key": key, "n": n, "holder": holder, "ttl": ttl}
+                row = await (await conn.execute(_TAKE_SLOT, params)).fetchone()
+            if row is not None:
+                return int(row[0])
+            await asyncio.sleep(pause * (0.5 + random.random()))
+            pause = min(pause * 2, POLL_MAX_S)
+
+    async def _give(self, key: str, slot: int, holder: str) -> None:
+        try:
+            async with self._pool.connection() as conn:
+                await conn.execute(_GIVE_SLOT, {"key": key, "slot": slot, "holder": holder})
+        except Exception:  # the slot expires on its own
+            return

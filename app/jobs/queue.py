@@ -1,0 +1,148 @@
+"""Runs as jobs in a durable queue on PostgreSQL (procrastinate), for any number of workers.
+
+A queued run is split into chunks of queries (``Settings.run_chunk_size``); each chunk is
+one job, so several workers execute one run at once, and each chunk's results are
+committed as it finishes (``runs.store_chunk``). A worker that dies mid-chunk stops
+sending its heartbeat; its chunks are then put back in the queue (``retry_stalled``) and
+executed again by another worker, which replaces whatever the first one committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
+from procrastinate.types import JSONDict, JSONValue
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import session_scope
+from app.search import SearchClient
+from app.services import runs as run_service
+from app.services.runner import execute_chunk
+
+__all__ = ["CHUNK_TASK", "RUN_QUEUE", "RunQueue", "WorkerDeps", "build_job_app", "libpq_url"]
+
+log = logging.getLogger(__name__)
+
+RUN_QUEUE = "runs"
+CHUNK_TASK = "relevo.run_chunk"
+# A chunk stopped by its worker's shutdown goes back to the queue; a chunk whose own work
+# failed has already failed its run and is not retried.
+CHUNK_ATTEMPTS = 20
+
+_LIVE_RUNS = """
+SELECT DISTINCT (args->>'run_id')::bigint AS run_id
+  FROM procrastinate_jobs
+ WHERE status IN ('todo', 'doing') AND task_name = %(task)s
+"""
+_DROP_QUEUED = """
+DELETE FROM procrastinate_jobs
+ WHERE status = 'todo' AND task_name = %(task)s AND (args->>'run_id')::bigint = %(run_id)s
+"""
+
+
+class WorkerDeps:
+    """What a worker's jobs use: the database and the HTTP client for engines."""
+
+    def __init__(self, session_factory: sessionmaker[Session], search: SearchClient) -> None:
+        self.session_factory = session_factory
+        self.search = search
+
+
+def libpq_url(database_url: str) -> str:
+    """Return a SQLAlchemy PostgreSQL URL as the connection string libpq understands."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "postgresql":
+        raise ValueError("The job queue needs PostgreSQL (DATABASE_URL=postgresql://...).")
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def _run_chunk(context: JobContext, run_id: int, chunk: int, query_ids: list[int]) -> None:
+    deps: WorkerDeps = context.additional_context["relevo"]
+    await execute_chunk(
+        session_factory=deps.session_factory,
+        run_id=run_id,
+        chunk=chunk,
+        query_ids=query_ids,
+        search=deps.search,
+    )
+
+
+def build_job_app(database_url: str) -> App:
+    """Return the queue's procrastinate app (not yet open) for this database."""
+    job_app = App(connector=PsycopgConnector(conninfo=libpq_url(database_url)))
+    job_app.task(
+        name=CHUNK_TASK,
+        queue=RUN_QUEUE,
+        pass_context=True,
+        retry=RetryStrategy(max_attempts=CHUNK_ATTEMPTS),
+    )(_run_chunk)
+    return job_app
+
+
+class RunQueue:
+    """Puts runs in the queue and looks after it: stalled chunks, runs still queued."""
+
+    def __init__(
+        self,
+        *,
+        database_url: str,
+        session_factory: sessionmaker[Session],
+        chunk_size: int = 100,
+    ) -> None:
+        self.job_app = build_job_app(database_url)
+        self._session_factory = session_factory
+        self._chunk_size = chunk_size
+
+    async def open(self) -> None:
+        """Open the queue's connection pool."""
+        await self.job_app.open_async()
+
+    async def close(self) -> None:
+        """Close the queue's connection pool."""
+        await self.job_app.close_async()
+
+    def _plan(self, run_id: int) -> list[list[int]]:
+        with session_scope(self._session_factory) as session:
+            return run_service.plan_chunks(
+                session=session, run_id=run_id, chunk_size=self._chunk_size
+            )
+
+    async def enqueue(self, run_id: int) -> int:
+        """Split a queued run into chunk jobs; return how many."""
+        chunks = await asyncio.to_thread(self._plan, run_id)
+        jobs: list[JSONDict] = [
+            {"run_id": run_id, "chunk": number, "query_ids": list[JSONValue](ids)}
+            for number, ids in enumerate(chunks)
+        ]
+        await self.job_app.configure_task(CHUNK_TASK, queue=RUN_QUEUE).batch_defer_async(*jobs)
+        return len(jobs)
+
+    async def drop_queued(self, run_id: int) -> None:
+        """Remove a run's chunks that no worker has started (after a cancel)."""
+        await self.job_app.connector.execute_query_async(
+            _DROP_QUEUED, task=CHUNK_TASK, run_id=run_id
+        )
+
+    async def live_run_ids(self) -> list[int]:
+        """Return the runs that still have chunks queued or being executed."""
+        rows: Sequence[dict[str, Any]] = await self.job_app.connector.execute_query_all_async(
+            _LIVE_RUNS, task=CHUNK_TASK
+        )
+        return [int(row["run_id"]) for row in rows]
+
+    async def retry_stalled(self, stalled_s: float) -> int:
+        """Put back in the queue the chunks of workers silent for ``stalled_s``; return how many."""
+        stalled = list(
+            await self.job_app.job_manager.get_stalled_jobs(
+                queue=RUN_QUEUE, task_name=CHUNK_TASK, seconds_since_heartbeat=stalled_s
+            )
+        )
+        for job in stalled:
+            log.warning("putting back chunk job %s of a worker that stopped", job.id)
+            await self.job_app.job_manager.retry_job(job)
+        return len(stalled)

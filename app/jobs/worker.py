@@ -1,0 +1,83 @@
+"""`relevo worker`: execute queued runs' chunks until stopped (SIGINT or SIGTERM).
+
+A worker opens its own database engine, HTTP client and queue connection; the engines'
+limits it applies are shared with every other worker through PostgreSQL. It also looks
+after the queue as the web app does: chunks of workers that stopped go back to the queue,
+and runs left with no chunk and no heartbeat are marked interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+import httpx
+from psycopg_pool import AsyncConnectionPool
+
+from app.config import Settings
+from app.db import make_engine, make_session_factory, migrate
+from app.jobs.engine_limits import PostgresEngineLimits
+from app.jobs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
+from app.search import SearchClient
+from app.search.policy import OutboundPolicy, install_policy
+from app.services.run_manager import CLIENT_LIMITS, RunManager
+
+__all__ = ["run_worker"]
+
+log = logging.getLogger(__name__)
+# After SIGTERM, chunks get this long to finish before they are stopped and put back.
+GRACEFUL_STOP_S = 10.0
+
+
+async def run_worker(settings: Settings, *, concurrency: int, name: str | None = None) -> None:
+    """Execute chunks from the queue until the process is told to stop."""
+    url = settings.resolved_database_url
+    engine = make_engine(url)
+    migrate(engine)
+    session_factory = make_session_factory(engine)
+    install_policy(
+        OutboundPolicy(
+            allowed_hosts=settings.allowed_engine_hosts,
+            block_private=settings.block_private_addresses,
+            max_response_bytes=settings.max_engine_response_bytes,
+        )
+    )
+    http = httpx.AsyncClient(limits=CLIENT_LIMITS, follow_redirects=False)
+    pool: AsyncConnectionPool = AsyncConnectionPool(
+        libpq_url(url), min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
+    )
+    queue = RunQueue(
+        database_url=url, session_factory=session_factory, chunk_size=settings.run_chunk_size
+    )
+    manager = RunManager(
+        session_factory=session_factory,
+        lease_s=settings.run_lease_s,
+        queue=queue,
+        stalled_s=settings.worker_stalled_s,
+    )
+    limits = PostgresEngineLimits(pool)
+    await pool.open()
+    await queue.open()
+    try:
+        search = SearchClient(http, shared=limits)
+        manager.start_reaper()
+        stalled = float(settings.worker_stalled_s)
+        await queue.job_app.run_worker_async(
+            queues=[RUN_QUEUE],
+            concurrency=concurrency,
+            name=name or f"{socket.gethostname()}-{os.getpid()}",
+            additional_context={"relevo": WorkerDeps(session_factory, search)},
+            update_heartbeat_interval=max(stalled / 3, 0.5),
+            stalled_worker_timeout=stalled,
+            shutdown_graceful_timeout=GRACEFUL_STOP_S,
+            delete_jobs="successful",
+            install_signal_handlers=True,
+        )
+    finally:
+        await limits.aclose()
+        await manager.aclose()
+        await queue.close()
+        await pool.close()
+        await http.aclose()
+        engine.dispose()

@@ -1,0 +1,94 @@
+"""One pass of NDCG@10 over a run's stored rankings and ratings, beside pytrec_eval.
+
+Builds 100,000 queries as a finished run stores them (a ranked list of doc dicts per
+query, and the query's ratings), then times Relevo's re-scoring path end to end: stored
+rows → scoring inputs → NDCG@10 outcomes → case score. pytrec_eval scores the same qrels
+and run (``ndcg_cut.10``, linear gain), timed from its input dicts, and the per-query scores
+of both are checked to agree before anything is printed.
+
+Usage: python benchmarks/score_pass.py [--queries 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import pytrec_eval
+
+from app.scoring import PRESETS, score_queries, tally, validate_scorer
+from app.services.runs import stored_input
+
+
+def make_run(count: int, seed: int = 11) -> tuple[list[Any], list[dict[str, float]]]:
+    """Return stored rows (docs as a run keeps them) and each query's ratings."""
+    rng = random.Random(seed)
+    rows, ratings = [], []
+    for _ in range(count):
+        candidates = [f"d{i}" for i in range(30)]
+        ranked = rng.sample(candidates, 10)
+        rated = {d: float(rng.choice((0, 1, 2, 3))) for d in candidates if rng.random() < 0.6}
+        docs: list[dict[str, Any]] = [
+            {"id": d, "rank": n + 1, "fields": {}, "rating": rated.get(d)}
+            for n, d in enumerate(ranked)
+        ]
+        rows.append(SimpleNamespace(docs=docs, num_found=100))
+        ratings.append(rated)
+    return rows, ratings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    preset = next(p for p in PRESETS if p.kind == "ndcg")
+    config = validate_scorer(
+        kind=preset.kind, params=preset.params, scale=preset.scale,
+        scale_labels=preset.scale_labels, code=None, max_score=None,
+    )  # fmt: skip
+    rows, ratings = make_run(args.queries)
+
+    def relevo() -> list[float | None]:
+        inputs = [stored_input(row, r, {}, {}) for row, r in zip(rows, ratings, strict=True)]
+        outcomes = score_queries(config, inputs)
+        tally(outcomes)
+        return [o.score for o in outcomes]
+
+    qrels = {str(n): {d: int(g) for d, g in r.items()} for n, r in enumerate(ratings)}
+    run = {
+        str(n): {d["id"]: float(len(row.docs) - i) for i, d in enumerate(row.docs)}
+        for n, row in enumerate(rows)
+    }
+
+    def trec() -> dict[str, dict[str, float]]:
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
+        return dict(evaluator.evaluate(run))
+
+    ours, theirs = relevo(), trec()
+    for n, score in enumerate(ours):
+        expected = theirs[str(n)]["ndcg_cut_10"] * 100 if str(n) in theirs else None
+        if score is not None and expected is not None:
+            assert abs(score - expected) < 1e-9, (n, score, expected)
+
+    def best(fn: Any) -> float:
+        times = []
+        for _ in range(args.repeat):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return float(args.queries / min(times))
+
+    print(f"{args.queries:,} queries, 10 ranked docs each, 0-3 ratings; scores agree")
+    print(f"relevo NDCG@10, stored rows -> outcomes + case score: {best(relevo):>10,.0f} queries/s")
+    print(f"pytrec_eval ndcg_cut.10, same qrels and run:         {best(trec):>10,.0f} queries/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+"""Throughput of the job queue with one worker and with two.
+
+Starts an engine that answers every search after a fixed latency (20 ms; asyncio, in its own
+process, so it costs little CPU), a fresh PostgreSQL database, and a case of 300 queries.
+Each round queues 6 runs of the case at once and times them until the last one finishes,
+with 1 and then 2 `relevo worker` processes (started and registered before the clock
+starts). Prints each round, the median queries/s of each setting, and the speed-up
+(target >= 1.8).
+
+Usage: python benchmarks/workers.py [--queries 300] [--runs 6] [--latency-ms 20] [--rounds 3]
+       (PostgreSQL at RELEVO_TEST_POSTGRES_URL, default postgresql+psycopg://postgres@127.0.0.1:5432/test)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+from sqlalchemy import create_engine, func, select, text
+
+from app.config import Settings
+from app.db import make_engine, make_session_factory, migrate
+from app.jobs.queue import RunQueue
+from app.models import Case, Run
+from app.schemas.cases import CaseCreate
+from app.schemas.endpoints import EndpointCreate
+from app.services import cases, endpoints, queries, runs, scorers, users
+from app.vocabulary import ACTIVE_RUN_STATUSES
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN_URL = os.environ.get(
+    "RELEVO_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+TEMPLATE = '{"query": {"match": {"title": "#$query##"}}}'
+ANSWER = orjson.dumps(
+    {
+        "hits": {
+            "total": {"value": 10},
+            "hits": [
+                {"_id": str(i), "_score": 10 - i, "_source": {"title": f"doc {i}"}}
+                for i in range(10)
+            ],
+        }
+    }
+)
+
+
+def _serve_engine(port: int, latency_s: float) -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                if length:
+                    await reader.readexactly(length)
+                await asyncio.sleep(latency_s)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(ANSWER)}\r\n\r\n".encode()
+                    + ANSWER
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _registered_workers(url: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(
+                conn.execute(text("SELECT count(*) FROM procrastinate_workers")).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--runs", type=int, default=6)
+    parser.add_argument("--latency-ms", type=float, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=8, help="chunks per worker")
+    parser.add_argument(
+        "--max-concurrency", type=int, default=32, help="the endpoint's limit, across all workers"
+    )
+    args = parser.parse_args()
+
+    port = _free_port()
+    engine_process = multiprocessing.Process(
+        target=_serve_engine, args=(port, args.latency_ms / 1000), daemon=True
+    )
+    engine_process.start()
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    name = f"relevo_bench_{uuid.uuid4().hex[:8]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    tmp = Path(tempfile.mkdtemp(prefix="relevo-bench-"))
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        db = make_engine(url)
+        migrate(db)
+        factory = make_session_factory(db)
+        with factory() as session:
+            scorers.seed_presets(session=session)
+            user = users.create_user(
+                session=session, email="bench@example.com", password="benchmark-password"
+            )
+            endpoint = endpoints.create_endpoint(
+                session=session,
+                user=user,
+                body=EndpointCreate(
+                    name="slow",
+                    engine="opensearch",
+                    url=f"http://127.0.0.1:{port}/docs",
+                    max_concurrency=args.max_concurrency,
+                ),
+            )
+            case = cases.create_case(
+                session=session,
+                user=user,
+                body=CaseCreate(
+                    name="bench", search_endpoint_id=endpoint.id, query_template=TEMPLATE
+                ),
+            )
+            queries.add_queries(
+                session=session, case=case, texts=[f"query {n}" for n in range(args.queries)]
+            )
+            case_id = case.id
+        settings = Settings(
+            data_dir=tmp, database_url=url, secret_key="bench", run_queue="postgres"
+        )
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "RELEVO_RUN_QUEUE": "postgres",
+            "PYTHONPATH": str(ROOT),
+        }
+
+        def start_workers(count: int) -> list[subprocess.Popen[bytes]]:
+            command = [
+                sys.executable,
+                "-m",
+                "app.cli",
+                "worker",
+                "--concurrency",
+                str(args.concurrency),
+            ]
+            children = [
+                subprocess.Popen(
+                    command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+                for _ in range(count)
+            ]
+            started.extend(children)
+            deadline = time.monotonic() + 60
+            while _registered_workers(url) < count:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the workers did not start")
+                time.sleep(0.1)
+            return children
+
+        def stop(children: list[subprocess.Popen[bytes]]) -> None:
+            for child in children:
+                child.send_signal(signal.SIGTERM)
+            for child in children:
+                child.wait(timeout=30)
+            while _registered_workers(url):
+                time.sleep(0.1)
+
+        async def one_round() -> float:
+            queue = RunQueue(
+                database_url=url, session_factory=factory, chunk_size=settings.run_chunk_size
+            )
+            await queue.open()
+            try:
+                with factory() as session:
+                    case = session.get(Case, case_id)
+                    assert case is not None
+                    ids = [runs.create_run(session=session, case=case).id for _ in range(args.runs)]
+                begin = time.perf_counter()
+                await asyncio.gather(*(queue.enqueue(run_id) for run_id in ids))
+                while True:
+                    with factory() as session:
+                        active = session.scalar(
+                            select(func.count()).where(
+                                Run.id.in_(ids), Run.status.in_(ACTIVE_RUN_STATUSES)
+                            )
+                        )
+                    if not active:
+                        break
+                    await asyncio.sleep(0.02)
+                elapsed = time.perf_counter() - begin
+                with factory() as session:
+                    finished = session.scalar(
+                        select(func.count()).where(
+                            Run.id.in_(ids), Run.status == "finished", Run.done == args.queries
+                        )
+                    )
+                assert finished == args.runs, "every run must finish with all its queries"
+                return elapsed
+            finally:
+                await queue.close()
+
+        total = args.runs * args.queries
+        print(
+            f"{args.runs} runs x {args.queries} queries at once, "
+            f"engine latency {args.latency_ms:g} ms, {args.concurrency} chunks per worker, "
+            f"endpoint max_concurrency {args.max_concurrency}, {os.cpu_count()} CPUs"
+        )
+        rates: dict[int, list[float]] = {1: [], 2: []}
+        for n in range(args.rounds):
+            for count in (1, 2):
+                children = start_workers(count)
+                elapsed = asyncio.run(one_round())
+                stop(children)
+                rates[count].append(total / elapsed)
+                print(
+                    f"  round {n + 1}, {count} worker(s): {elapsed:.2f} s, "
+                    f"{total / elapsed:.0f} queries/s"
+                )
+        one, two = statistics.median(rates[1]), statistics.median(rates[2])
+        print(f"1 worker:  median {one:.0f} queries/s")
+        print(f"2 workers: median {two:.0f} queries/s")
+        print(f"speed-up 2 vs 1: {two / one:.2f}x  (target >= 1.8)")
+        db.dispose()
+    finally:
+        for child in started:
+            if child.poll() is None:
+                child.kill()
+        engine_process.terminate()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+if __name__ == "__main__":
+    main()
