@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,13 +27,31 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": 30},
+            json_serializer=dumps,
             json_deserializer=orjson.loads,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(
-        url, pool_pre_ping=True, pool_size=10, max_overflow=10, json_deserializer=orjson.loads
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=10,
+        json_serializer=dumps,
+        json_deserializer=orjson.loads,
     )
+
+
+def dumps(value: Any) -> str:
+    """Serialize a JSON column's value: orjson (a run stores thousands of docs at once).
+
+    Values orjson refuses (integers beyond 64 bits, say, from an engine's document) go
+    through the standard library instead of failing the write.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -212,3 +212,43 @@ def test_public_message_hides_sql() -> None:
     exc = IntegrityError("INSERT INTO run_queries VALUES (%s)", {"secret": "param"}, Exception())
     assert "INSERT" not in public_message(exc) and "param" not in public_message(exc)
     assert public_message(NotFound("No such case.")) == "No such case."
+
+
+def test_answers_orjson_refuses_are_still_read() -> None:
+    # NaN and integers beyond 64 bits are not strict JSON; engines send them anyway.
+    body = (
+        '{"hits": {"total": {"value": 1}, "hits": [{"_id": "a", '
+        '"_source": {"title": "t", "pop": NaN, "big": 100000000000000000000000000000}}]}}'
+    )
+    req = SearchRequest(template=TEMPLATE, query_text="q", field_spec="id:_id title:title big")
+    (doc,) = _search_with(body, req).docs
+    assert (doc.id, doc.fields["big"]) == ("a", 10**29)
+
+
+def test_an_answer_that_is_not_json_is_that_querys_error() -> None:
+    req = SearchRequest(template=TEMPLATE, query_text="q", field_spec="id:_id title:title")
+    with pytest.raises(EngineResponseError, match="is not JSON"):
+        _search_with("<html>Bad gateway</html>", req)
+
+
+def test_a_body_with_an_integer_beyond_64_bits_is_still_sent() -> None:
+    sent: list[bytes] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        return httpx.Response(200, json={"hits": {"total": {"value": 0}, "hits": []}})
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+            client = SearchClient(http, sleep=_no_sleep)
+            await client.search(
+                EndpointConfig(Engine.ELASTICSEARCH, "http://es:9200/m"),
+                SearchRequest(
+                    template='{"query": {"term": {"n": #$qOption.n##}}}',
+                    query_text="q",
+                    query_options={"n": 10**30},
+                ),
+            )
+
+    asyncio.run(go())
+    assert json.loads(sent[0])["query"] == {"term": {"n": 10**30}}
