@@ -27,6 +27,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.demo.corpus import index_movies, load_movies, start_osmem
 from app.models import Case, Query, Scorer
+from app.runtime import tune_gc
 from app.schemas.cases import CaseCreate, RatingIn
 from app.schemas.endpoints import EndpointCreate
 from app.search import SearchClient, build_es_body
@@ -72,6 +73,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    tune_gc()  # as every Relevo process does at start
 
     server = start_osmem()
     tmp = Path(tempfile.mkdtemp(prefix="relevo-bench-"))

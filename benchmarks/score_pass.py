@@ -20,6 +20,7 @@ from typing import Any
 
 import pytrec_eval
 
+from app.runtime import tune_gc
 from app.scoring import PRESETS, score_queries, tally, validate_scorer
 from app.services.runs import stored_input
 
@@ -46,6 +47,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    tune_gc()  # as every Relevo process does at start
 
     preset = next(p for p in PRESETS if p.kind == "ndcg")
     config = validate_scorer(
