@@ -17,6 +17,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
 from app.models import Case
+from app.sandbox import JsPool, install_pool
 from app.schemas.runs import RunDetail
 from app.services import admin as admin_service
 from app.services import runs as run_service
@@ -299,11 +300,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the relevo command and return its exit code."""
     args = build_parser().parse_args(argv)
     settings = Settings.from_env()
-    try:
-        code: int = args.func(args, settings)
-    except RelevoError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
+    # The command's JavaScript workers (the app and `relevo worker` install their own).
+    with JsPool() as js_pool:
+        previous = install_pool(js_pool)
+        try:
+            code: int = args.func(args, settings)
+        except RelevoError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 2
+        finally:
+            install_pool(previous)
     return code
 
 
