@@ -17,6 +17,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
 from app.models import Case
+from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.schemas.runs import RunDetail
 from app.services import admin as admin_service
@@ -299,6 +300,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the relevo command and return its exit code."""
     args = build_parser().parse_args(argv)
+    tune_gc()
     settings = Settings.from_env()
     # The command's JavaScript workers (the app and `relevo worker` install their own).
     with JsPool() as js_pool:

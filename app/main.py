@@ -18,6 +18,7 @@ from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.deps import LoginRequired
 from app.errors import install_error_handlers
 from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
+from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.search.policy import OutboundPolicy, install_policy
 from app.services import scorers as scorer_service
@@ -44,6 +45,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tune_gc()
         js_pool = JsPool()  # this app's JavaScript workers, stopped when it stops
         previous_pool = install_pool(js_pool)
         migrate(engine)

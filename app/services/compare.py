@@ -24,8 +24,8 @@ from app.schemas.compare import (
     QueryComparison,
     RunComparison,
 )
-from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
-from app.scoring.types import id_doc
+from app.scoring import Outcome, QueryInput, ScorerConfig, score_queries, tally
+from app.scoring.types import StoredDocs
 from app.search import FieldSpec
 from app.services import cases as case_service
 from app.services import queries as query_service
@@ -33,7 +33,7 @@ from app.services import runs as run_service
 from app.services import scorers as scorer_service
 from app.services.compare_stats import case_overlap, compare_stats, in_words, query_overlap
 from app.services.stored import doc_title, field_spec_of
-from app.vocabulary import QueryStatus, ScorerKind
+from app.vocabulary import QueryStatus
 
 __all__ = [
     "COMPARE_SORT_LABELS",
@@ -198,12 +198,10 @@ class _Rescorer:
     def __call__(self, rows: Mapping[int, StoredRow]) -> dict[int, Outcome]:
         """Return the outcome of every row; a fetch error stays that error."""
         answered = [qid for qid, row in rows.items() if _answered(row)]
-        with_fields = self.config.kind == ScorerKind.JAVASCRIPT
         inputs = [
             QueryInput(
-                docs=[ScoreDoc(id=d["id"], fields=d.get("fields", {})) for d in rows[qid].docs]
-                if with_fields
-                else [id_doc(d["id"]) for d in rows[qid].docs],
+                # By id: built-in scorers read only ids, JavaScript gets fields on demand.
+                docs=StoredDocs(rows[qid].docs).as_sequence(),
                 ratings=self.ratings[qid],
                 num_found=rows[qid].num_found,
                 query_options=self.infos[qid].options,
@@ -266,7 +264,9 @@ def _compare_query(
     delta = _delta(_score(before), _score(after))
     base_row, other_row = base.rows.get(query_id), other.rows.get(query_id)
     base_top, other_top = _top_index(base_row, k), _top_index(other_row, k)
-    return QueryComparison(
+    # Built without validation: every value comes from this module, typed; a comparison of
+    # two large runs makes tens of thousands of these.
+    return QueryComparison.model_construct(
         query_id=query_id,
         text=info.text,
         position=info.position,
@@ -295,7 +295,7 @@ def _top_index(row: StoredRow | None, k: int) -> dict[str, int]:
     # only the docs that entered or left the top are read further).
     if row is None:
         return {}
-    return {str(doc.get("id")): i for i, doc in enumerate(row.docs[:k])}
+    return {doc["id"]: i for i, doc in enumerate(row.docs[:k])}
 
 
 def _score(outcome: Outcome | None) -> float | None:

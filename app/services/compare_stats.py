@@ -23,7 +23,7 @@ SIGNIFICANT = 0.05
 def query_overlap(base_top: Iterable[str], other_top: Iterable[str]) -> QueryOverlap:
     """Return Jaccard and extrapolated RBO of two top-k id lists (best first)."""
     a, b = list(base_top), list(other_top)
-    return QueryOverlap(jaccard=jaccard(a, b), rbo=rbo_ext(a, b))
+    return QueryOverlap.model_construct(jaccard=jaccard(a, b), rbo=rbo_ext(a, b))
 
 
 def compare_stats(queries: Sequence[QueryComparison]) -> CompareStats:

@@ -326,6 +326,10 @@ def _endpoint(the_try: dict[str, Any]) -> QuepidEndpoint:
     auth = _text(source.get("basic_auth_credential"), auth_loc, optional=True)
     if auth and ":" not in auth:
         raise _wrong(auth_loc, '"user:password"')
+    parsed = httpx.URL(url)
+    if parsed.userinfo:  # credentials in the URL become basic auth, as for any endpoint
+        url = str(parsed.copy_with(username=None, password=None))
+        auth = auth or f"{parsed.username}:{parsed.password}"
     per_minute = source.get("requests_per_minute")
     name = source.get("name") if nested is not None else None
     return QuepidEndpoint(
@@ -715,10 +719,6 @@ def _endpoint_for(
     if existing is not None:
         return existing, False
     url, auth = wanted.url, wanted.basic_auth
-    parsed = httpx.URL(url)
-    if parsed.userinfo:
-        url = str(parsed.copy_with(username=None, password=None))
-        auth = auth or f"{parsed.username}:{parsed.password}"
     title = {Engine.SOLR: "Solr", Engine.ELASTICSEARCH: "Elasticsearch"}.get(
         wanted.engine, "OpenSearch"
     )

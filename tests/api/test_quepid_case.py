@@ -166,10 +166,19 @@ def test_an_existing_endpoint_with_that_engine_and_url_is_reused(api: ApiUser) -
     result = imported(api, with_code(fixture("movies_es_case.json"), [0, 1]))
     assert result["search_endpoint_id"] == made["id"]
     assert result["search_endpoint_created"] is False
+    # Credentials in Quepid's URL become basic auth: the URL is still the same one.
+    data = with_code(fixture("movies_es_case.json"), [0, 1])
+    url = "http://reader:pw@127.0.0.1:9200/movies/_search"
+    data["try"]["search_endpoint"]["endpoint_url"] = url
+    assert imported(api, data)["search_endpoint_id"] == made["id"]
     # The same URL on another engine is another endpoint.
     data = with_code(fixture("movies_es_case.json"), [0, 1])
     data["try"]["search_endpoint"]["search_engine"] = "es"
-    assert imported(api, data)["search_endpoint_id"] != made["id"]
+    data["try"]["search_endpoint"]["endpoint_url"] = url
+    other = imported(api, data)
+    assert other["search_endpoint_id"] != made["id"]
+    endpoint = api.get(f"/api/v1/search-endpoints/{other['search_endpoint_id']}").json()
+    assert endpoint["url"] == "http://127.0.0.1:9200/movies" and endpoint["has_basic_auth"]
 
 
 def test_older_shapes_wrapping_and_duplicate_queries(api: ApiUser) -> None:
