@@ -18,6 +18,7 @@ from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
 from app.models import Case
 from app.runtime import tune_gc
+from app.sandbox import JsPool, install_pool
 from app.schemas.runs import RunDetail
 from app.services import admin as admin_service
 from app.services import runs as run_service
@@ -301,11 +302,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     tune_gc()
     settings = Settings.from_env()
-    try:
-        code: int = args.func(args, settings)
-    except RelevoError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
+    # The command's JavaScript workers (the app and `relevo worker` install their own).
+    with JsPool() as js_pool:
+        previous = install_pool(js_pool)
+        try:
+            code: int = args.func(args, settings)
+        except RelevoError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 2
+        finally:
+            install_pool(previous)
     return code
 
 

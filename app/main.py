@@ -19,6 +19,7 @@ from app.deps import LoginRequired
 from app.errors import install_error_handlers
 from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.runtime import tune_gc
+from app.sandbox import JsPool, install_pool
 from app.search.policy import OutboundPolicy, install_policy
 from app.services import scorers as scorer_service
 from app.services import sweeps as sweep_service
@@ -45,6 +46,8 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tune_gc()
+        js_pool = JsPool()  # this app's JavaScript workers, stopped when it stops
+        previous_pool = install_pool(js_pool)
         migrate(engine)
         with session_scope(session_factory) as session:
             scorer_service.seed_presets(session=session)
@@ -77,6 +80,8 @@ def create_app(settings: Settings) -> FastAPI:
             await manager.aclose()
             if queue is not None:
                 await queue.close()
+            install_pool(previous_pool)
+            await asyncio.to_thread(js_pool.close)
             engine.dispose()
 
     app = FastAPI(title="Relevo", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -19,6 +19,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.jobs.engine_limits import PostgresEngineLimits
 from app.jobs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
+from app.sandbox import JsPool, install_pool
 from app.search import SearchClient
 from app.search.policy import OutboundPolicy, install_policy
 from app.services.run_manager import CLIENT_LIMITS, RunManager
@@ -57,6 +58,8 @@ async def run_worker(settings: Settings, *, concurrency: int, name: str | None =
         stalled_s=settings.worker_stalled_s,
     )
     limits = PostgresEngineLimits(pool)
+    js_pool = JsPool()  # the JavaScript workers of this worker's scoring
+    previous_pool = install_pool(js_pool)
     await pool.open()
     await queue.open()
     try:
@@ -80,4 +83,6 @@ async def run_worker(settings: Settings, *, concurrency: int, name: str | None =
         await queue.close()
         await pool.close()
         await http.aclose()
+        install_pool(previous_pool)
+        js_pool.close()
         engine.dispose()

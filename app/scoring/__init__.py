@@ -1,7 +1,7 @@
 """Relevo's scoring: pure functions from ranked results and ratings to scores (SCORING.md).
 
 No I/O, no ORM: the built-in metrics are plain Python; JavaScript scorers run in a V8
-isolate with the Quepid helper environment, inside a worker process (``jsworker``) so that a
+isolate with the Quepid helper environment, inside a worker process (``app.sandbox``) so that a
 scorer that aborts V8 fails only its own queries.
 """
 

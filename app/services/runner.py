@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import NotFound, public_message
+from app.sandbox import in_scoring_thread
 from app.scoring import Outcome
-from app.scoring.jsworker import in_scoring_thread
 from app.search import EngineError, SearchClient
 from app.services import queries as query_service
 from app.services import runs as run_service

@@ -6,12 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from app.scoring import jsworker, score_queries
+from app.sandbox import JsPool, PoolSettings, install_pool, protocol
+from app.sandbox.protocol import MEMORY_ENV, worker_environment
+from app.scoring import score_queries
 from app.scoring.prelude import MAX_QUERY_LOG_CHARS
 from app.scoring.types import ScorerConfig
 from tests.scoring.helpers import config, query
 
 GOOD = query("ab", {"a": 3, "b": 1})
+# A worker memory cap other than the default, to see the pool's setting reach the process.
+MEMORY = 768 * 1024 * 1024
 
 
 def js(code: str, max_score: float | None = None) -> ScorerConfig:
@@ -62,19 +66,27 @@ def test_workers_inherit_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
         "AWS_SECRET_ACCESS_KEY": "aws",
         "PYTHONPATH": "/somewhere/else",
     }
-    env = jsworker.worker_environment(parent)
+    env = worker_environment(parent, memory_bytes=MEMORY)
     assert env == {
         "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
-        "PYTHONPATH": str(Path(jsworker.__file__).resolve().parents[2]),
-        jsworker.MEMORY_ENV: str(jsworker.WORKER_MEMORY_BYTES),
+        "PYTHONPATH": str(Path(protocol.__file__).resolve().parents[2]),
+        MEMORY_ENV: str(MEMORY),
     }
     # A worker started now, with secrets in the server's environment, sees none of them.
     monkeypatch.setenv("DATABASE_URL", "postgresql://relevo:s3cret@db/relevo")
     monkeypatch.setenv("RELEVO_SECRET_KEY", "k" * 48)
-    jsworker.close_workers()
-    assert score_queries(js("setScore(1)"), [GOOD])[0].score == 1
-    pids = jsworker._POOL.pids()
+    with JsPool(PoolSettings(memory_bytes=MEMORY)) as pool:
+        previous = install_pool(pool)
+        try:
+            assert score_queries(js("setScore(1)"), [GOOD])[0].score == 1
+            pids = pool.pids()
+            _check_workers(pids)
+        finally:
+            install_pool(previous)
+
+
+def _check_workers(pids: list[int]) -> None:
     assert pids
     for pid in pids:
         names = {
@@ -83,7 +95,7 @@ def test_workers_inherit_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
             if item
         }
         assert "DATABASE_URL" not in names and "RELEVO_SECRET_KEY" not in names
-        assert jsworker.MEMORY_ENV in names
+        assert MEMORY_ENV in names
         limits = Path(f"/proc/{pid}/limits").read_text()
         data = next(line for line in limits.splitlines() if line.startswith("Max data size"))
-        assert data.split()[3] == str(jsworker.WORKER_MEMORY_BYTES)
+        assert data.split()[3] == str(MEMORY)

@@ -8,13 +8,16 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.scoring import Limits, QueryInput, jsworker, score_queries
-from app.scoring.jsworker import CRASH_MESSAGE
+from app.sandbox import CRASH_MESSAGE, WORKER_MESSAGE, JsPool, PoolSettings, install_pool
+from app.sandbox.pool import MAX_CRASHES_IN_A_ROW
+from app.sandbox.protocol import COMMAND, outcome_from_row
+from app.scoring import Limits, QueryInput, score_queries
 from tests.scoring.helpers import CLASSIC_SCALE, config, query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,22 +51,27 @@ def builtin(queries: list[QueryInput]) -> list[float | None]:
     return [o.score for o in score_queries(config("classic", scale=CLASSIC_SCALE), queries)]
 
 
+UsePool = Callable[..., JsPool]
+
+
 @pytest.fixture
-def starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Return a list that receives the pid of every worker started from now on."""
-    started: list[int] = []
-    original = jsworker._Worker._start
+def use_pool() -> Iterator[UsePool]:
+    """Return a function that installs a fresh pool with the given settings for this test."""
+    made: list[tuple[JsPool, JsPool | None]] = []
 
-    def start(self: jsworker._Worker) -> Any:
-        proc = original(self)
-        started.append(proc.pid)
-        return proc
+    def use(**settings: Any) -> JsPool:
+        pool = JsPool(PoolSettings(**settings))
+        made.append((pool, install_pool(pool)))
+        return pool
 
-    monkeypatch.setattr(jsworker._Worker, "_start", start)
-    return started
+    yield use
+    for pool, previous in reversed(made):
+        install_pool(previous)
+        pool.close()
 
 
-def test_a_query_that_aborts_v8_fails_alone(starts: list[int]) -> None:
+def test_a_query_that_aborts_v8_fails_alone(use_pool: UsePool) -> None:
+    pool = use_pool()
     queries = [graded(n, bad=n in (5, 150)) for n in range(200)]
     outcomes = score_queries(guarded(SPLIT_CRASH), queries)
     errors = [i for i, o in enumerate(outcomes) if o.status == "error"]
@@ -73,11 +81,11 @@ def test_a_query_that_aborts_v8_fails_alone(starts: list[int]) -> None:
     assert [o.score for i, o in enumerate(outcomes) if i not in errors] == [
         s for i, s in enumerate(expected) if i not in errors
     ]
-    assert len(starts) <= 5  # each culprit: one crash in the batch, one to pin it down
+    assert pool.started <= 5  # each culprit: one crash in the batch, one to pin it down
 
 
-def test_a_huge_fill_fails_alone_and_fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jsworker, "GRACE_S", 0.3)
+def test_a_huge_fill_fails_alone_and_fast(use_pool: UsePool) -> None:
+    use_pool(grace_s=0.3)
     queries = [graded(1), graded(2, bad=True), graded(3)]
     began = time.monotonic()
     outcomes = score_queries(guarded(FILL_CRASH), queries, limits=Limits(time_s=0.2))
@@ -101,8 +109,8 @@ def test_a_scorer_that_crashes_on_every_query_gives_up_quickly(
         outcomes[-1].reason
         == CRASH_MESSAGE + "; the remaining queries were not run after 3 crashes"
     )
-    deaths = [r for r in caplog.records if r.name == jsworker.__name__ and "died" in r.message]
-    assert len(deaths) == jsworker.MAX_CRASHES_IN_A_ROW
+    deaths = [r for r in caplog.records if r.name == "app.sandbox.pool" and "died" in r.message]
+    assert len(deaths) == MAX_CRASHES_IN_A_ROW
 
 
 def test_scoring_works_after_a_crash() -> None:
@@ -112,17 +120,19 @@ def test_scoring_works_after_a_crash() -> None:
     assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
 
 
-def test_the_worker_is_reused(starts: list[int]) -> None:
+def test_the_worker_is_reused(use_pool: UsePool) -> None:
+    pool = use_pool()
     queries = [graded(n) for n in range(10)]
     score_queries(guarded(SPLIT_CRASH), queries)
-    pids = jsworker.worker_pids()
+    pids = pool.pids()
     for _ in range(5):
         assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
-    assert jsworker.worker_pids() == pids
-    assert len(starts) <= 1  # at most the first call started one
+    assert pool.pids() == pids
+    assert pool.started == 1  # the first call started it
 
 
-def test_concurrent_calls_get_their_own_answers() -> None:
+def test_concurrent_calls_get_their_own_answers(use_pool: UsePool) -> None:
+    pool = use_pool()
     results: dict[int, list[float | None]] = {}
     expected: dict[int, list[float | None]] = {}
 
@@ -142,28 +152,41 @@ def test_concurrent_calls_get_their_own_answers() -> None:
         thread.join(60)
     assert sorted(results) == [1, 2, 3, 4, 5, 6]
     assert results == expected
-    assert len(jsworker.worker_pids()) <= jsworker.JS_WORKERS
+    assert len(pool.pids()) <= pool.settings.workers
 
 
-def test_closed_workers_come_back() -> None:
+def test_closed_workers_come_back(use_pool: UsePool) -> None:
+    pool = use_pool()
     queries = [graded(n) for n in range(3)]
     score_queries(guarded(SPLIT_CRASH), queries)
-    old = set(jsworker.worker_pids())
-    jsworker.close_workers()
-    assert jsworker.worker_pids() == []
+    old = set(pool.pids())
+    pool.close()
+    assert pool.pids() == []
     assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
-    assert not old & set(jsworker.worker_pids())
+    assert not old & set(pool.pids())
+
+
+def test_without_an_installed_pool_a_call_has_workers_of_its_own() -> None:
+    previous = install_pool(None)
+    try:
+        queries = [graded(n) for n in range(3)]
+        assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
+    finally:
+        install_pool(previous)
 
 
 def test_a_worker_exits_when_its_parent_dies() -> None:
     script = textwrap.dedent(
         """
         import os
-        from app.scoring import jsworker, score_queries
+        from app.sandbox import JsPool, install_pool
+        from app.scoring import score_queries
         from tests.scoring.helpers import config, query
+        pool = JsPool()
+        install_pool(pool)
         score_queries(config("javascript", code="setScore(1)"), [query("a", {})])
-        print(jsworker.worker_pids()[0], flush=True)
-        os._exit(0)  # no atexit: the worker must notice on its own
+        print(pool.pids()[0], flush=True)
+        os._exit(0)  # the pool is never closed: the worker must notice on its own
         """
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -182,20 +205,22 @@ def test_a_worker_exits_when_its_parent_dies() -> None:
     pytest.fail("the worker outlived its parent")
 
 
-@pytest.mark.parametrize("command", ["import sys; sys.exit(3)", None])
+@pytest.mark.parametrize(
+    "command",
+    [
+        (sys.executable, "-c", "import sys; sys.exit(3)"),
+        (str(ROOT / "no-such-python"), "-c", COMMAND),
+    ],
+)
 def test_a_worker_that_cannot_start_is_an_error(
-    monkeypatch: pytest.MonkeyPatch, command: str | None
+    use_pool: UsePool, command: tuple[str, ...]
 ) -> None:
-    jsworker.close_workers()
-    if command is None:
-        monkeypatch.setattr(sys, "executable", str(ROOT / "no-such-python"))
-    else:
-        monkeypatch.setattr(jsworker, "_COMMAND", command)
+    use_pool(command=command)
     outcomes = score_queries(guarded(SPLIT_CRASH), [graded(n) for n in range(5)])
     assert {o.reason for o in outcomes} == {
-        jsworker.WORKER_MESSAGE + "; the remaining queries were not run after 3 crashes"
+        WORKER_MESSAGE + "; the remaining queries were not run after 3 crashes"
     }
-    monkeypatch.undo()
+    use_pool()  # a pool that can start workers
     assert score_queries(guarded(SPLIT_CRASH), [graded(1)])[0].status == "scored"
 
 
@@ -210,4 +235,37 @@ def test_a_worker_that_cannot_start_is_an_error(
 )
 def test_outcomes_from_a_worker_are_checked(row: list[Any]) -> None:
     with pytest.raises(ValueError):
-        jsworker._outcome(row)
+        outcome_from_row(row)
+
+
+def test_the_app_owns_its_workers_and_stops_them_when_it_stops(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+    from app.sandbox import current_pool
+
+    suite_pool = current_pool()
+    app = create_app(
+        Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path}/js.db", secret_key="js")
+    )
+    with TestClient(app):
+        pool = current_pool()
+        assert pool is not None and pool is not suite_pool
+        queries = [graded(n) for n in range(3)]
+        assert [o.score for o in score_queries(guarded(SPLIT_CRASH), queries)] == builtin(queries)
+        pids = pool.pids()
+        assert len(pids) == 1
+    assert current_pool() is suite_pool
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in pids)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

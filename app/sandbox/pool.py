@@ -1,121 +1,112 @@
-"""Runs JavaScript scorers in worker processes, so that a scorer that kills V8 kills only those.
+"""The pool of JavaScript worker processes, owned by whoever runs scoring.
 
 A few huge allocations (``new Array(2**28).fill(0)``, ``"x".repeat(2**28).split("")``) make
 V8 abort its whole process; mini-racer's heap limit does not catch them. So the parent never
-runs user code: ``score_javascript`` hands the encoded queries to a worker, a child process
-running ``main`` in a fresh interpreter (``_COMMAND``), which scores them with the in-process
-engine of ``app.scoring.javascript`` (one isolate per batch, as before).
+runs user code: a pool hands the encoded queries to a worker process (``worker.main``),
+which scores them with the in-process engine of ``app.scoring.javascript``.
+
+Ownership
+    A ``JsPool`` is created and closed by its owner: the web app's lifespan, a ``relevo
+    worker`` process, a CLI command, a test. The owner installs it (``install_pool``) for the
+    scoring code to use and puts the previous one back when it is done; nothing is started
+    at import time and nothing is left to an exit hook. Scoring with no pool installed
+    uses a pool of its own for that one call.
 
 Processes and threads
-    Workers are started lazily, on the first JavaScript batch, with ``subprocess`` (a fresh
-    interpreter: no fork of a threaded parent) and then kept for later calls. A pool holds at
-    most ``JS_WORKERS`` of them; each call takes one for its whole batch (a new one if none is
-    idle and the pool is not full, else it waits), so calls from several threads run side by
-    side. One owner (a user) holds at most ``JS_WORKERS - 1`` workers at once, so another
-    owner's batch never waits behind it; the runner waits for its batch in the pool's own
-    threads (``in_scoring_thread``), not in the event loop's default executor. A worker
-    exits when its stdin reaches EOF, which also happens when the parent dies; at interpreter
-    exit ``atexit`` closes them (EOF, then kill after a short wait), and a forked child of
+    Workers start lazily, on the first batch, and are kept for later calls. A pool holds at
+    most ``settings.workers`` of them; each batch takes one for its whole length (a new one
+    if none is idle and the pool is not full, else it waits), so batches from several
+    threads run side by side. One owner of work (a user) holds at most ``workers - 1`` at
+    once, so another user's batch never waits behind it; the runner waits for its batch in
+    the pool's own threads (``in_scoring_thread``), not the database's. A forked child of
     the parent forgets the parent's workers.
 
-Protocol
-    Parent to worker: one request per batch, an 8-byte length then a pickle of (code, scale,
-    max_score, encoded queries, how many of the first ones to run one per eval, time limit,
-    heap limit). Worker to parent: frames of the same shape holding JSON (not pickle: the
-    worker runs untrusted code, the parent does not unpickle what it sends) of
-    ``[outcomes, step]``. The worker sends one frame before each eval with the outcomes
-    finished since the previous frame and ``step = [first unfinished query, how many
-    queries the eval may touch (0: none in particular), its longest duration]``, and a last
-    frame with ``step = null``. Limits are sent with each request, so they are read from
-    ``app.scoring.javascript`` at call time.
-
 Crashes and hangs
-    The parent waits for each frame at most the announced duration plus ``GRACE_S``; a worker
+    The parent waits for each frame at most the announced duration plus ``grace_s``; a worker
     that takes longer (V8 does not interrupt some long built-ins such as a huge ``fill``) is
     killed. A worker that dies or is killed is replaced and the batch goes on from the first
     unfinished query (one lost before its first frame is ``WORKER_MESSAGE``, not the
     scorer's fault): if the fatal eval touched a single query, that query is an error
     (``CRASH_MESSAGE``, or the time-limit message if it was killed); if it touched several,
-    they are rerun one per eval, which pins the culprit on the next crash. The others score
-    normally. After ``MAX_CRASHES_IN_A_ROW`` crashes with no query finished in between, or
-    ``MAX_CRASHES`` in one batch, the queries left become errors with the same message. So a
-    batch takes at most about (queries x time limit) plus (``MAX_CRASHES`` x (announced
-    duration + ``GRACE_S`` + a restart)); each step of a batch is bounded, which is the
-    watchdog.
+    they are rerun one per eval, which pins the culprit on the next crash. After
+    ``MAX_CRASHES_IN_A_ROW`` crashes with no query finished in between, or ``MAX_CRASHES`` in
+    one batch, the queries left become errors with the same message. Each step of a batch is
+    bounded, which is the watchdog.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import json
 import logging
 import os
 import pickle
-import resource
 import select
-import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import IO, Any, BinaryIO, TypeVar
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, TypeVar
 
+from app.sandbox.protocol import (
+    COMMAND,
+    HEADER,
+    MAX_FRAME,
+    Request,
+    outcome_from_row,
+    worker_environment,
+)
 from app.scoring import javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 
-# At least two, so that one user's batches (at most JS_WORKERS - 1 at once) never hold all.
-JS_WORKERS = max(2, min(4, os.cpu_count() or 1))
-GRACE_S = 1.0
-START_S = 30.0  # a new worker's first frame: interpreter start, imports, request
-REQUEST_S = 10.0  # a running worker's first frame: reading the request
+__all__ = [
+    "CRASH_MESSAGE",
+    "MAX_CRASHES_IN_A_ROW",
+    "WORKER_MESSAGE",
+    "JsPool",
+    "PoolSettings",
+    "current_pool",
+    "in_scoring_thread",
+    "install_pool",
+    "score_javascript",
+]
+
 MAX_CRASHES_IN_A_ROW = 3
 MAX_CRASHES = 10
 CRASH_MESSAGE = "scorer crashed the JavaScript engine (out of memory)"
 WORKER_MESSAGE = "scorer failed: the JavaScript worker process could not start"
 GAVE_UP = "; the remaining queries were not run after {count} crashes"
-_MAX_FRAME = 1 << 31
-_HEADER = struct.Struct("<Q")
-_ROOT = str(Path(__file__).resolve().parents[2])
-_STATUSES = frozenset(("scored", "unscored", "error"))
-# Not "-m app.scoring.jsworker": the package imports this module, which would then run twice.
-_COMMAND = "from app.scoring.jsworker import main; main()"
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int]
 
+@dataclass(frozen=True)
+class PoolSettings:
+    """How a pool runs its workers."""
 
-# What a worker inherits of the parent's environment: nothing secret (no DATABASE_URL, no
-# RELEVO_SECRET_KEY, no cloud credentials), only what an interpreter needs to start.
-_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
-MEMORY_ENV = "RELEVO_JS_WORKER_MEMORY_BYTES"
-# A worker process's data (heap, typed arrays' backing stores, malloc) is capped here: far
-# above one isolate's heap limit, far below what starves the server.
-WORKER_MEMORY_BYTES = 1024 * 1024 * 1024
+    # At least two, so that one user's batches (at most workers - 1 at once) never hold all.
+    workers: int = max(2, min(4, os.cpu_count() or 1))
+    # How long past a step's announced duration a worker may stay silent before it is killed.
+    grace_s: float = 1.0
+    start_s: float = 30.0  # a new worker's first frame: interpreter start, imports, request
+    request_s: float = 10.0  # a running worker's first frame: reading the request
+    # A worker process's data (heap, typed arrays' backing stores, malloc) is capped here:
+    # far above one isolate's heap limit, far below what starves the server.
+    memory_bytes: int = 1024 * 1024 * 1024
+    # The worker's command line; None: this interpreter running worker.main.
+    command: tuple[str, ...] | None = None
 
-
-def worker_environment(parent: Mapping[str, str]) -> dict[str, str]:
-    """Return the environment of a worker process, built from the parent's."""
-    env = {name: parent[name] for name in _INHERITED if name in parent}
-    env["PYTHONPATH"] = _ROOT
-    env[MEMORY_ENV] = str(WORKER_MEMORY_BYTES)
-    return env
-
-
-def _cap_memory(environ: Mapping[str, str]) -> None:
-    """In the worker: cap the process's data segment (RLIMIT_DATA) as the parent asked."""
-    raw = environ.get(MEMORY_ENV, "")
-    if raw.isdigit():
-        limit = int(raw)
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    def command_line(self) -> list[str]:
+        """Return the command that starts a worker."""
+        return list(self.command) if self.command else [sys.executable, "-c", COMMAND]
 
 
 class _WorkerLost(Exception):
@@ -127,30 +118,12 @@ class _WorkerLost(Exception):
         self.stalled = stalled
 
 
-def _outcome(row: Any) -> Outcome:
-    """Return the outcome a worker sent, checking its shape (the worker is not trusted)."""
-    status, score, raw, reason, log = row
-    ok = (
-        status in _STATUSES
-        and (score is None or type(score) in (float, int))
-        and (raw is None or type(raw) in (float, int))
-        and (reason is None or type(reason) is str)
-        and type(log) is list
-        and all(type(line) is str for line in log)
-    )
-    if not ok:
-        raise ValueError("malformed outcome")
-    return Outcome(status, score, raw, reason, tuple(log))
-
-
-def _row(outcome: Outcome) -> list[Any]:
-    return [outcome.status, outcome.score, outcome.raw_score, outcome.reason, list(outcome.log)]
-
-
 class _Worker:
     """One child process, started on demand and restarted after it is lost."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: PoolSettings, on_start: Callable[[int], None]) -> None:
+        self.settings = settings
+        self.on_start = on_start
         self.proc: subprocess.Popen[bytes] | None = None
         self.stderr: IO[bytes] | None = None
         self.buffer = bytearray()
@@ -165,13 +138,12 @@ class _Worker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the child
-        env = worker_environment(os.environ)
         proc = subprocess.Popen(
-            [sys.executable, "-c", _COMMAND],
+            self.settings.command_line(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
-            env=env,
+            env=worker_environment(os.environ, self.settings.memory_bytes),
             close_fds=True,
         )
         assert proc.stdin is not None and proc.stdout is not None
@@ -183,6 +155,7 @@ class _Worker:
         self.poll_out.register(proc.stdin.fileno(), select.POLLOUT)
         self.buffer = bytearray()
         self.proc = proc
+        self.on_start(proc.pid)
         return proc
 
     def run(self, request: bytes, receive: Callable[[list[Outcome]], None]) -> None:
@@ -199,18 +172,18 @@ class _Worker:
                 self.stop()
                 raise _WorkerLost(None, stalled=False) from exc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        deadline = time.monotonic() + (START_S if fresh else REQUEST_S)
+        deadline = time.monotonic() + (self.settings.start_s if fresh else self.settings.request_s)
         try:
-            self._send(proc.stdin.fileno(), _HEADER.pack(len(request)) + request, deadline)
+            self._send(proc.stdin.fileno(), HEADER.pack(len(request)) + request, deadline)
             while True:
                 frame = self._receive(proc.stdout.fileno(), deadline)
                 rows, announced = json.loads(frame)
-                receive([_outcome(row) for row in rows])
+                receive([outcome_from_row(row) for row in rows])
                 if announced is None:
                     return
                 first, count, seconds = announced
                 step = (int(first), int(count))
-                deadline = time.monotonic() + min(float(seconds), 3600.0) + GRACE_S
+                deadline = time.monotonic() + min(float(seconds), 3600.0) + self.settings.grace_s
         except TimeoutError:
             self._lose(step, stalled=True)
         except (OSError, EOFError, ValueError, TypeError):
@@ -229,13 +202,13 @@ class _Worker:
     def _receive(self, fd: int, deadline: float) -> bytes:
         buffer = self.buffer
         while True:
-            if len(buffer) >= _HEADER.size:
-                (size,) = _HEADER.unpack_from(buffer)
-                if size > _MAX_FRAME:
+            if len(buffer) >= HEADER.size:
+                (size,) = HEADER.unpack_from(buffer)
+                if size > MAX_FRAME:
                     raise ValueError("oversized frame")
-                end = _HEADER.size + size
+                end = HEADER.size + size
                 if len(buffer) >= end:
-                    frame = bytes(buffer[_HEADER.size : end])
+                    frame = bytes(buffer[HEADER.size : end])
                     del buffer[:end]
                     return frame
             self._wait(self.poll_in, deadline)
@@ -313,49 +286,58 @@ class _Worker:
         self.stderr = None
 
 
-def _scoring_threads() -> ThreadPoolExecutor:
-    # Threads that may wait for a worker: many (a waiting thread costs little) and apart
-    # from the event loop's default executor, which database work uses.
-    return ThreadPoolExecutor(max_workers=64, thread_name_prefix="relevo-scoring")
+class JsPool:
+    """Up to ``settings.workers`` worker processes; each batch has one to itself.
 
-
-class _Pool:
-    """Up to JS_WORKERS workers; each batch has one to itself.
-
-    Fair between owners (users): one owner holds at most JS_WORKERS - 1 workers at once, so
-    another owner's batch always finds one within a batch's time, however many runaway
-    batches the first has queued.
+    Fair between owners of work (users): one holds at most ``workers - 1`` workers at once,
+    so another's batch always finds one within a batch's time, however many runaway batches
+    the first has queued. Close it when done (or use it as a context manager).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, settings: PoolSettings | None = None) -> None:
+        self.settings = settings or PoolSettings()
+        self.started = 0  # worker processes started so far (restarts included)
+        self._reset()
+        _LIVE.add(self)
+
+    def _reset(self) -> None:
         self.lock = threading.Condition()
         self.idle: list[_Worker] = []
         self.workers: list[_Worker] = []
         self.held: dict[object, int] = {}
-        self.threads = _scoring_threads()
+        # Threads that may wait for a worker: many (a waiting thread costs little) and apart
+        # from the event loop's default executor, which database work uses.
+        self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="relevo-scoring")
 
-    def _reset(self) -> None:
-        self.lock = threading.Condition()
-        self.idle = []
-        self.workers = []
-        self.held = {}
-        self.threads = _scoring_threads()
+    def __enter__(self) -> JsPool:
+        return self
 
-    def acquire(self, owner: object = None) -> _Worker:
-        cap = max(1, JS_WORKERS - 1)
+    def __exit__(
+        self,
+        _type: type[BaseException] | None,
+        _value: BaseException | None,
+        _traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _count_start(self, _pid: int) -> None:
         with self.lock:
-            while self.held.get(owner, 0) >= cap or (
-                not self.idle and len(self.workers) >= JS_WORKERS
-            ):
+            self.started += 1
+
+    def _acquire(self, owner: object = None) -> _Worker:
+        most = self.settings.workers
+        cap = max(1, most - 1)
+        with self.lock:
+            while self.held.get(owner, 0) >= cap or (not self.idle and len(self.workers) >= most):
                 self.lock.wait()
             self.held[owner] = self.held.get(owner, 0) + 1
             if self.idle:
                 return self.idle.pop()
-            worker = _Worker()
+            worker = _Worker(self.settings, self._count_start)
             self.workers.append(worker)
             return worker
 
-    def release(self, worker: _Worker, owner: object = None) -> None:
+    def _release(self, worker: _Worker, owner: object = None) -> None:
         with self.lock:
             self.idle.append(worker)
             left = self.held.get(owner, 0) - 1
@@ -365,25 +347,106 @@ class _Pool:
                 self.held.pop(owner, None)
             self.lock.notify_all()  # waiters of several owners: each checks its own cap
 
+    def score(
+        self,
+        config: ScorerConfig,
+        queries: Sequence[QueryInput],
+        limits: javascript.Limits | None = None,
+        owner: object = None,
+    ) -> list[Outcome]:
+        """Return the outcomes of a JavaScript scorer over a batch, computed in a worker.
+
+        ``owner`` (a user id; None for no one in particular) is what the pool shares fairly.
+        """
+        problem = javascript.config_problem(config)
+        if problem is not None:
+            return [failed(problem) for _ in queries]
+        outcomes, parts = javascript.encode_queries(queries)
+        if not parts:
+            return javascript.merge(outcomes, [])
+        worker = self._acquire(owner)
+        try:
+            results = _score_parts(
+                worker,
+                config.code or "",
+                tuple(config.scale),
+                config.max_score,
+                parts,
+                limits or javascript.Limits(),
+            )
+        finally:
+            self._release(worker, owner)
+        return javascript.merge(outcomes, results)
+
+    async def in_thread(self, work: Callable[[], T]) -> T:
+        """Return work() computed in one of the pool's threads (never a database thread)."""
+        return await asyncio.get_running_loop().run_in_executor(self.threads, work)
+
     def pids(self) -> list[int]:
+        """Return the pids of the running workers."""
         with self.lock:
             return [pid for pid in (w.pid for w in self.workers) if pid is not None]
 
     def close(self) -> None:
+        """Stop every worker (EOF, then a kill after a second); later batches start new ones."""
         with self.lock:
             workers = list(self.workers)
         for worker in workers:
             worker.stop(wait=1.0)
 
     def forget(self) -> None:
+        """In a forked child: drop the parent's workers without touching them."""
         for worker in self.workers:
             worker.forget()
         self._reset()  # a fresh lock: another thread may have held the old one at the fork
 
 
-_POOL = _Pool()
-atexit.register(_POOL.close)
-os.register_at_fork(after_in_child=_POOL.forget)
+# Pools alive in this process, so that a forked child forgets their workers.
+_LIVE: weakref.WeakSet[JsPool] = weakref.WeakSet()
+
+
+def _forget_after_fork() -> None:
+    for pool in list(_LIVE):
+        pool.forget()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+_installed: JsPool | None = None
+
+
+def install_pool(pool: JsPool | None) -> JsPool | None:
+    """Make ``pool`` the one scoring uses (None: none); return the one it replaces."""
+    global _installed
+    previous, _installed = _installed, pool
+    return previous
+
+
+def current_pool() -> JsPool | None:
+    """Return the pool scoring uses, if its owner installed one."""
+    return _installed
+
+
+def score_javascript(
+    config: ScorerConfig,
+    queries: Sequence[QueryInput],
+    limits: javascript.Limits | None = None,
+    owner: object = None,
+) -> list[Outcome]:
+    """Score a batch in the installed pool, or in a pool of its own for this one call."""
+    pool = _installed
+    if pool is not None:
+        return pool.score(config, queries, limits, owner)
+    with JsPool() as own:
+        return own.score(config, queries, limits, owner)
+
+
+async def in_scoring_thread(work: Callable[[], T]) -> T:
+    """Return work() computed in the installed pool's threads (never a database thread)."""
+    pool = _installed
+    if pool is None:
+        return await asyncio.to_thread(work)
+    return await pool.in_thread(work)
 
 
 def _score_parts(
@@ -436,100 +499,3 @@ def _score_parts(
                 outcomes.extend(failed(rest) for _ in range(len(parts) - len(outcomes)))
     del outcomes[len(parts) :]
     return outcomes
-
-
-def score_javascript(
-    config: ScorerConfig,
-    queries: Sequence[QueryInput],
-    limits: javascript.Limits | None = None,
-    owner: object = None,
-) -> list[Outcome]:
-    """Return the outcomes of a JavaScript scorer over a batch, computed in a worker process.
-
-    ``owner`` (a user id; None for no one in particular) is what the pool shares fairly.
-    """
-    problem = javascript.config_problem(config)
-    if problem is not None:
-        return [failed(problem) for _ in queries]
-    outcomes, parts = javascript.encode_queries(queries)
-    if not parts:
-        return javascript.merge(outcomes, [])
-    worker = _POOL.acquire(owner)
-    try:
-        results = _score_parts(
-            worker,
-            config.code or "",
-            tuple(config.scale),
-            config.max_score,
-            parts,
-            limits or javascript.Limits(),
-        )
-    finally:
-        _POOL.release(worker, owner)
-    return javascript.merge(outcomes, results)
-
-
-async def in_scoring_thread(work: Callable[[], T]) -> T:
-    """Return work() computed in a scoring thread (never one of the database's threads)."""
-    return await asyncio.get_running_loop().run_in_executor(_POOL.threads, work)
-
-
-def worker_pids() -> list[int]:
-    """Return the pids of the running JavaScript workers."""
-    return _POOL.pids()
-
-
-def close_workers() -> None:
-    """Stop every JavaScript worker; later batches start new ones."""
-    _POOL.close()
-
-
-def _serve(requests: BinaryIO, frames: BinaryIO) -> None:
-    """Answer requests until the parent closes the pipe."""
-
-    def send(done: Sequence[Outcome], step: list[Any] | None) -> None:
-        data = json.dumps([[_row(o) for o in done], step], separators=(",", ":")).encode()
-        frames.write(_HEADER.pack(len(data)) + data)
-        frames.flush()
-
-    while True:
-        header = requests.read(_HEADER.size)
-        if len(header) < _HEADER.size:
-            return
-        (size,) = _HEADER.unpack(header)
-        payload = requests.read(size)
-        if len(payload) < size:
-            return
-        request: Request = pickle.loads(payload)
-        code, scale, max_score, parts, single_until, time_s, heap_bytes, in_a_row = request
-        sent = 0
-
-        def step(done: Sequence[Outcome], count: int, seconds: float) -> None:
-            nonlocal sent
-            sent += len(done)
-            send(done, [sent, count, seconds])
-
-        results = javascript.run_batch(
-            code,
-            scale,
-            max_score,
-            parts,
-            limits=javascript.Limits(time_s, heap_bytes, in_a_row),
-            single_until=single_until,
-            step=step,
-        )
-        send(results[sent:], None)
-
-
-def main() -> None:
-    """Serve the parent on stdin/stdout; stray writes to stdout go to stderr instead."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
-    _cap_memory(os.environ)
-    frames = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    with contextlib.suppress(BrokenPipeError):
-        _serve(sys.stdin.buffer, frames)
-
-
-if __name__ == "__main__":
-    main()
