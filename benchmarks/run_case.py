@@ -162,6 +162,9 @@ def main() -> None:
         print(f"runner (fetch + score + persist): median {run_s:.3f} s over {args.repeat} runs")
         print(f"bare httpx loop, same requests:   median {bare_s:.3f} s over {args.repeat} runs")
         print(f"ratio runner / bare: {run_s / bare_s:.3f}  (target <= 1.10)")
+        # Each run is paired with the bare loop measured just before it, on the same load.
+        paired = statistics.median(r / b for r, b in zip(run_times, bare_times, strict=True))
+        print(f"median of the per-run ratios: {paired:.3f}")
 
         with factory() as session:
             rated_case = session.get(Case, case_id)
