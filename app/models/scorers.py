@@ -30,6 +30,8 @@ class Scorer(Base):
     scale: Mapped[list[Any]] = mapped_column(default=list)
     scale_labels: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)
     max_score: Mapped[float] = mapped_column(default=100.0)
+    # JavaScript only: "relevo" or "quepid" (see SCORING.md, "Quepid environment").
+    environment: Mapped[str] = mapped_column(String(16), default="relevo", server_default="relevo")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # The teams whose members may use it (only the owner changes this).
     teams: Mapped[list[Team]] = relationship(secondary="scorer_teams", order_by="Team.id")

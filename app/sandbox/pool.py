@@ -373,6 +373,7 @@ class JsPool:
                 config.max_score,
                 parts,
                 limits or javascript.Limits(),
+                config.environment,
             )
         finally:
             self._release(worker, owner)
@@ -456,6 +457,7 @@ def _score_parts(
     max_score: float,
     parts: list[str],
     limits: javascript.Limits,
+    environment: str = "relevo",
 ) -> list[Outcome]:
     """Return the outcomes of encoded queries, replacing the worker when a query kills it."""
     outcomes: list[Outcome] = []
@@ -472,7 +474,7 @@ def _score_parts(
         start = len(outcomes)
         request: Request = (
             code, scale, max_score, parts[start:], max(0, single_until - start),
-            limits.time_s, limits.heap_bytes, limits.max_timeouts_in_a_row,
+            limits.time_s, limits.heap_bytes, limits.max_timeouts_in_a_row, environment,
         )  # fmt: skip
         try:
             worker.run(pickle.dumps(request, pickle.HIGHEST_PROTOCOL), receive)

@@ -1,13 +1,13 @@
 """What the parent and a worker process say to each other, and what a worker inherits.
 
 Parent to worker: one request per batch, an 8-byte length then a pickle of (code, scale,
-max_score, encoded queries, how many of the first ones to run one per eval, time limit,
-heap limit, time-outs in a row before stopping). Worker to parent: frames of the same shape
-holding JSON (not pickle: the worker runs untrusted code, the parent does not unpickle what
-it sends) of ``[outcomes, step]``. The worker sends one frame before each eval with the
-outcomes finished since the previous frame and ``step = [first unfinished query, how many
-queries the eval may touch (0: none in particular), its longest duration]``, and a last
-frame with ``step = null``. Limits travel with each request.
+max_score, encoded queries, how many of the first ones to run one per eval, time limit, heap
+limit, time-outs in a row before stopping, environment). Worker to parent: frames of the
+same shape holding JSON (not pickle: the worker runs untrusted code, the parent does not
+unpickle what it sends) of ``[outcomes, step]``. The worker sends one frame before each eval
+with the outcomes finished since the previous frame and ``step = [first unfinished query,
+how many queries the eval may touch (0: none in particular), its longest duration]``, and a
+last frame with ``step = null``. Limits travel with each request.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ MAX_FRAME = 1 << 31
 ROOT = str(Path(__file__).resolve().parents[2])
 STATUSES = frozenset(("scored", "unscored", "error"))
 
-Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int]
+Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int, str]
 
 # What a worker inherits of the parent's environment: nothing secret (no DATABASE_URL, no
 # RELEVO_SECRET_KEY, no cloud credentials), only what an interpreter needs to start.

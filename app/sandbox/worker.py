@@ -39,7 +39,7 @@ def serve(requests: BinaryIO, frames: BinaryIO) -> None:
         if len(payload) < size:
             return
         request: Request = pickle.loads(payload)
-        code, scale, max_score, parts, single_until, time_s, heap_bytes, in_a_row = request
+        code, scale, max_score, parts, single_until, time_s, heap_bytes, in_a_row, env = request
         sent = 0
 
         def step(done: Sequence[Outcome], count: int, seconds: float) -> None:
@@ -55,6 +55,7 @@ def serve(requests: BinaryIO, frames: BinaryIO) -> None:
             limits=javascript.Limits(time_s, heap_bytes, in_a_row),
             single_until=single_until,
             step=step,
+            environment=env,
         )
         send(results[sent:], None)
 

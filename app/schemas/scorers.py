@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from app.schemas.common import Body, Name, Out, TeamIds
 from app.vocabulary import QueryStatus, ScorerKind
+
+# What a JavaScript scorer's code runs in: Relevo's documented helpers, or Quepid's
+# (the numbers Quepid's browser shows, its quirks included).
+Environment = Literal["relevo", "quepid"]
 
 
 class ScorerCreate(Body):
@@ -18,6 +22,7 @@ class ScorerCreate(Body):
     scale: list[float] = Field(min_length=1, max_length=11)
     scale_labels: dict[str, str] | None = None
     max_score: float | None = None
+    environment: Environment | None = None
     team_ids: TeamIds = Field(default_factory=list)
 
 
@@ -28,6 +33,7 @@ class ScorerUpdate(Body):
     scale: list[float] | None = Field(default=None, min_length=1, max_length=11)
     scale_labels: dict[str, str] | None = None
     max_score: float | None = None
+    environment: Environment | None = None
     team_ids: TeamIds | None = None
 
 
@@ -40,6 +46,9 @@ class ScorerRead(Out):
     scale: list[float]
     scale_labels: dict[str, str] | None
     max_score: float
+    environment: str = Field(
+        default="relevo", description='JavaScript scorers: "relevo" or "quepid"'
+    )
     builtin: bool
     team_ids: list[int] = Field(default_factory=list)
 
@@ -51,6 +60,7 @@ class ScoreRequest(Body):
     ratings: dict[str, float | None] = Field(default_factory=dict)
     num_found: int | None = Field(default=None, ge=0)
     options: dict[str, Any] = Field(default_factory=dict)
+    query_text: str = Field(default="", max_length=1000)
 
     @model_validator(mode="after")
     def _one_scorer(self) -> ScoreRequest:

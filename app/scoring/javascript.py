@@ -105,7 +105,7 @@ def encode_query(query: QueryInput) -> str:
     docs = [[doc.id, get(doc.id), doc.fields or None] for doc in query.docs]
     total = query.num_found if query.num_found is not None else len(query.docs)
     options = {**query.case_options, **query.query_options}
-    data = [docs, best_order(ratings), total, options]
+    data = [docs, best_order(ratings), total, options, query.text, query.query_options]
     try:
         return json.dumps(data, allow_nan=False, default=_default, separators=(",", ":"))
     except (ValueError, TypeError, RecursionError):
@@ -122,7 +122,9 @@ class _Isolate:
 
     SETUP_S = 2 * _SETUP_TIMEOUT_S  # the longest __init__ may take: two evals
 
-    def __init__(self, code: str, scale: Sequence[float], heap_limit: int) -> None:
+    def __init__(
+        self, code: str, scale: Sequence[float], heap_limit: int, environment: str = "relevo"
+    ) -> None:
         self._racer = MiniRacer()
         self._token = json.dumps(secrets.token_hex(16))
         try:
@@ -133,7 +135,8 @@ class _Isolate:
             setup = f"({prelude_source()})(globalThis, {self._token}, {slice_ms})"
             self._racer.eval(setup, timeout_sec=_SETUP_TIMEOUT_S)
             body, scale_json = json.dumps(function_body(code)), json.dumps(json.dumps(list(scale)))
-            error = self._eval(f"__relevo.setup({self._token}, {body}, {scale_json})")
+            env = json.dumps(environment)
+            error = self._eval(f"__relevo.setup({self._token}, {body}, {scale_json}, {env})")
         except BaseException:
             self.close()
             raise
@@ -167,8 +170,8 @@ def _to_outcome(item: Sequence[Any], max_score: float) -> Outcome:
         return Outcome(
             QueryStatus.SCORED, 100 * min(max(raw, 0.0), max_score) / max_score, raw, None, log
         )
-    if kind == "u":
-        return unscored("scorer returned null", log)
+    if kind == "u":  # the Quepid environment says why (no results, no ratings)
+        return unscored(value if isinstance(value, str) else "scorer returned null", log)
     return failed(str(value), log)
 
 
@@ -199,7 +202,9 @@ class _Batch:
         limits: Limits,
         single_until: int,
         step: Step | None,
+        environment: str = "relevo",
     ) -> None:
+        self.environment = environment
         self.code = code
         self.scale = scale
         self.max_score = max_score
@@ -270,7 +275,7 @@ class _Batch:
     def _run_chunk(self) -> None:
         if self.isolate is None:
             self._announce(0, _Isolate.SETUP_S)
-            self.isolate = _Isolate(self.code, self.scale, self.heap_limit)
+            self.isolate = _Isolate(self.code, self.scale, self.heap_limit, self.environment)
             if self.isolate.compile_error is not None:
                 while self.pos < len(self.parts):
                     self._fail_current(
@@ -343,9 +348,12 @@ def run_batch(
     limits: Limits | None = None,
     single_until: int = 0,
     step: Step | None = None,
+    environment: str = "relevo",
 ) -> list[Outcome]:
     """Return the outcomes of encoded queries, run in this process (see the module docstring)."""
-    batch = _Batch(code, scale, max_score, parts, limits or Limits(), single_until, step)
+    batch = _Batch(
+        code, scale, max_score, parts, limits or Limits(), single_until, step, environment
+    )
     return batch.run()
 
 
@@ -384,7 +392,9 @@ def score_javascript_in_process(
     if problem is not None:
         return [failed(problem) for _ in queries]
     outcomes, parts = encode_queries(queries)
-    results = run_batch(config.code or "", config.scale, config.max_score, parts)
+    results = run_batch(
+        config.code or "", config.scale, config.max_score, parts, environment=config.environment
+    )
     return merge(outcomes, results)
 
 

@@ -18,6 +18,7 @@ PARAMS: tuple[str, ...] = (
     "avgRating", "avgRating100", "editDistanceFromBest", "eachDoc", "eachDocWithRating",
     "eachDocWithRatingEqualTo", "topRatings", "qOption", "ratedDocAt", "ratedDocExistsAt",
     "eachRatedDoc", "setScore", "pass", "fail", "assert", "assertOrScore",
+    "query", "options", "recordDepthOfRanking", "refreshRatedDocs",
 )  # fmt: skip
 
 SOURCE_URL = "relevo-scorer.js"
@@ -84,6 +85,11 @@ PRELUDE = r"""
   let tainted = false;
   let SCALE = [];
   let MAX = null;
+  // The Quepid environment (SCORING.md): ratings read through parseInt where Quepid does,
+  // its edit-distance table, its avgRating100 and its clean-up of the value set.
+  let QUEPID = false;
+  const UNSCORED_NO_RESULTS = 'no results (Quepid shows "zsr")';
+  const UNSCORED_NO_RATINGS = 'no ratings (Quepid shows "--")';
 
   const DOC_PROTO = Object.freeze({
     hasRating() { return this.rating !== null && this.rating !== undefined; },
@@ -92,9 +98,13 @@ PRELUDE = r"""
   const BEST_PROTO = Object.freeze({ getRating() { return this.rating; } });
 
   const count = (c, n) => Math.min(c === undefined ? DEFAULT_COUNT : c, n);
+  // parseInt, as Quepid reads a rating: truncation toward zero; unrated stays null.
+  const asQuepid = (r) => (r === null || r === undefined ? r : Math.trunc(r));
   const topRatingsOf = (c) => {
     const out = [];
-    for (let i = 0; i < count(c, Q.docs.length); i++) out.push(Q.docs[i].rating);
+    for (let i = 0; i < count(c, Q.docs.length); i++) {
+      out.push(QUEPID ? asQuepid(Q.docs[i].rating) : Q.docs[i].rating);
+    }
     return out;
   };
   const meanOf = (c) => {
@@ -114,6 +124,21 @@ PRELUDE = r"""
       prev = cur;
     }
     return prev[b.length];
+  };
+  // Quepid's table: the same recurrence, but every cell outside the table reads 0 and the
+  // result is the last cell, so leading insertions and deletions are under-counted.
+  const quepidDistance = (a, b) => {
+    if (a.length === 0 || b.length === 0) return 0;
+    const d = [];
+    const at = (i, j) => (i < 0 || j < 0 ? 0 : d[i][j]);
+    for (let i = 0; i < a.length; i++) {
+      d.push([]);
+      for (let j = 0; j < b.length; j++) {
+        const cost = a[i] === b[j] ? 0 : 1;
+        d[i].push(Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost));
+      }
+    }
+    return d[a.length - 1][b.length - 1];
   };
   const text = (v) => {
     try {
@@ -150,12 +175,16 @@ PRELUDE = r"""
     (i) => Q.docs[i] !== undefined && Q.docs[i].rating !== null,
     (i) => (Q.docs[i] === undefined ? undefined : Q.docs[i].rating),
     (c) => meanOf(c),
-    (c) => { const m = meanOf(c); return m === null ? null : Math.floor(m * 100 / MAX); },
+    (c) => {
+      const m = meanOf(c);
+      if (QUEPID && !m) return null;  // Quepid: a mean of 0 is no score
+      return m === null ? null : Math.floor(m * 100 / MAX);
+    },
     (c) => {
       const top = topRatingsOf(c);
       const best = Q.best.slice(0, c === undefined ? DEFAULT_COUNT : c).map((b) => b.rating);
       while (best.length < top.length) best.push(null);
-      return levenshtein(top, best);
+      return QUEPID ? quepidDistance(top, best) : levenshtein(top, best);
     },
     (f, c) => { for (let i = 0; i < count(c, Q.docs.length); i++) f(Q.docs[i], i); },
     (f) => { const best = Q.best; for (let i = 0; i < best.length; i++) f(best[i], i); },
@@ -169,6 +198,22 @@ PRELUDE = r"""
     (c) => { if (!c) fail(); },
     (c, s) => { if (!c) setScore(s); },
   ].map(Object.freeze);
+  // Accepted for Quepid's scorers: the depth for the unrated count, and a refresh that
+  // Relevo does not need (ratings are always current).
+  const recordDepthOfRanking = Object.freeze((k) => { if (Q !== null) Q.depth = k; });
+  const refreshRatedDocs = Object.freeze(() => undefined);
+  // Quepid's clean-up of the value a scorer set: NaN, negatives and non-numbers are 0;
+  // nothing set (or null) is no score only with no results or no ratings, else 0.
+  const quepidResult = (done) => {
+    const v = done.set ? done.value : null;
+    if (v === null || v === undefined) {
+      if (done.docs.length === 0) return ['u', UNSCORED_NO_RESULTS, done.logs];
+      if (done.best.length === 0) return ['u', UNSCORED_NO_RATINGS, done.logs];
+      return ['s', 0, done.logs];
+    }
+    if (typeof v !== 'number' || Number.isNaN(v) || v < 0) return ['s', 0, done.logs];
+    return ['s', v, done.logs];
+  };
 
   const BASE = new Set(Reflect.ownKeys(G));
   const cleanGlobals = () => {
@@ -200,21 +245,28 @@ PRELUDE = r"""
   const runOne = (q) => {
     cleanGlobals();
     const docs = q[0].map((d, i) => ({
-      __proto__: DOC_PROTO, ...d[2], id: d[0], rating: d[1], rank: i + 1, fields: d[2] || {},
+      __proto__: DOC_PROTO, ...d[2], id: d[0], rating: d[1], rank: i + 1,
+      fields: d[2] || {}, doc: d[2] || {},
     }));
-    const best = q[1].map((b) => ({ __proto__: BEST_PROTO, id: b[0], rating: b[1] }));
+    const best = q[1].map((b) => ({
+      __proto__: BEST_PROTO, id: b[0], rating: QUEPID ? asQuepid(b[1]) : b[1],
+    }));
+    const own = q[5] || {};
+    const query = Object.freeze({ query_text: q[4] === undefined ? '' : q[4], options: own });
     Q = {
       docs, best, total: q[2], options: q[3] || {},
-      logs: [], logChars: 0, set: false, value: undefined,
+      logs: [], logChars: 0, set: false, value: undefined, depth: null,
     };
     let error = null;
     try {
-      userFn(docs, best, q[2], MAX, SCALE.slice(), ...HELPERS);
+      userFn(docs, best, q[2], MAX, SCALE.slice(), ...HELPERS,
+        query, own, recordDepthOfRanking, refreshRatedDocs);
     } catch (e) {
       error = describeError(e);
     }
     const done = Q;
     Q = null;
+    if (QUEPID && error === null) return quepidResult(done);
     if (done.set) {
       const v = done.value;
       if (v === null) return ['u', null, done.logs];
@@ -227,8 +279,9 @@ PRELUDE = r"""
 
   const check = (token) => { if (token !== TOKEN) throw new Error('not allowed'); };
   const api = {
-    setup(token, code, scale) {
+    setup(token, code, scale, environment) {
       check(token);
+      QUEPID = environment === 'quepid';
       SCALE = JSON.parse(scale);
       MAX = SCALE[SCALE.length - 1];
       try {

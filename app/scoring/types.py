@@ -19,6 +19,8 @@ class ScorerConfig:
     params: Mapping[str, Any] = field(default_factory=dict)
     code: str | None = None
     max_score: float = 100.0
+    # JavaScript only: "relevo" (SCORING.md) or "quepid" (what Quepid's browser computes).
+    environment: str = "relevo"
 
 
 _NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
@@ -95,6 +97,7 @@ class QueryInput:
     num_found: int | None = None
     query_options: Mapping[str, Any] = field(default_factory=dict)
     case_options: Mapping[str, Any] = field(default_factory=dict)
+    text: str = ""  # the query's text, for scorers that read it (``query.query_text``)
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,10 @@ def check_labels(labels: Mapping[str, str] | None, scale: Sequence[float]) -> No
         seen.add(value)
 
 
+# What a JavaScript scorer's code runs in; the first is the default.
+ENVIRONMENTS = ("relevo", "quepid")
+
+
 def validate_scorer(
     *,
     kind: str,
@@ -126,6 +130,7 @@ def validate_scorer(
     scale_labels: Mapping[str, str] | None,
     code: str | None,
     max_score: float | None,
+    environment: str | None = None,
 ) -> ScorerConfig:
     """Return a ready-to-use config, or raise ScorerConfigError naming the bad field."""
     values = normalize_scale(scale, kind if isinstance(kind, str) else "")
@@ -135,10 +140,15 @@ def validate_scorer(
         max_score = 100.0
     elif not _is_number(max_score) or not math.isfinite(max_score) or max_score <= 0:
         raise ScorerConfigError("max_score", "must be a positive number")
+    env = environment or ENVIRONMENTS[0]
+    if env not in ENVIRONMENTS:
+        raise ScorerConfigError("environment", f"must be one of {', '.join(ENVIRONMENTS)}")
     if kind != ScorerKind.JAVASCRIPT:
+        if env != ENVIRONMENTS[0]:
+            raise ScorerConfigError("environment", "only JavaScript scorers have an environment")
         # Built-ins have no code; whatever was sent along is dropped rather than stored.
         return ScorerConfig(kind, values, full, None, float(max_score))
     if not isinstance(code, str) or not code.strip():
         raise ScorerConfigError("code", "a JavaScript scorer needs code")
     check_javascript(code)
-    return ScorerConfig(kind, values, full, code, float(max_score))
+    return ScorerConfig(kind, values, full, code, float(max_score), env)

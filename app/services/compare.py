@@ -206,6 +206,7 @@ class _Rescorer:
                 num_found=rows[qid].num_found,
                 query_options=self.infos[qid].options,
                 case_options=self.case_options,
+                text=self.infos[qid].text,
             )
             for qid in answered
         ]

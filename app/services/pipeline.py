@@ -86,6 +86,7 @@ def score_fetched(
             num_found=f.num_found,
             query_options=f.plan.options,
             case_options=plan.case_options,
+            text=f.plan.text,
         )
         for f in fetched
         if f.error is None

@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from app.errors import Invalid
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
+from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import FieldSpecError, extract_knobs, parse_field_spec
 from app.services import cases as case_service
 from app.services import scorers as scorer_service
@@ -500,17 +501,9 @@ def _rows(value: Any, warnings: list[str]) -> int:
 # ----------------------------------------------------------------------------- import
 
 
-@dataclass(frozen=True)
-class _Shipped:
-    name: str
-    code: str
-    scale: list[int]
-    max_score: float
-
-
-def _shipped(name: str) -> _Shipped | None:
-    """Return Quepid's shipped scorer of this name, written for Relevo (none yet)."""
-    return None
+def _shipped(name: str) -> ShippedScorer | None:
+    """Return Quepid's shipped scorer of this name, written for Relevo's Quepid environment."""
+    return shipped_scorer(name)
 
 
 @dataclass
@@ -651,6 +644,7 @@ def _javascript_scorer(
         scale_labels=None,
         code=code,
         max_score=max_score,
+        environment="quepid",
     )
     candidates = session.scalars(
         select(Scorer)
@@ -666,6 +660,7 @@ def _javascript_scorer(
             scorer.code == config.code
             and [float(v) for v in scorer.scale] == list(config.scale)
             and scorer.max_score == config.max_score
+            and scorer.environment == config.environment
         ):
             return scorer, False
     scorer = Scorer(
@@ -676,6 +671,7 @@ def _javascript_scorer(
         code=config.code,
         scale=list(config.scale),
         max_score=config.max_score,
+        environment=config.environment,
     )
     session.add(scorer)
     session.flush()

@@ -525,6 +525,7 @@ def stored_input(
         num_found=row.num_found,
         query_options=query_options,
         case_options=case_options,
+        text=row.text,
     )
 
 

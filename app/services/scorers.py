@@ -79,6 +79,7 @@ def build_config(
     scale_labels: Mapping[str, str] | None,
     code: str | None,
     max_score: float | None,
+    environment: str | None = None,
 ) -> ScorerConfig:
     """Return a validated scorer config; a bad value is a 422 naming its field."""
     try:
@@ -89,6 +90,7 @@ def build_config(
             scale_labels=scale_labels,
             code=code,
             max_score=max_score,
+            environment=environment,
         )
     except ScorerConfigError as exc:
         raise Invalid(exc.field, exc.message) from exc
@@ -103,6 +105,7 @@ def config_of(scorer: Scorer) -> ScorerConfig:
         scale_labels=scorer.scale_labels,
         code=scorer.code,
         max_score=scorer.max_score,
+        environment=scorer.environment,
     )
 
 
@@ -115,6 +118,7 @@ def config_of_spec(spec: ScorerCreate) -> ScorerConfig:
         scale_labels=spec.scale_labels,
         code=spec.code,
         max_score=spec.max_score,
+        environment=spec.environment,
     )
 
 
@@ -140,6 +144,7 @@ def update_scorer(*, session: Session, scorer: Scorer, body: ScorerUpdate) -> Sc
         "scale_labels": scorer.scale_labels,
         "code": scorer.code,
         "max_score": scorer.max_score,
+        "environment": scorer.environment,
     }
     merged.update({k: v for k, v in changes.items() if k != "name"})
     config = build_config(kind=scorer.kind, **merged)
@@ -171,6 +176,7 @@ def _store_config(scorer: Scorer, config: ScorerConfig, labels: Mapping[str, str
     scorer.scale_labels = dict(labels) if labels else None
     scorer.code = config.code
     scorer.max_score = config.max_score
+    scorer.environment = config.environment
 
 
 def to_read(scorer: Scorer) -> ScorerRead:
@@ -184,6 +190,7 @@ def to_read(scorer: Scorer) -> ScorerRead:
         scale=scorer.scale,
         scale_labels=scorer.scale_labels,
         max_score=scorer.max_score,
+        environment=scorer.environment,
         builtin=scorer.owner_id is None,
         team_ids=[] if scorer.owner_id is None else teams.team_ids(scorer),
     )
@@ -216,6 +223,7 @@ def score_stateless(*, config: ScorerConfig, body: ScoreRequest, owner: object =
         num_found=body.num_found,
         query_options=body.options,
         case_options={},
+        text=body.query_text,
     )
     return score_queries(config, [query], owner=owner)[0]
 

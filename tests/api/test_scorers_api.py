@@ -132,3 +132,33 @@ def test_stateless_ratings_outside_the_scale_are_422(api: ApiUser) -> None:
     )
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["body", "ratings", "a"]
+
+
+def test_javascript_scorers_run_in_the_quepid_environment_when_asked(api: ApiUser) -> None:
+    body = {
+        "name": "Quepid distance",
+        "kind": "javascript",
+        "scale": [0, 1, 2, 3],
+        "code": "setScore(editDistanceFromBest() * 10 + query.query_text.length)",
+        "environment": "quepid",
+    }
+    created = api.post("/api/v1/scorers", json=body)
+    assert created.status_code == 201, created.text
+    assert created.json()["environment"] == "quepid"
+    scorer_id = created.json()["id"]
+    assert api.get(f"/api/v1/scorers/{scorer_id}").json()["environment"] == "quepid"
+    scored = api.post(
+        "/api/v1/score", json={"scorer_id": scorer_id, "query_text": "ab", **DATA_X}
+    ).json()
+    assert scored["score"] == 32  # Quepid's table gives 3 on data X (true Levenshtein: 4)
+    relevo = api.patch(f"/api/v1/scorers/{scorer_id}", json={"environment": "relevo"})
+    assert relevo.status_code == 200 and relevo.json()["environment"] == "relevo"
+    scored = api.post(
+        "/api/v1/score", json={"scorer_id": scorer_id, "query_text": "ab", **DATA_X}
+    ).json()
+    assert scored["score"] == 42
+    builtin = {"name": "n", "kind": "ndcg", "scale": [0, 1, 2, 3], "environment": "quepid"}
+    refused = api.post("/api/v1/scorers", json=builtin)
+    assert refused.status_code == 422 and "environment" in refused.text
+    unknown = api.post("/api/v1/scorers", json={**body, "environment": "angular"})
+    assert unknown.status_code == 422

@@ -27,4 +27,5 @@ def config(
         scale_labels=kw.get("scale_labels"),
         code=kw.get("code"),
         max_score=kw.get("max_score"),
+        environment=kw.get("environment"),
     )
