@@ -29,6 +29,12 @@ class Run(Base):
     status: Mapped[RunStatus] = mapped_column(default=RunStatus.QUEUED)
     explain: Mapped[bool] = mapped_column(default=False)
     case_score: Mapped[float | None] = mapped_column(Float, default=None)
+    # What the run scored when it finished, and with which scorer: never changed afterwards
+    # (case_score and scorer_id follow re-scoring with today's ratings and scorer).
+    recorded_score: Mapped[float | None] = mapped_column(Float, default=None)
+    recorded_scorer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("scorers.id", ondelete="SET NULL"), default=None
+    )
     total: Mapped[int] = mapped_column(default=0)
     done: Mapped[int] = mapped_column(default=0)
     scored: Mapped[int] = mapped_column(default=0)
@@ -53,7 +59,8 @@ class Run(Base):
     chunks_done: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
 
     case: Mapped[Case] = relationship()
-    scorer: Mapped[Scorer | None] = relationship()
+    scorer: Mapped[Scorer | None] = relationship(foreign_keys=[scorer_id])
+    recorded_scorer: Mapped[Scorer | None] = relationship(foreign_keys=[recorded_scorer_id])
 
 
 class RunQuery(Base):

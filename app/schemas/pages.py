@@ -107,6 +107,11 @@ class CaseScore(Out):
     scored: int
     unscored: int
     errors: int
+    recorded_score: float | None = Field(
+        default=None, description="The run's case score when it finished (never changes)"
+    )
+    recorded_scorer_id: int | None = Field(default=None, description="The scorer it finished with")
+    recorded_scorer_name: str | None = Field(default=None, description="That scorer's name")
 
 
 class CaseHistory(Out):

@@ -40,6 +40,14 @@ class RunSummary(Out):
         default=None, description="Knob values this run used instead of its try's (a sweep's)"
     )
     sweep_id: int | None = None
+    recorded_score: float | None = Field(
+        default=None,
+        description="The case score when the run finished, never changed afterwards "
+        "(case_score follows re-scoring with today's ratings and the case's scorer)",
+    )
+    recorded_scorer_id: int | None = Field(
+        default=None, description="The scorer that produced recorded_score"
+    )
 
 
 class RunDocRead(Out):

@@ -188,7 +188,18 @@ def score_of(*, case_id: int, run: Run | None) -> CaseScore:
         scored=run.scored,
         unscored=run.unscored,
         errors=run.errors,
+        recorded_score=run.recorded_score,
+        recorded_scorer_id=run.recorded_scorer_id,
+        recorded_scorer_name=_recorded_scorer_name(run),
     )
+
+
+def _recorded_scorer_name(run: Run) -> str | None:
+    if run.recorded_scorer_id is None:
+        return None
+    if run.recorded_scorer_id == run.scorer_id and run.scorer is not None:
+        return run.scorer.name
+    return run.recorded_scorer.name if run.recorded_scorer is not None else None
 
 
 def case_score(*, session: Session, case: Case) -> CaseScore:
@@ -204,12 +215,14 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
     return CaseHistory(
         case_id=case.id,
         points=[
-            ScorePoint(run_id=r.id, score=r.case_score)
+            ScorePoint(run_id=r.id, score=r.recorded_score)
             for r in reversed(runs)
-            if r.status == RunStatus.FINISHED and r.case_score is not None
+            if r.status == RunStatus.FINISHED and r.recorded_score is not None
         ],
         runs=[run_service.summary(r) for r in runs],
-        scorer_names=_scorer_names(session=session, ids={r.scorer_id for r in runs}),
+        scorer_names=_scorer_names(
+            session=session, ids={r.recorded_scorer_id for r in runs} | {r.scorer_id for r in runs}
+        ),
     )
 
 

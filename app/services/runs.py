@@ -203,7 +203,12 @@ def store_chunk(
     values: dict[str, Any] = {"chunks_done": done_chunks, "done": count}
     values["heartbeat_at"] = datetime.now(UTC)
     if finished:
-        values.update(status=RunStatus.FINISHED, finished_at=datetime.now(UTC))
+        values.update(
+            status=RunStatus.FINISHED,
+            finished_at=datetime.now(UTC),
+            recorded_score=Run.case_score,
+            recorded_scorer_id=Run.scorer_id,
+        )
     session.execute(update(Run).where(Run.id == run.id).values(**values))
     session.commit()
     return finished
@@ -329,7 +334,11 @@ def finish_run(
     if rows:
         session.execute(insert(RunQuery), rows)
     _refresh_totals(session, plan.run_id)
-    session.execute(update(Run).where(Run.id == plan.run_id).values(done=len(rows)))
+    session.execute(
+        update(Run)
+        .where(Run.id == plan.run_id)
+        .values(done=len(rows), recorded_score=Run.case_score, recorded_scorer_id=Run.scorer_id)
+    )
     session.commit()
 
 

@@ -192,6 +192,8 @@ def test_a_killed_worker_loses_nothing(queue_db: str, workers: Workers, tmp_path
         assert sorted(query_ids) == sorted(ids.values())  # exactly one result per query
         assert {q["query_id"]: q["score"] for q in run["queries"]} == expected
         assert run["case_score"] == pytest.approx(reference["case_score"], abs=1e-9)
+        assert run["recorded_score"] == pytest.approx(reference["recorded_score"], abs=1e-9)
+        assert run["recorded_score"] == pytest.approx(run["case_score"], abs=1e-9)
         assert run["scored"] == reference["scored"] and run["errors"] == 0
     assert _jobs_left(queue_db) == 0
 

@@ -86,6 +86,11 @@ def test_run_scores_every_query_as_the_scoring_function_would(
     assert (second["scored"], second["unscored"], second["errors"]) == (1, 3, 0)
     runs = api.get(f"/api/v1/cases/{case['id']}/runs").json()
     assert [r["id"] for r in runs] == [second["id"], first["id"]]
+    # The first run finished with nothing rated: that record stays, beside today's score.
+    assert runs[1]["recorded_score"] is None
+    assert runs[1]["case_score"] == pytest.approx(expected.score, abs=1e-9)
+    assert runs[0]["recorded_score"] == pytest.approx(expected.score)
+    assert runs[0]["recorded_scorer_id"] == runs[0]["scorer_id"] is not None
     assert api.get("/api/v1/cases").json()[0]["last_score"] == pytest.approx(expected.score)
 
 

@@ -82,6 +82,8 @@ def finished_run(
             scorer_id=scorer,
             status="finished",
             case_score=case_score,
+            recorded_score=case_score,
+            recorded_scorer_id=scorer,
             total=len(outcomes),
             done=len(outcomes),
             scored=statuses.count("scored"),

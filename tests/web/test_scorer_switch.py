@@ -57,6 +57,13 @@ def test_patching_the_scorer_rescores_the_latest_run_without_the_engine(
     history = api.get(f"/api/v1/pages/cases/{case_id}/history").json()
     assert history["runs"][0]["scorer_id"] == ap
     assert history["scorer_names"][str(ap)] == "AP@10"
+    # What the run scored when it finished stays as it was, with the scorer it used.
+    p10 = scorer_id(api, "P@10")
+    assert (score["recorded_score"], score["recorded_scorer_id"]) == (0.0, p10)
+    assert score["recorded_scorer_name"] == "P@10"
+    run = history["runs"][0]
+    assert (run["recorded_score"], run["recorded_scorer_id"]) == (0.0, p10)
+    assert history["points"] == [{"run_id": run_id, "score": 0.0}]
 
 
 def test_switching_the_scorer_in_the_settings_form_shows_only_new_scores(
@@ -78,7 +85,13 @@ def test_switching_the_scorer_in_the_settings_form_shows_only_new_scores(
     assert one(page, "#case-score .score-scorer").get_text() == "AP@10"
     assert one(page, "#case-score-value").get_text(strip=True) == f"{AP_SCORE:.0f}"
     assert one(page, f"#query-score-{qid}").get_text(strip=True) == f"{AP_SCORE:.0f}"
-    assert one(page, "#runs tbody tr .run-scorer").get_text(strip=True) == "AP@10"
+    # History keeps the run as it finished: P@10's 0, with today's AP@10 score on hover.
+    row = one(page, "#runs tbody tr")
+    assert one(row, ".run-scorer").get_text(strip=True) == "P@10"
+    assert one(row, ".run-score").get_text(strip=True) == "0"
+    assert one(row, ".run-score")["title"] == f"Re-scored today: {AP_SCORE:.0f} (AP@10)"
+    assert one(page, "#case-score .recorded-value").get_text(strip=True) == "0"
+    assert one(page, "#case-score .recorded-scorer").get_text(strip=True) == "P@10"
 
 
 def test_saving_settings_with_the_same_scorer_keeps_the_run_as_it_is(
