@@ -49,8 +49,16 @@ class StoredDocs:
     __slots__ = ("_docs", "ids")
 
     def __init__(self, docs: Sequence[Mapping[str, Any]]) -> None:
-        self._docs = docs
+        self._docs: Sequence[Mapping[str, Any]] | None = docs
         self.ids: list[str] = [d["id"] for d in docs]
+
+    @classmethod
+    def of_ids(cls, ids: list[str]) -> StoredDocs:
+        """Return docs known by their ids alone (no fields)."""
+        docs = cls.__new__(cls)
+        docs._docs = None
+        docs.ids = ids
+        return docs
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -62,11 +70,16 @@ class StoredDocs:
     def __getitem__(self, index: slice) -> list[ScoreDoc]: ...
 
     def __getitem__(self, index: int | slice) -> ScoreDoc | list[ScoreDoc]:
+        docs = self._docs
         if isinstance(index, slice):
-            return [_score_doc(d) for d in self._docs[index]]
-        return _score_doc(self._docs[index])
+            if docs is None:
+                return [ScoreDoc(doc_id) for doc_id in self.ids[index]]
+            return [_score_doc(d) for d in docs[index]]
+        return ScoreDoc(self.ids[index]) if docs is None else _score_doc(docs[index])
 
     def __iter__(self) -> Iterator[ScoreDoc]:
+        if self._docs is None:
+            return (ScoreDoc(doc_id) for doc_id in self.ids)
         return (_score_doc(d) for d in self._docs)
 
     def as_sequence(self) -> Sequence[ScoreDoc]:

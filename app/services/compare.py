@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import JSON, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict
@@ -24,7 +24,7 @@ from app.schemas.compare import (
     QueryComparison,
     RunComparison,
 )
-from app.scoring import Outcome, QueryInput, ScorerConfig, score_queries, tally
+from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
 from app.scoring.types import StoredDocs
 from app.search import FieldSpec
 from app.services import cases as case_service
@@ -33,7 +33,7 @@ from app.services import runs as run_service
 from app.services import scorers as scorer_service
 from app.services.compare_stats import case_overlap, compare_stats, in_words, query_overlap
 from app.services.stored import doc_title, field_spec_of
-from app.vocabulary import QueryStatus
+from app.vocabulary import QueryStatus, ScorerKind
 
 __all__ = [
     "COMPARE_SORT_LABELS",
@@ -73,7 +73,8 @@ class StoredRow:
     reason: str | None
     error: str | None
     num_found: int | None
-    docs: list[Any]
+    ids: list[str]  # the ranked doc ids
+    docs: list[Any] | None = None  # the stored docs with their fields, when loaded
 
 
 _COLUMNS = (
@@ -84,17 +85,58 @@ _COLUMNS = (
     RunQuery.reason,
     RunQuery.error,
     RunQuery.num_found,
-    RunQuery.docs,
 )
+# The ranked ids of a row's docs, extracted by the database: a comparison of two large runs
+# reads ids for every query but whole docs (fields) only where the top k changed.
+_SQLITE_IDS = literal_column(
+    "(SELECT json_group_array(json_extract(value, '$.id')) FROM json_each(run_queries.docs))",
+    type_=JSON,
+)
+_POSTGRES_IDS = func.jsonb_path_query_array(RunQuery.docs, literal_column("'$[*].id'"), type_=JSON)
+IN_CHUNK = 5000
 
 
-def stored_rows(session: Session, run_id: int, query_id: int | None = None) -> dict[int, StoredRow]:
-    """Return the run's stored outcomes by query id (one query's when query_id is given)."""
-    stmt = select(*_COLUMNS).where(RunQuery.run_id == run_id, RunQuery.query_id.is_not(None))
+def stored_rows(
+    session: Session, run_id: int, query_id: int | None = None, *, docs: bool = True
+) -> dict[int, StoredRow]:
+    """Return the run's stored outcomes by query id (one query's when query_id is given).
+
+    ``docs=False`` reads the ranked ids only; ``docs_of`` reads whole docs where needed.
+    """
+    postgres = session.get_bind().dialect.name == "postgresql"
+    ids = _POSTGRES_IDS if postgres else _SQLITE_IDS
+    column = RunQuery.docs if docs else ids
+    stmt = select(*_COLUMNS, column).where(
+        RunQuery.run_id == run_id, RunQuery.query_id.is_not(None)
+    )
     if query_id is not None:
         stmt = stmt.where(RunQuery.query_id == query_id)
     # A row whose query was deleted since has no id to match on, and no ratings left.
-    return {row[0]: StoredRow(*row) for row in session.execute(stmt)}
+    if docs:
+        return {
+            row[0]: _stored_row(row, [d["id"] for d in row[7]], row[7])
+            for row in session.execute(stmt)
+        }
+    return {row[0]: _stored_row(row, list(row[7] or ()), None) for row in session.execute(stmt)}
+
+
+def _stored_row(row: Any, ids: list[str], docs: list[Any] | None) -> StoredRow:
+    return StoredRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], ids, docs)
+
+
+def docs_of(
+    session: Session, run_id: int, rows: Mapping[int, StoredRow], query_ids: Sequence[int]
+) -> dict[int, list[Any]]:
+    """Return the stored docs of these queries of the run (read only when not loaded yet)."""
+    found = {q: rows[q].docs for q in query_ids if q in rows and rows[q].docs is not None}
+    missing = [q for q in query_ids if q in rows and q not in found]
+    for start in range(0, len(missing), IN_CHUNK):
+        chunk = missing[start : start + IN_CHUNK]
+        stmt = select(RunQuery.query_id, RunQuery.docs).where(
+            RunQuery.run_id == run_id, RunQuery.query_id.in_(chunk)
+        )
+        found.update({qid: docs for qid, docs in session.execute(stmt) if qid is not None})
+    return {q: d for q, d in found.items() if d is not None}
 
 
 @dataclass(frozen=True)
@@ -141,8 +183,10 @@ def compare_runs(
             raise Conflict(f"Run {run.id} is still {run.status}: compare it once it has finished.")
     scorer = case.scorer
     config = scorer_service.config_of(scorer)
-    base_rows = stored_rows(session, base_run.id)
-    other_rows = base_rows if other_run is None else stored_rows(session, other_run.id)
+    # Built-in scorers read ids only; JavaScript may read the docs' fields.
+    whole = config.kind == ScorerKind.JAVASCRIPT
+    base_rows = stored_rows(session, base_run.id, docs=whole)
+    other_rows = base_rows if other_run is None else stored_rows(session, other_run.id, docs=whole)
     query_ids = sorted(set(base_rows) | set(other_rows))
     infos = _query_infos(session, query_ids)
     ratings = query_service.ratings_of(session=session, query_ids=query_ids)
@@ -152,7 +196,26 @@ def compare_runs(
     k = scorer_service.scorer_k(
         scorer, rows=case_service.current_try(session=session, case=case).rows
     )
-    queries = [_compare_query(qid, infos[qid], base, other, ratings[qid], k) for qid in query_ids]
+    tops = {
+        qid: (_top_index(base_rows.get(qid), k), _top_index(other_rows.get(qid), k))
+        for qid in query_ids
+    }
+    # Whole docs (for the titles of the docs that entered or left the top) only where it moved.
+    moved = [qid for qid, (b, o) in tops.items() if b.keys() != o.keys()]
+    base_docs = docs_of(session, base_run.id, base_rows, moved)
+    other_docs = (
+        base_docs if other_run is None else docs_of(session, other_run.id, other_rows, moved)
+    )
+    queries = [
+        _compare_query(
+            qid,
+            infos[qid],
+            (base, base_docs.get(qid), tops[qid][0]),
+            (other, other_docs.get(qid), tops[qid][1]),
+            ratings[qid],
+        )
+        for qid in query_ids
+    ]
     base_read, other_read = _side_read(base), _side_read(other)
     case_delta = _delta(base_read.case_score, other_read.case_score)
     stats = compare_stats(queries)
@@ -201,7 +264,7 @@ class _Rescorer:
         inputs = [
             QueryInput(
                 # By id: built-in scorers read only ids, JavaScript gets fields on demand.
-                docs=StoredDocs(rows[qid].docs).as_sequence(),
+                docs=_score_docs(rows[qid]),
                 ratings=self.ratings[qid],
                 num_found=rows[qid].num_found,
                 query_options=self.infos[qid].options,
@@ -214,9 +277,15 @@ class _Rescorer:
         return {qid: outcomes.get(qid) or _stored(row) for qid, row in rows.items()}
 
 
+def _score_docs(row: StoredRow) -> Sequence[ScoreDoc]:
+    if row.docs is not None:
+        return StoredDocs(row.docs).as_sequence()
+    return StoredDocs.of_ids(row.ids).as_sequence()
+
+
 def _answered(row: StoredRow) -> bool:
     # The same test as stored.has_ranking: a fetch error leaves nothing to score.
-    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.docs)
+    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.ids)
 
 
 def _stored(row: StoredRow) -> Outcome:
@@ -253,18 +322,21 @@ def _side_read(side: _Side) -> CompareSide:
     )
 
 
+# One side of a query's comparison: the side, the query's stored docs if they were read
+# (only where the top k changed), and its top-k ids with their indexes.
+_QuerySide = tuple[_Side, list[Any] | None, dict[str, int]]
+
+
 def _compare_query(
     query_id: int,
     info: _QueryInfo,
-    base: _Side,
-    other: _Side,
+    base_side: _QuerySide,
+    other_side: _QuerySide,
     ratings: Mapping[str, float],
-    k: int,
 ) -> QueryComparison:
+    (base, base_docs, base_top), (other, other_docs, other_top) = base_side, other_side
     before, after = base.outcomes.get(query_id), other.outcomes.get(query_id)
     delta = _delta(_score(before), _score(after))
-    base_row, other_row = base.rows.get(query_id), other.rows.get(query_id)
-    base_top, other_top = _top_index(base_row, k), _top_index(other_row, k)
     # Built without validation: every value comes from this module, typed; a comparison of
     # two large runs makes tens of thousands of these.
     return QueryComparison.model_construct(
@@ -278,14 +350,14 @@ def _compare_query(
         delta=delta,
         change=_change(before, after, delta),
         entered=[
-            _doc_change(other_row.docs[i], i + 1, other.spec, ratings)
+            _doc_change(other_docs[i], i + 1, other.spec, ratings)
             for doc_id, i in other_top.items()
-            if other_row is not None and doc_id not in base_top
+            if other_docs is not None and doc_id not in base_top
         ],
         left=[
-            _doc_change(base_row.docs[i], i + 1, base.spec, ratings)
+            _doc_change(base_docs[i], i + 1, base.spec, ratings)
             for doc_id, i in base_top.items()
-            if base_row is not None and doc_id not in other_top
+            if base_docs is not None and doc_id not in other_top
         ],
         overlap=query_overlap(base_top, other_top) if before and after else None,
     )
@@ -296,7 +368,7 @@ def _top_index(row: StoredRow | None, k: int) -> dict[str, int]:
     # only the docs that entered or left the top are read further).
     if row is None:
         return {}
-    return {doc["id"]: i for i, doc in enumerate(row.docs[:k])}
+    return {doc_id: i for i, doc_id in enumerate(row.ids[:k])}
 
 
 def _score(outcome: Outcome | None) -> float | None:
@@ -327,7 +399,7 @@ def _direction(delta: float) -> Change:
 
 def top_docs(row: StoredRow | None, k: int) -> dict[str, Mapping[str, Any]]:
     """Return the row's first k docs by id, best first, each with its rank."""
-    if row is None:
+    if row is None or row.docs is None:
         return {}
     top = [{**doc, "rank": doc.get("rank") or i} for i, doc in enumerate(row.docs[:k], 1)]
     return {str(doc.get("id")): doc for doc in top}

@@ -53,6 +53,7 @@ __all__ = [
 ]
 
 QUEPID_ENVIRONMENT = "quepid"
+ENVIRONMENTS = ("relevo", QUEPID_ENVIRONMENT)
 MAX_QUERY_CHARS = 1000
 MAX_DOC_ID_CHARS = 500
 MAX_NAME_CHARS = 200
@@ -115,6 +116,7 @@ class QuepidScorer:
     code: str | None
     scale: list[float] | None
     max_score: float | None = None  # written by Relevo's export only
+    environment: str | None = None  # likewise
 
 
 @dataclass
@@ -291,11 +293,15 @@ def _scorer(data: dict[str, Any]) -> QuepidScorer:
         scale = [_number(v, ("scorer", "scale", i)) for i, v in enumerate(raw_scale)]
     code = code if code and code.strip() else None
     max_score = data.get("max_score")
+    environment = data.get("environment")
+    if environment is not None and environment not in ENVIRONMENTS:
+        raise _wrong(("scorer", "environment"), '"relevo" or "quepid"')
     return QuepidScorer(
         name=name.strip(),
         code=code,
         scale=scale,
         max_score=None if max_score is None else _number(max_score, ("scorer", "max_score")),
+        environment=environment,
     )
 
 
@@ -595,15 +601,31 @@ def _scorer_for(
         )
         # Quepid's own scorers of that name set 0-1 (or 0-100) scores: keep their scale.
         top = wanted.max_score or (float(shipped.max_score) if shipped else 100.0)
-        return _javascript_scorer(session, user, wanted.name, wanted.code, scale, top)
+        same = shipped is not None and shipped.code == wanted.code
+        return _javascript_scorer(
+            session,
+            user,
+            _Wanted(
+                name=wanted.name,
+                code=wanted.code,
+                scale=scale,
+                max_score=top,
+                environment=wanted.environment or QUEPID_ENVIRONMENT,
+                labels=shipped.labels if shipped is not None and same else None,
+            ),
+        )
     if shipped is not None:
         return _javascript_scorer(
             session,
             user,
-            shipped.name,
-            shipped.code,
-            [float(v) for v in shipped.scale],
-            float(shipped.max_score),
+            _Wanted(
+                name=shipped.name,
+                code=shipped.code,
+                scale=[float(v) for v in shipped.scale],
+                max_score=float(shipped.max_score),
+                environment=QUEPID_ENVIRONMENT,
+                labels=shipped.labels or None,
+            ),
         )
     mine = session.scalar(
         select(Scorer)
@@ -633,25 +655,37 @@ def _scale_of(queries: list[QuepidQuery]) -> list[float]:
     return [float(v) for v in range(low, max(high, low + 1) + 1)]
 
 
-def _javascript_scorer(
-    session: Session, user: User, name: str, code: str, scale: list[float], max_score: float
-) -> tuple[Scorer, bool]:
-    """Return the user's identical JavaScript scorer (environment quepid), else a new one."""
+@dataclass(frozen=True)
+class _Wanted:
+    """A JavaScript scorer the import needs."""
+
+    name: str
+    code: str
+    scale: list[float]
+    max_score: float
+    environment: str
+    labels: Mapping[str, str] | None
+
+
+def _javascript_scorer(session: Session, user: User, wanted: _Wanted) -> tuple[Scorer, bool]:
+    """Return the user's identical JavaScript scorer (same code, scale, max score and
+    environment), else a new one."""
+    name = wanted.name[:MAX_NAME_CHARS]
     config = scorer_service.build_config(
         kind=ScorerKind.JAVASCRIPT,
         params=None,
-        scale=scale,
-        scale_labels=None,
-        code=code,
-        max_score=max_score,
-        environment="quepid",
+        scale=wanted.scale,
+        scale_labels=wanted.labels,
+        code=wanted.code,
+        max_score=wanted.max_score,
+        environment=wanted.environment,
     )
     candidates = session.scalars(
         select(Scorer)
         .where(
             Scorer.owner_id == user.id,
             Scorer.kind == ScorerKind.JAVASCRIPT,
-            Scorer.name == name[:MAX_NAME_CHARS],
+            Scorer.name == name,
         )
         .order_by(Scorer.id)
     )
@@ -665,11 +699,12 @@ def _javascript_scorer(
             return scorer, False
     scorer = Scorer(
         owner_id=user.id,
-        name=name[:MAX_NAME_CHARS],
+        name=name,
         kind=ScorerKind.JAVASCRIPT,
         params=dict(config.params),
         code=config.code,
         scale=list(config.scale),
+        scale_labels=dict(wanted.labels) if wanted.labels else None,
         max_score=config.max_score,
         environment=config.environment,
     )
@@ -783,6 +818,7 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
         scorer_out["code"] = scorer.code
         scorer_out["scale"] = [_json_number(v) for v in scorer.scale]
         scorer_out["max_score"] = _json_number(scorer.max_score)
+        scorer_out["environment"] = scorer.environment
     engine = Engine(endpoint.engine)
     url = endpoint.url if engine == Engine.SOLR else endpoint.url.rstrip("/") + "/_search"
     head: dict[str, Any] = {

@@ -477,6 +477,7 @@ def test_export_is_quepids_case_shape_and_round_trips(api: ApiUser) -> None:
             "code": fixture("tmdb_solr_case_v7.json")["scorer"]["code"],
             "scale": [1, 2, 3, 4],
             "max_score": 100,
+            "environment": "quepid",
         },
         "try": {
             "escape_query": False,
@@ -568,3 +569,51 @@ def test_export_of_another_users_case_is_404(api: ApiUser, other_api: ApiUser) -
     case = imported(api, fixture("tmdb_solr_case_v7.json"))
     assert other_api.get(f"/api/v1/cases/{case['id']}/export").status_code == 404
     assert api.get(f"/api/v1/cases/{case['id']}/export?format=csv").status_code == 422
+
+
+# ------------------------------------------------------------------ Quepid's shipped scorers
+
+
+def test_a_shipped_scorer_name_gets_quepids_scorer_not_the_preset(api: ApiUser) -> None:
+    from app.scoring.quepid_scorers import shipped_scorer
+
+    shipped = shipped_scorer("AP@10")
+    assert shipped is not None
+    data = fixture("movies_es_case.json")
+    data["scorer"] = {"name": "AP@10"}
+    case = imported(api, data)
+    assert case["warnings"] == [] and case["scorer_created"] is True
+    preset = next(
+        s for s in api.get("/api/v1/scorers").json() if s["builtin"] and s["name"] == "AP@10"
+    )
+    assert case["scorer_id"] != preset["id"]
+    scorer = api.get(f"/api/v1/scorers/{case['scorer_id']}").json()
+    assert scorer["kind"] == "javascript" and scorer["environment"] == "quepid"
+    assert scorer["name"] == shipped.name
+    assert scorer["code"] == shipped.code
+    assert scorer["scale"] == [float(v) for v in shipped.scale]
+    assert scorer["max_score"] == shipped.max_score
+    # Made once: the next case named after it gets the same scorer.
+    again = imported(api, data)
+    assert again["scorer_id"] == case["scorer_id"] and again["scorer_created"] is False
+    # Exported with its code, and that imports to the same scorer again.
+    out = export(api, case["id"])
+    assert out["scorer"]["name"] == shipped.name and out["scorer"]["environment"] == "quepid"
+    assert imported(api, out)["scorer_id"] == case["scorer_id"]
+
+
+def test_scorer_code_keeps_its_environment(api: ApiUser) -> None:
+    data = with_code(fixture("movies_es_case.json"), [0, 1])
+    assert (
+        api.get(f"/api/v1/scorers/{imported(api, data)['scorer_id']}").json()["environment"]
+        == "quepid"
+    )
+    data["scorer"]["environment"] = "relevo"  # what Relevo exports of a relevo scorer
+    relevo = imported(api, data)
+    scorer = api.get(f"/api/v1/scorers/{relevo['scorer_id']}").json()
+    assert scorer["environment"] == "relevo"
+    assert export(api, relevo["id"])["scorer"]["environment"] == "relevo"
+    data["scorer"]["environment"] = "browser"
+    answer = post(api, data)
+    assert answer.status_code == 422
+    assert answer.json()["detail"][0]["loc"] == ["body", "scorer", "environment"]
