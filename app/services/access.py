@@ -8,10 +8,12 @@ through `require_owner`. Everyone else gets 404, exactly as for a missing id.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 from sqlalchemy import ColumnElement, Select, Table, exists, false, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm.interfaces import ORMOption
 
 from app.errors import Forbidden, NotFound
 from app.models import Book, Case, Scorer, SearchEndpoint, TeamMember, User
@@ -116,9 +118,10 @@ def get_visible(
     user: User,
     label: str,
     shared_when_unowned: bool = False,
+    options: Sequence[ORMOption] = (),
 ) -> T:
     """Return the object when the user may see it; otherwise raise NotFound (404)."""
-    obj = session.get(model, object_id) if valid_id(object_id) else None
+    obj = session.get(model, object_id, options=options) if valid_id(object_id) else None
     if obj is None or not can_see(
         session=session, user=user, obj=obj, shared_when_unowned=shared_when_unowned
     ):
@@ -128,7 +131,15 @@ def get_visible(
 
 def visible_case(*, session: Session, user: User, case_id: int) -> Case:
     """Return the case when the user may see it, else raise NotFound."""
-    return get_visible(session=session, model=Case, object_id=case_id, user=user, label="case")
+    # Nearly every case view needs its scorer: loaded in the same statement.
+    return get_visible(
+        session=session,
+        model=Case,
+        object_id=case_id,
+        user=user,
+        label="case",
+        options=[joinedload(Case.scorer)],
+    )
 
 
 def visible_endpoint(*, session: Session, user: User, endpoint_id: int) -> SearchEndpoint:

@@ -145,6 +145,15 @@ def set_ratings(
     *, session: Session, query: Query, scorer: Scorer, ratings: Sequence[RatingIn], user: User
 ) -> dict[str, float]:
     """Upsert ratings (a null rating deletes) within the scorer's scale; return all of them."""
+    return set_ratings_with_raters(
+        session=session, query=query, scorer=scorer, ratings=ratings, user=user
+    )[0]
+
+
+def set_ratings_with_raters(
+    *, session: Session, query: Query, scorer: Scorer, ratings: Sequence[RatingIn], user: User
+) -> tuple[dict[str, float], dict[str, str | None]]:
+    """As set_ratings, and also return each rated doc's rater email (in the same look-up)."""
     low, high = rating_bounds(scorer)
     for index, item in enumerate(ratings):
         if item.rating is not None and (
@@ -159,8 +168,12 @@ def set_ratings(
 
 def _write_ratings(
     session: Session, query: Query, ratings: Sequence[RatingIn], user: User
-) -> dict[str, float]:
-    current = {r.doc_id: r for r in list_ratings(session=session, query=query)}
+) -> tuple[dict[str, float], dict[str, str | None]]:
+    emails: dict[str, str | None] = {}
+    current: dict[str, Rating] = {}
+    for rating, _user_id, email in ratings_with_raters(session=session, query=query):
+        current[rating.doc_id] = rating
+        emails[rating.doc_id] = email
     removed = [item.doc_id for item in ratings if item.rating is None]
     if removed:
         session.execute(
@@ -180,10 +193,11 @@ def _write_ratings(
         else:
             existing.rating = item.rating
             existing.rated_by_id = user.id
+        emails[item.doc_id] = user.email
     # Read before the commit, which may expire the objects (one reload each otherwise).
     result = {doc_id: rating.rating for doc_id, rating in current.items()}
     session.commit()
-    return result
+    return result, {doc_id: emails.get(doc_id) for doc_id in result}
 
 
 def ratings_with_raters(

@@ -11,37 +11,53 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from app.models import Case, Query, Run, RunQuery, User
+from app.models import Case, Query, Run, RunQuery, Try, User
 from app.schemas.cases import RatingIn
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services.stored import latest_row
 
 __all__ = ["Rated", "rate"]
 
 
 @dataclass(frozen=True)
 class Rated:
-    """The query's ratings after the change, and its re-scored row in the latest run."""
+    """The query's ratings after the change (with their raters' emails), and its re-scored
+    row in the latest run (with the run's try, for showing the docs)."""
 
     ratings: dict[str, float]
     run: Run | None
     row: RunQuery | None
     rescored: bool
+    raters: dict[str, str | None]
+    chosen: Try | None
 
 
 def rate(
     *, session: Session, case: Case, query: Query, user: User, ratings: Sequence[RatingIn]
 ) -> Rated:
     """Upsert ratings (null clears) within the case scorer's scale and re-score the query."""
-    current = query_service.set_ratings(
+    current, raters = query_service.set_ratings_with_raters(
         session=session, query=query, scorer=case.scorer, ratings=ratings, user=user
     )
-    rescored = run_service.rescore_query(session=session, case=case, query=query)
-    if rescored is None:
-        # Nothing to re-score (no run yet, or the engine failed this query): show it as it is.
-        run = run_service.latest_finished_run(session=session, case=case)
-        row = latest_row(session=session, run=run, query=query)
-        return Rated(ratings=current, run=run, row=row, rescored=False)
-    run, row = rescored
-    return Rated(ratings=current, run=run, row=row, rescored=True)
+    latest = run_service.latest_with_row(session=session, case=case, query=query)
+    rescored = (
+        latest.run is not None
+        and latest.row is not None
+        and run_service.rescore_row(
+            session=session,
+            case=case,
+            query=query,
+            run=latest.run,
+            row=latest.row,
+            ratings=current,
+        )
+    )
+    # Without a run, or when the engine failed this query, it is shown as it is.
+    return Rated(
+        ratings=current,
+        run=latest.run,
+        row=latest.row,
+        rescored=rescored,
+        raters=raters,
+        chosen=latest.chosen,
+    )

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.models import Case, Query, Run, RunQuery
+from app.models import Case, Query, Run, RunQuery, Try
 from app.schemas.cases import QueryRead
 from app.schemas.pages import DocField, QueryResults, ResultDoc
 from app.search import FieldSpec
@@ -38,8 +38,13 @@ def results_of(
     run: Run | None,
     row: RunQuery | None,
     ratings: Mapping[str, float],
+    raters: Mapping[str, str | None] | None = None,
+    chosen: Try | None = None,
 ) -> QueryResults:
-    """Return one query's results from a run row and ratings the caller has loaded already."""
+    """Return one query's results from a run row and ratings the caller has loaded already.
+
+    ``raters`` (doc id → rater email) and ``chosen`` (the run's try) save their look-ups.
+    """
     scorer = case.scorer
     base = QueryResults(
         case_id=case.id,
@@ -57,17 +62,19 @@ def results_of(
     if run is None or row is None:
         return base
     # One look-up of the run's try serves both the field spec and the top k.
-    chosen = case_service.get_try(session=session, case=case, number=run.try_number)
+    if chosen is None or chosen.number != run.try_number:
+        chosen = case_service.get_try(session=session, case=case, number=run.try_number)
     spec = spec_of(chosen)
     k = scorer_service.scorer_k(scorer, rows=chosen.rows)
     docs = [_result_doc(d, spec, ratings) for d in row.docs or []]
-    if any(d.rating is not None for d in docs):
+    if raters is None and any(d.rating is not None for d in docs):
         raters = {
             rating.doc_id: email
             for rating, _user_id, email in query_service.ratings_with_raters(
                 session=session, query=query
             )
         }
+    if raters:
         docs = [d.model_copy(update={"rated_by": raters.get(d.id)}) for d in docs]
     return base.model_copy(
         update={

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.errors import Conflict, NotFound
-from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
+from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint, Try
 from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
@@ -404,26 +406,116 @@ def latest_finished_run(*, session: Session, case: Case) -> Run | None:
     return session.scalar(stmt)
 
 
-def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, RunQuery] | None:
-    """Re-score one query of the latest run with its current ratings, without refetching."""
-    run = latest_finished_run(session=session, case=case)
-    if run is None:
+def rescore_query(
+    *,
+    session: Session,
+    case: Case,
+    query: Query,
+    ratings: Mapping[str, float] | None = None,
+) -> tuple[Run, RunQuery] | None:
+    """Re-score one query of the latest run with its current ratings, without refetching.
+
+    ``ratings`` are the query's current ratings when the caller holds them already.
+    """
+    latest = latest_with_row(session=session, case=case, query=query)
+    if latest.run is None or latest.row is None:
         return None
-    row = session.scalar(
-        select(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id == query.id)
+    if not rescore_row(
+        session=session, case=case, query=query, run=latest.run, row=latest.row, ratings=ratings
+    ):
+        return None
+    return latest.run, latest.row
+
+
+@dataclass(frozen=True)
+class LatestRow:
+    """The case's latest finished run, the query's row in it and the run's try (each or None)."""
+
+    run: Run | None
+    row: RunQuery | None
+    chosen: Try | None
+
+
+def latest_with_row(*, session: Session, case: Case, query: Query) -> LatestRow:
+    """Return the latest finished run with the query's row and the run's try, in one statement."""
+    latest = (
+        select(Run.id)
+        .where(Run.case_id == case.id, Run.status == RunStatus.FINISHED)
+        .order_by(Run.id.desc())
+        .limit(1)
+        .scalar_subquery()
     )
+    stmt = (
+        select(Run, RunQuery, Try)
+        .outerjoin(RunQuery, (RunQuery.run_id == Run.id) & (RunQuery.query_id == query.id))
+        .outerjoin(Try, (Try.case_id == Run.case_id) & (Try.number == Run.try_number))
+        .where(Run.id == latest)
+    )
+    found = session.execute(stmt).first()
+    if found is None:
+        return LatestRow(run=None, row=None, chosen=None)
+    run, row, chosen = found
+    return LatestRow(run=run, row=row, chosen=chosen)
+
+
+def rescore_row(
+    *,
+    session: Session,
+    case: Case,
+    query: Query,
+    run: Run,
+    row: RunQuery,
+    ratings: Mapping[str, float] | None = None,
+) -> bool:
+    """Re-score the query's row with the run's scorer and refresh the run's totals.
+
+    Returns False (and changes nothing) when there is no ranking or scorer to score.
+    """
+    # The run's scorer is usually the case's, already loaded: no look-up then.
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
-    if row is None or scorer is None or not _has_ranking(row):
-        return None
-    ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+    if scorer is None or not _has_ranking(row):
+        return False
+    if ratings is None:
+        ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
     stored = stored_input(row, ratings, query.options or {}, case.options or {})
     outcome = score_queries(config_of(scorer), [stored])[0]
     _apply(row, outcome, ratings)
     session.flush()
-    _refresh_totals(session, run.id)
+    _refresh_totals_of(session, run)
     session.commit()
-    session.refresh(run)
-    return run, row
+    return True
+
+
+def _refresh_totals_of(session: Session, run: Run) -> None:
+    """Recount the run's totals in one UPDATE and set them on the loaded run (no reload)."""
+
+    def of(status: QueryStatus, value: Any) -> Any:
+        return (
+            select(value)
+            .where(RunQuery.run_id == run.id, RunQuery.status == status)
+            .scalar_subquery()
+        )
+
+    stmt = (
+        update(Run)
+        .where(Run.id == run.id)
+        .values(
+            case_score=of(QueryStatus.SCORED, func.avg(RunQuery.score)),
+            scored=of(QueryStatus.SCORED, func.count()),
+            unscored=of(QueryStatus.UNSCORED, func.count()),
+            errors=of(QueryStatus.ERROR, func.count()),
+        )
+        .returning(Run.case_score, Run.scored, Run.unscored, Run.errors)
+        .execution_options(synchronize_session=False)
+    )
+    case_score, scored, unscored, errors = session.execute(stmt).one()
+    for name, value in (
+        ("case_score", None if case_score is None else float(case_score)),
+        ("scored", scored),
+        ("unscored", unscored),
+        ("errors", errors),
+    ):
+        set_committed_value(run, name, value)
 
 
 def list_runs(*, session: Session, case: Case, limit: int = 200) -> list[Run]:

@@ -27,8 +27,16 @@ def start(*, session: Session, user: User) -> str:
 
 def user_for_token(*, session: Session, token: str, idle_timeout_s: int) -> User | None:
     """Return the user of a live session, or None when it is unknown, revoked or idle too long."""
-    row = session.scalar(select(UserSession).where(UserSession.token_hash == hash_api_key(token)))
-    if row is None or row.revoked_at is not None:
+    # One statement for the session and its user.
+    found = session.execute(
+        select(UserSession, User)
+        .outerjoin(User, User.id == UserSession.user_id)
+        .where(UserSession.token_hash == hash_api_key(token))
+    ).first()
+    if found is None:
+        return None
+    row, user = found
+    if row.revoked_at is not None:
         return None
     now = datetime.now(UTC)
     last_seen = _aware(row.last_seen_at)
@@ -39,7 +47,6 @@ def user_for_token(*, session: Session, token: str, idle_timeout_s: int) -> User
     if now - last_seen > SEEN_EVERY:
         row.last_seen_at = now
         session.commit()
-    user = session.get(User, row.user_id)
     return None if user is None or user.is_disabled else user
 
 

@@ -81,6 +81,8 @@ def rate(
         run=rated.run,
         row=rated.row,
         ratings=rated.ratings,
+        raters=rated.raters,
+        chosen=rated.chosen,
     )
     score = case_pages.score_of(case_id=case.id, run=rated.run)
     # The history table shows the latest run's score, which the rating just changed.
