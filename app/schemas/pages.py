@@ -151,6 +151,7 @@ class ResultDoc(Out):
     rating: float | None
     explain: Any | None = None
     rated_by: str | None = Field(default=None, description="email of who set the rating")
+    off_scale: bool = Field(default=False, description="The rating is not on the scorer's scale")
 
 
 class QueryResults(Out):
@@ -165,6 +166,9 @@ class QueryResults(Out):
     unrated_top_k: int | None
     docs: list[ResultDoc]
     scale: list[ScaleEntry]
+    off_scale: list[str] = Field(
+        default_factory=list, description="Ids of shown docs rated outside the scorer's scale"
+    )
 
 
 class ScorersPage(Out):

@@ -76,6 +76,10 @@ def results_of(
         }
     if raters:
         docs = [d.model_copy(update={"rated_by": raters.get(d.id)}) for d in docs]
+    on_scale = {entry.value for entry in base.scale}
+    off_scale = [d.id for d in docs if d.rating is not None and d.rating not in on_scale]
+    if off_scale:
+        docs = [d.model_copy(update={"off_scale": d.id in off_scale}) for d in docs]
     return base.model_copy(
         update={
             "run_id": run.id,
@@ -86,6 +90,7 @@ def results_of(
             "error": row.error,
             "unrated_top_k": sum(1 for d in docs[:k] if d.rating is None),
             "docs": docs,
+            "off_scale": off_scale,
         }
     )
 

@@ -269,8 +269,15 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
         assert latest is not None and latest.scorer_id == p10.id  # re-scored, not refetched
         want = fmt_score(latest.case_score)
         assert latest.case_score is not None
+        classic = session.query(Scorer).filter(Scorer.name == "Classic").one()
+        assert latest.recorded_scorer_id == classic.id  # what it finished with stays
+        recorded = fmt_score(latest.recorded_score)
     expect(page.locator(".scorer-name")).to_have_text("P@10")
     expect(page.locator("#case-score .score-scorer")).to_have_text("P@10")
     expect(page.locator("#case-score-value")).to_have_text(want)
-    expect(page.locator(f"#runs tr[data-run-id='{run.id}'] .run-scorer")).to_have_text("P@10")
+    expect(page.locator("#case-score .recorded-scorer")).to_have_text("Classic")
+    # History keeps the run as it finished (before the ratings, under Classic).
+    history_row = page.locator(f"#runs tr[data-run-id='{run.id}']")
+    expect(history_row.locator(".run-scorer")).to_have_text("Classic")
+    expect(history_row.locator(".run-score")).to_have_text(recorded)
     context.close()

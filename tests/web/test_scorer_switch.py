@@ -101,3 +101,35 @@ def test_saving_settings_with_the_same_scorer_keeps_the_run_as_it_is(
     before = api.get(f"/api/v1/pages/cases/{case_id}/score").json()
     assert api.patch(f"/api/v1/cases/{case_id}", json={"name": "Renamed"}).status_code == 200
     assert api.get(f"/api/v1/pages/cases/{case_id}/score").json() == before
+
+
+def test_ratings_off_the_new_scale_are_shown_and_named(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    # Rated 0-3 under NDCG, then the case moves to P@10 (0-1): the 3 is off its scale.
+    case_id = movies_case(api, scorer_id=scorer_id(api, "NDCG@10"))
+    qid = add_queries(api, case_id, ["star wars"])["star wars"]
+    docs = [doc(str(n), f"Movie {n}", n) for n in range(1, 4)]
+    finished_run(
+        session_factory,
+        case_id,
+        {qid: {"score": 0.0, "docs": docs, "num_found": 3}},
+        scorer=scorer_id(api, "NDCG@10"),
+        case_score=0.0,
+    )
+    ratings = [{"doc_id": "1", "rating": 3}, {"doc_id": "2", "rating": 1}]
+    put = api.put(f"/api/v1/cases/{case_id}/queries/{qid}/ratings", json={"ratings": ratings})
+    assert put.status_code == 200, put.text
+    patched = api.patch(f"/api/v1/cases/{case_id}", json={"scorer_id": scorer_id(api, "P@10")})
+    assert patched.status_code == 200, patched.text
+    login(client)
+    page = soup(client.get(f"/cases/{case_id}/queries/{qid}"))
+    note = one(page, f"#off-scale-{qid}").get_text(" ", strip=True)
+    assert note.startswith("1 rating outside the scorer's scale: 1.")
+    first, second, third = page.select(".doc")
+    assert "rated 3, off the scorer's scale" in one(first, ".off-scale-mark").get_text()
+    assert not second.select(".off-scale-mark") and not second.select(".unrated-mark")
+    assert one(third, ".unrated-mark").get_text() == "unrated"
+    # The clear button is in every row, hidden where there is nothing to clear.
+    assert "idle" not in one(first, "button.clear")["class"]
+    assert "idle" in one(third, "button.clear")["class"] and third.select("button.clear[disabled]")
