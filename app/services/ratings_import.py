@@ -128,6 +128,12 @@ class _Errors:
             self.kept.append(error)
 
 
+# The doc id of a staged line that only names a query (CSV "query,,"): never a real doc id,
+# which is never empty.
+QUERY_ONLY = ""
+QUERY_ONLY_MARK = "-"  # what such a line's doc id is checked as
+
+
 @dataclass(frozen=True)
 class _Line:
     number: int
@@ -215,6 +221,15 @@ def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Ite
             errors.append((number, f"expected at least {needed} columns, found {len(row)}"))
             continue
         query, doc_id = row[qi].strip(), row[di].strip()
+        if query and not doc_id and not row[ri].strip():
+            # A query with no rating (Quepid's CSV export writes "toy story,,"): the query
+            # is created, nothing is rated.
+            problem = _check_ids(number, query, QUERY_ONLY_MARK)
+            if problem:
+                errors.append((number, problem))
+                continue
+            yield _Line(number, query, QUERY_ONLY, 0.0)
+            continue
         problem = _check_ids(number, query, doc_id)
         value, rating_problem = _rating(row[ri], low, high)
         if problem or rating_problem:
@@ -383,14 +398,18 @@ def _add_queries(session: Session, case: Case, summary: ImportSummary) -> None:
 
 def _count_and_write(session: Session, user: User, summary: ImportSummary) -> None:
     """Keep the last line of each (query, doc), count the changes and upsert them."""
-    latest = select(
-        _lines.c.query_id,
-        _lines.c.doc_id,
-        _lines.c.rating,
-        func.row_number()
-        .over(partition_by=(_lines.c.query_id, _lines.c.doc_id), order_by=_lines.c.line.desc())
-        .label("nth"),
-    ).subquery()
+    latest = (
+        select(
+            _lines.c.query_id,
+            _lines.c.doc_id,
+            _lines.c.rating,
+            func.row_number()
+            .over(partition_by=(_lines.c.query_id, _lines.c.doc_id), order_by=_lines.c.line.desc())
+            .label("nth"),
+        )
+        .where(_lines.c.doc_id != QUERY_ONLY)
+        .subquery()
+    )
     session.execute(
         insert(_final).from_select(
             ["query_id", "doc_id", "rating"],

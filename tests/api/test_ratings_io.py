@@ -353,3 +353,20 @@ def test_a_query_added_meanwhile_makes_the_import_read_the_file_again(
     assert answer.status_code == 200, answer.text
     assert (answer.json()["queries_created"], answer.json()["ratings_set"], len(calls)) == (1, 1, 2)
     assert _export(api, case_id, "csv").text == "query,docid,rating\r\nalien,1,2\r\n"
+
+
+def test_a_query_with_no_rating_is_created_unrated(api: ApiUser) -> None:
+    # Quepid's CSV export writes a query that has no ratings as "toy story,,".
+    target = _case(api)
+    body = "query,docid,rating\ntoy story,,\nalien,348,1\n,,\nbatman,,2\n"
+    answer = _import(api, target, body)
+    assert answer.status_code == 422
+    assert answer.json()["errors"] == [{"line": 5, "message": "the docid is empty"}]
+    answer = _import(api, target, "query,docid,rating\ntoy story,,\nalien,348,1\ntoy story,,\n")
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert (result["lines"], result["queries_created"], result["ratings_set"]) == (3, 2, 1)
+    assert result["new_queries"] == ["toy story", "alien"]
+    queries = {q["text"]: q["id"] for q in api.get(f"/api/v1/cases/{target}/queries").json()}
+    ratings = api.get(f"/api/v1/cases/{target}/queries/{queries['toy story']}/ratings").json()
+    assert ratings == {"ratings": []}
