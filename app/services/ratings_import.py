@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
@@ -48,7 +49,9 @@ __all__ = [
     "ImportFormat",
     "ImportRejected",
     "ImportSummary",
+    "doc_id_from_trec",
     "import_ratings",
+    "trec_doc_id",
 ]
 
 CSV_HEADER = ("query", "docid", "rating")
@@ -239,6 +242,35 @@ def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Ite
         yield _Line(number, query, doc_id, value)
 
 
+# TREC files separate their fields with whitespace: a doc id's whitespace (and its "%", so
+# that the escape reads back unambiguously) goes out percent-escaped, in qrels and runs alike,
+# so trec_eval still matches them; the qrels import reads the same escapes back.
+_TREC_ESCAPES = {
+    "%": "%25",
+    " ": "%20",
+    "\t": "%09",
+    "\n": "%0A",
+    "\r": "%0D",
+    "\v": "%0B",
+    "\f": "%0C",
+}
+_TREC_ESCAPE = str.maketrans(_TREC_ESCAPES)
+_TREC_UNESCAPE = re.compile("|".join(re.escape(v) for v in _TREC_ESCAPES.values()))
+_TREC_UNESCAPED = {v: k for k, v in _TREC_ESCAPES.items()}
+
+
+def trec_doc_id(doc_id: str) -> str:
+    """Return a doc id as a TREC file holds it (whitespace and "%" percent-escaped)."""
+    return doc_id.translate(_TREC_ESCAPE)
+
+
+def doc_id_from_trec(field: str) -> str:
+    """Return the doc id a TREC file's field stands for (the escapes of trec_doc_id undone)."""
+    if "%" not in field:
+        return field
+    return _TREC_UNESCAPE.sub(lambda m: _TREC_UNESCAPED[m.group(0)], field)
+
+
 def _trec_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Iterator[_Line]:
     seen_any = False
     for number, text in enumerate(stream, 1):
@@ -251,7 +283,8 @@ def _trec_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> It
                 (number, f"expected 4 fields (QID ITER DOCID RATING), found {len(parts)}")
             )
             continue
-        qid, _iteration, doc_id, raw = parts
+        qid, _iteration, field, raw = parts
+        doc_id = doc_id_from_trec(field)
         problem = _check_ids(number, qid, doc_id)
         value, rating_problem = _rating(raw, low, high)
         if problem or rating_problem:

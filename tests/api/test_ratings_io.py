@@ -370,3 +370,26 @@ def test_a_query_with_no_rating_is_created_unrated(api: ApiUser) -> None:
     queries = {q["text"]: q["id"] for q in api.get(f"/api/v1/cases/{target}/queries").json()}
     ratings = api.get(f"/api/v1/cases/{target}/queries/{queries['toy story']}/ratings").json()
     assert ratings == {"ratings": []}
+
+
+def test_doc_ids_with_whitespace_survive_trec_files(api: ApiUser) -> None:
+    # TREC files split fields on whitespace: such ids go out percent-escaped, and come back.
+    case_id = _case(api)
+    ids = add_queries(api, case_id, ["alien"])
+    _rate(api, case_id, ids["alien"], {"a b": 3, "tab\there": 1, "50%": 2, "plain": 0})
+    qrels = _export(api, case_id, "trec").text.splitlines()
+    qid = ids["alien"]
+    assert sorted(qrels) == sorted(
+        [f"{qid} 0 a%20b 3", f"{qid} 0 tab%09here 1", f"{qid} 0 50%25 2", f"{qid} 0 plain 0"]
+    )
+    assert all(len(line.split()) == 4 for line in qrels)
+    _rate(api, case_id, ids["alien"], {"a b": 1, "50%": 0})
+    answer = _import(api, case_id, "\n".join(qrels) + "\n", fmt="trec")
+    assert answer.status_code == 200, answer.text
+    back = api.get(f"/api/v1/cases/{case_id}/queries/{qid}/ratings").json()["ratings"]
+    assert {r["doc_id"]: r["rating"] for r in back} == {
+        "a b": 3,
+        "tab\there": 1,
+        "50%": 2,
+        "plain": 0,
+    }
