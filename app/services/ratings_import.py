@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
@@ -48,7 +49,9 @@ __all__ = [
     "ImportFormat",
     "ImportRejected",
     "ImportSummary",
+    "doc_id_from_trec",
     "import_ratings",
+    "trec_doc_id",
 ]
 
 CSV_HEADER = ("query", "docid", "rating")
@@ -126,6 +129,12 @@ class _Errors:
         self.count += 1
         if len(self.kept) < MAX_REPORTED:
             self.kept.append(error)
+
+
+# The doc id of a staged line that only names a query (CSV "query,,"): never a real doc id,
+# which is never empty.
+QUERY_ONLY = ""
+QUERY_ONLY_MARK = "-"  # what such a line's doc id is checked as
 
 
 @dataclass(frozen=True)
@@ -215,6 +224,15 @@ def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Ite
             errors.append((number, f"expected at least {needed} columns, found {len(row)}"))
             continue
         query, doc_id = row[qi].strip(), row[di].strip()
+        if query and not doc_id and not row[ri].strip():
+            # A query with no rating (Quepid's CSV export writes "toy story,,"): the query
+            # is created, nothing is rated.
+            problem = _check_ids(number, query, QUERY_ONLY_MARK)
+            if problem:
+                errors.append((number, problem))
+                continue
+            yield _Line(number, query, QUERY_ONLY, 0.0)
+            continue
         problem = _check_ids(number, query, doc_id)
         value, rating_problem = _rating(row[ri], low, high)
         if problem or rating_problem:
@@ -222,6 +240,35 @@ def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Ite
             continue
         assert value is not None
         yield _Line(number, query, doc_id, value)
+
+
+# TREC files separate their fields with whitespace: a doc id's whitespace (and its "%", so
+# that the escape reads back unambiguously) goes out percent-escaped, in qrels and runs alike,
+# so trec_eval still matches them; the qrels import reads the same escapes back.
+_TREC_ESCAPES = {
+    "%": "%25",
+    " ": "%20",
+    "\t": "%09",
+    "\n": "%0A",
+    "\r": "%0D",
+    "\v": "%0B",
+    "\f": "%0C",
+}
+_TREC_ESCAPE = str.maketrans(_TREC_ESCAPES)
+_TREC_UNESCAPE = re.compile("|".join(re.escape(v) for v in _TREC_ESCAPES.values()))
+_TREC_UNESCAPED = {v: k for k, v in _TREC_ESCAPES.items()}
+
+
+def trec_doc_id(doc_id: str) -> str:
+    """Return a doc id as a TREC file holds it (whitespace and "%" percent-escaped)."""
+    return doc_id.translate(_TREC_ESCAPE)
+
+
+def doc_id_from_trec(field: str) -> str:
+    """Return the doc id a TREC file's field stands for (the escapes of trec_doc_id undone)."""
+    if "%" not in field:
+        return field
+    return _TREC_UNESCAPE.sub(lambda m: _TREC_UNESCAPED[m.group(0)], field)
 
 
 def _trec_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Iterator[_Line]:
@@ -236,7 +283,8 @@ def _trec_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> It
                 (number, f"expected 4 fields (QID ITER DOCID RATING), found {len(parts)}")
             )
             continue
-        qid, _iteration, doc_id, raw = parts
+        qid, _iteration, field, raw = parts
+        doc_id = doc_id_from_trec(field)
         problem = _check_ids(number, qid, doc_id)
         value, rating_problem = _rating(raw, low, high)
         if problem or rating_problem:
@@ -383,14 +431,18 @@ def _add_queries(session: Session, case: Case, summary: ImportSummary) -> None:
 
 def _count_and_write(session: Session, user: User, summary: ImportSummary) -> None:
     """Keep the last line of each (query, doc), count the changes and upsert them."""
-    latest = select(
-        _lines.c.query_id,
-        _lines.c.doc_id,
-        _lines.c.rating,
-        func.row_number()
-        .over(partition_by=(_lines.c.query_id, _lines.c.doc_id), order_by=_lines.c.line.desc())
-        .label("nth"),
-    ).subquery()
+    latest = (
+        select(
+            _lines.c.query_id,
+            _lines.c.doc_id,
+            _lines.c.rating,
+            func.row_number()
+            .over(partition_by=(_lines.c.query_id, _lines.c.doc_id), order_by=_lines.c.line.desc())
+            .label("nth"),
+        )
+        .where(_lines.c.doc_id != QUERY_ONLY)
+        .subquery()
+    )
     session.execute(
         insert(_final).from_select(
             ["query_id", "doc_id", "rating"],

@@ -24,6 +24,7 @@ from app.services.ratings_import import (
     ImportRejected,
     ImportSummary,
     import_ratings,
+    trec_doc_id,
 )
 
 __all__ = [
@@ -84,7 +85,7 @@ def export_csv(session: Session, case: Case) -> Iterator[str]:
 def export_trec(session: Session, case: Case) -> Iterator[str]:
     """Yield the case's ratings as TREC qrels: `QID 0 DOCID RATING`, QID the query's id."""
     for query_id, _text, doc_id, rating in _rated(session, case):
-        yield f"{query_id} 0 {doc_id} {_number(rating)}\n"
+        yield f"{query_id} 0 {trec_doc_id(doc_id)} {_number(rating)}\n"
 
 
 def _grouped(session: Session, case: Case) -> Iterator[tuple[str, list[tuple[str, float]]]]:
@@ -163,4 +164,4 @@ def run_as_trec(session: Session, run: Run) -> Iterator[str]:
                 seen.add(doc_id)
                 ids.append(doc_id)
         for rank, doc_id in enumerate(ids, 1):
-            yield f"{query_id} Q0 {doc_id} {rank} {len(ids) - rank + 1} {tag}\n"
+            yield f"{query_id} Q0 {trec_doc_id(doc_id)} {rank} {len(ids) - rank + 1} {tag}\n"

@@ -353,3 +353,43 @@ def test_a_query_added_meanwhile_makes_the_import_read_the_file_again(
     assert answer.status_code == 200, answer.text
     assert (answer.json()["queries_created"], answer.json()["ratings_set"], len(calls)) == (1, 1, 2)
     assert _export(api, case_id, "csv").text == "query,docid,rating\r\nalien,1,2\r\n"
+
+
+def test_a_query_with_no_rating_is_created_unrated(api: ApiUser) -> None:
+    # Quepid's CSV export writes a query that has no ratings as "toy story,,".
+    target = _case(api)
+    body = "query,docid,rating\ntoy story,,\nalien,348,1\n,,\nbatman,,2\n"
+    answer = _import(api, target, body)
+    assert answer.status_code == 422
+    assert answer.json()["errors"] == [{"line": 5, "message": "the docid is empty"}]
+    answer = _import(api, target, "query,docid,rating\ntoy story,,\nalien,348,1\ntoy story,,\n")
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert (result["lines"], result["queries_created"], result["ratings_set"]) == (3, 2, 1)
+    assert result["new_queries"] == ["toy story", "alien"]
+    queries = {q["text"]: q["id"] for q in api.get(f"/api/v1/cases/{target}/queries").json()}
+    ratings = api.get(f"/api/v1/cases/{target}/queries/{queries['toy story']}/ratings").json()
+    assert ratings == {"ratings": []}
+
+
+def test_doc_ids_with_whitespace_survive_trec_files(api: ApiUser) -> None:
+    # TREC files split fields on whitespace: such ids go out percent-escaped, and come back.
+    case_id = _case(api)
+    ids = add_queries(api, case_id, ["alien"])
+    _rate(api, case_id, ids["alien"], {"a b": 3, "tab\there": 1, "50%": 2, "plain": 0})
+    qrels = _export(api, case_id, "trec").text.splitlines()
+    qid = ids["alien"]
+    assert sorted(qrels) == sorted(
+        [f"{qid} 0 a%20b 3", f"{qid} 0 tab%09here 1", f"{qid} 0 50%25 2", f"{qid} 0 plain 0"]
+    )
+    assert all(len(line.split()) == 4 for line in qrels)
+    _rate(api, case_id, ids["alien"], {"a b": 1, "50%": 0})
+    answer = _import(api, case_id, "\n".join(qrels) + "\n", fmt="trec")
+    assert answer.status_code == 200, answer.text
+    back = api.get(f"/api/v1/cases/{case_id}/queries/{qid}/ratings").json()["ratings"]
+    assert {r["doc_id"]: r["rating"] for r in back} == {
+        "a b": 3,
+        "tab\there": 1,
+        "50%": 2,
+        "plain": 0,
+    }
