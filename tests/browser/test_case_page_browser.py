@@ -178,6 +178,9 @@ def test_run_then_rate_with_the_keyboard(browser: Any, live_app: LiveApp) -> Non
     expect(docs.nth(1)).to_be_focused()
     page.keyboard.press("k")
     expect(docs.first).to_be_focused()
+    history_score = page.locator("#runs tbody tr .run-score").first
+    recorded = history_score.inner_text()
+    first_boxes = _button_boxes(docs.first)
     page.keyboard.press("0")  # Classic's scale is 1-10: 0 gives 10
 
     expect(page.locator(f"#query-score-{query_id}")).to_have_text("100")
@@ -187,10 +190,33 @@ def test_run_then_rate_with_the_keyboard(browser: Any, live_app: LiveApp) -> Non
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     first_id = docs.first.get_attribute("data-doc-id")
     assert _ratings(live_app, query_id) == {first_id: 10.0}
+    # Every button, the clear one included, is where it was before the rating.
+    assert _button_boxes(docs.first) == first_boxes
+    expect(docs.first.locator("button.clear")).to_be_visible()
+
+    second = docs.nth(1)
+    expect(second.locator(".unrated-mark")).to_have_text("unrated")
+    second_boxes = _button_boxes(second)
+    second.locator("button[data-digit='3']").click()
+    expect(second.locator("button.rating.selected")).to_have_text("3")
+    assert _button_boxes(second) == second_boxes
+    expect(second.locator(".unrated-mark")).to_have_count(0)
+    # The history row keeps the score the run finished with, whatever the ratings since.
+    expect(history_score).to_have_text(recorded)
 
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "case-page.png"), full_page=True)
     context.close()
+
+
+def _button_boxes(doc: Any) -> list[tuple[float, float, float, float]]:
+    """The rating buttons' boxes in a result row (rounded: sub-pixel layout noise aside)."""
+    boxes = []
+    for button in doc.locator("form.rate button").all():
+        box = button.bounding_box()
+        assert box is not None
+        boxes.append(tuple(round(box[key], 1) for key in ("x", "y", "width", "height")))
+    return boxes
 
 
 def test_rating_works_with_javascript_off(browser: Any, live_app: LiveApp) -> None:
