@@ -307,3 +307,68 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
     expect(history_row.locator(".run-scorer")).to_have_text("Classic")
     expect(history_row.locator(".run-score")).to_have_text(recorded)
     context.close()
+
+
+def test_a_failed_run_shows_red_and_a_query_is_deleted_after_confirming(
+    browser: Any, live_app: LiveApp
+) -> None:
+    from playwright.sync_api import expect
+
+    from app.models import Case, Query, Run, RunQuery
+
+    # A run in which every query errored (the engine was down), stored as the runner would.
+    with live_app.session_factory() as session:
+        case = session.get(Case, live_app.case_id)
+        assert case is not None
+        run = Run(
+            case_id=case.id,
+            try_number=case.current_try_number,
+            scorer_id=case.scorer_id,
+            status="finished",
+            total=len(QUERIES),
+            done=len(QUERIES),
+            errors=len(QUERIES),
+        )
+        session.add(run)
+        session.flush()
+        for position, text in enumerate(QUERIES):
+            session.add(
+                RunQuery(
+                    run_id=run.id,
+                    query_id=live_app.query_ids[text],
+                    text=text,
+                    position=position,
+                    status="error",
+                    error="Connection refused",
+                    docs=[],
+                )
+            )
+        session.commit()
+        run_id = run.id
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    _login(page, live_app)
+    page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+    status = page.locator(f"#runs tr[data-run-id='{run_id}'] td.status")
+    expect(status).to_have_text("failed")
+    # Red: the page's danger colour (#b42318), not the finished runs' green.
+    assert status.evaluate("el => getComputedStyle(el).color") == "rgb(180, 35, 24)"
+    finished = page.locator("#runs td.status-finished").first
+    assert finished.evaluate("el => getComputedStyle(el).color") == "rgb(31, 122, 58)"
+    query_id = live_app.query_ids["batman"]
+    expect(page.locator(f"#query-error-{query_id}")).to_have_text("Connection refused")
+
+    # Deleting asks first: dismissing keeps the query, accepting deletes it.
+    page.goto(f"{live_app.url}/cases/{live_app.case_id}/queries/{query_id}")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.click("#delete-query button")
+    page.wait_for_timeout(300)
+    with live_app.session_factory() as session:
+        assert session.get(Query, query_id) is not None
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete-query button")
+    page.wait_for_url(f"{live_app.url}/cases/{live_app.case_id}")
+    expect(page.locator(f"#query-{query_id}")).to_have_count(0)
+    with live_app.session_factory() as session:
+        assert session.get(Query, query_id) is None
+    context.close()
