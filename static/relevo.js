@@ -62,6 +62,26 @@
     if (doc) doc.focus();
   });
 
+  // "Show only rated" hides a query's unrated docs; the choice outlives a re-render (rating).
+  function applyOnlyRated(box) {
+    var id = box.getAttribute("data-only-rated");
+    var on = sessionStorage.getItem("relevo-only-rated-" + id) === "1";
+    box.checked = on;
+    var body = box.closest(".results-body");
+    if (body) body.classList.toggle("only-rated", on);
+  }
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    if (!box.matches || !box.matches("input[data-only-rated]")) return;
+    var key = "relevo-only-rated-" + box.getAttribute("data-only-rated");
+    if (box.checked) sessionStorage.setItem(key, "1");
+    else sessionStorage.removeItem(key);
+    applyOnlyRated(box);
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    document.querySelectorAll("input[data-only-rated]").forEach(applyOnlyRated);
+  });
+
   // A second click on an expanded query collapses it instead of loading it again.
   document.addEventListener("htmx:beforeRequest", function (event) {
     var link = event.detail.elt;

@@ -204,6 +204,18 @@ def test_run_then_rate_with_the_keyboard(browser: Any, live_app: LiveApp) -> Non
     # The history row keeps the score the run finished with, whatever the ratings since.
     expect(history_score).to_have_text(recorded)
 
+    # Show only rated: the two rated docs stay, the rest hide, also after the next rating.
+    total = docs.count()
+    assert total > 2
+    page.check(f"#results-{query_id} input[data-only-rated]")
+    visible = page.locator(f"#results-{query_id} .doc:visible")
+    expect(visible).to_have_count(2)
+    docs.first.locator("button[data-digit='5']").click()
+    expect(docs.first.locator("button.rating.selected")).to_have_text("5")
+    expect(visible).to_have_count(2)
+    page.uncheck(f"#results-{query_id} input[data-only-rated]")
+    expect(visible).to_have_count(total)
+
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "case-page.png"), full_page=True)
     context.close()
