@@ -82,6 +82,24 @@
     document.querySelectorAll("input[data-only-rated]").forEach(applyOnlyRated);
   });
 
+  // A form marked data-swap-422 shows its re-rendered self, messages next to the fields,
+  // when the server refuses it (htmx leaves 4xx answers unswapped otherwise).
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var elt = event.detail.elt;
+    if (event.detail.xhr.status === 422 && elt && elt.closest && elt.closest("[data-swap-422]")) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+
+  // Arriving at a query's first unrated doc (from the coverage page) focuses it, so that
+  // digits rate it and j moves on to the next one.
+  document.addEventListener("DOMContentLoaded", function () {
+    if (location.hash.indexOf("#first-unrated-") !== 0) return;
+    var doc = document.getElementById(location.hash.slice(1));
+    if (doc) doc.focus();
+  });
+
   // A second click on an expanded query collapses it instead of loading it again.
   document.addEventListener("htmx:beforeRequest", function (event) {
     var link = event.detail.elt;

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
+from app.models import Case
 from app.schemas.endpoints import EndpointRead
 from app.schemas.pages import (
     CaseHistory,
@@ -15,12 +18,14 @@ from app.schemas.pages import (
     QueryList,
     QueryResults,
     QuerySort,
+    RatedMissing,
     ScorerPage,
     ScorersPage,
 )
 from app.services import case_pages, scorer_pages
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
+from app.services import rated_missing as missing_service
 from app.services import results as result_service
 
 router = APIRouter(prefix="/pages", tags=["pages"])
@@ -76,6 +81,22 @@ def query_results(query_id: int, case: CaseDep, session: SessionDep) -> QueryRes
     """Return one query's results from the latest run with the current ratings."""
     query = query_service.get_query(session=session, case=case, query_id=query_id)
     return result_service.query_results(session=session, case=case, query=query)
+
+
+@router.get(
+    "/cases/{case_id}/queries/{query_id}/rated-missing",
+    response_model=RatedMissing,
+    name="query_rated_missing_json",
+)
+async def rated_missing(query_id: int, case: CaseDep, session: SessionDep) -> RatedMissing:
+    """Return the query's rated docs that its latest run did not return, fetched by id."""
+    lookup = await run_in_threadpool(_plan_missing, session, case, query_id)
+    return await missing_service.fetch_rated_missing(lookup)
+
+
+def _plan_missing(session: Session, case: Case, query_id: int) -> missing_service.MissingLookup:
+    query = query_service.get_query(session=session, case=case, query_id=query_id)
+    return missing_service.plan_rated_missing(session=session, case=case, query=query)
 
 
 @router.get("/scorers", response_model=ScorersPage, name="scorers_page_json")

@@ -66,17 +66,21 @@ class TryRead(Out):
     created_at: datetime
 
 
+# The longest notes or information need a query keeps.
+NOTES_MAX_LENGTH = 20_000
+
+
 class QueryCreate(Body):
     text: QueryText
-    notes: str | None = Field(default=None, max_length=20_000)
-    information_need: str | None = Field(default=None, max_length=20_000)
+    notes: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
+    information_need: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
     options: Options = Field(default_factory=dict)
 
 
 class QueryUpdate(Body):
     text: QueryText | None = None
-    notes: str | None = Field(default=None, max_length=20_000)
-    information_need: str | None = Field(default=None, max_length=20_000)
+    notes: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
+    information_need: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
     options: Options | None = None
     position: int | None = Field(default=None, ge=0, le=2**31 - 1)
 

@@ -83,6 +83,8 @@ class QueryRow(Out):
     num_found: int | None
     unrated_top_k: int | None
     error: str | None
+    notes: str | None = None
+    information_need: str | None = None
     history: list[QueryScorePoint] = Field(
         default_factory=list, description="Stored scores in the last finished runs, oldest first"
     )
@@ -169,6 +171,23 @@ class QueryResults(Out):
     off_scale: list[str] = Field(
         default_factory=list, description="Ids of shown docs rated outside the scorer's scale"
     )
+    rated_not_returned: int = Field(
+        default=0, description="Docs rated for the query that the run did not return"
+    )
+
+
+class RatedMissing(Out):
+    """Docs rated for a query that its latest run did not return, fetched by id."""
+
+    case_id: int
+    query_id: int
+    run_id: int | None
+    total: int = Field(description="Rated docs the run did not return")
+    docs: list[ResultDoc] = Field(description="Those the engine still has, in rating order")
+    not_found: list[ResultDoc] = Field(description="Those the engine no longer has")
+    not_fetched: int = Field(description="Beyond the lookup limit, neither fetched nor listed")
+    error: str | None = Field(description="Why the engine could not be asked, if it could not")
+    scale: list[ScaleEntry]
 
 
 class ScorersPage(Out):

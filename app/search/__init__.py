@@ -11,7 +11,7 @@ spec problem met while building one query's request is raised as
 :class:`RequestBuildError`. Template rules are documented in :mod:`app.search.templates`.
 """
 
-from app.search.client import SearchClient, build_http_request
+from app.search.client import SearchClient, build_http_request, build_ids_http_request
 from app.search.connection import ConnectionReport, try_connection
 from app.search.elastic import build_es_body, es_error_message, parse_es_response
 from app.search.errors import (
@@ -26,6 +26,7 @@ from app.search.errors import (
     TemplateError,
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
+from app.search.lookup import MAX_LOOKUP_IDS, build_es_ids_body, build_solr_ids_params
 from app.search.models import (
     DEFAULT_FIELD_SPEC,
     ENGINES,
@@ -42,6 +43,7 @@ __all__ = [
     "DEFAULT_FIELD_SPEC",
     "DEFAULT_KNOB",
     "ENGINES",
+    "MAX_LOOKUP_IDS",
     "ConnectionReport",
     "Doc",
     "EndpointConfig",
@@ -60,7 +62,10 @@ __all__ = [
     "SearchResult",
     "TemplateError",
     "build_es_body",
+    "build_es_ids_body",
     "build_http_request",
+    "build_ids_http_request",
+    "build_solr_ids_params",
     "build_solr_params",
     "es_error_message",
     "extract_knobs",

@@ -37,11 +37,12 @@ from app.search.errors import (
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
 from app.search.limits import EndpointLimits, SharedLimits
+from app.search.lookup import build_es_ids_body, build_solr_ids_params
 from app.search.models import EndpointConfig, SearchRequest, SearchResult
 from app.search.policy import OutboundPolicy, check_destination, current_policy
 from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
 
-__all__ = ["RETRY_STATUSES", "SearchClient", "build_http_request"]
+__all__ = ["RETRY_STATUSES", "SearchClient", "build_http_request", "build_ids_http_request"]
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 _FORM = "application/x-www-form-urlencoded"
@@ -87,6 +88,29 @@ def build_http_request(
         full = url.copy_merge_params(tuple(build_solr_params(request)))
         built = http.build_request("GET", full, headers=headers, timeout=timeout)
     return built
+
+
+def build_ids_http_request(
+    http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
+) -> httpx.Request:
+    """Return the httpx request fetching these doc ids (auth is added on send)."""
+    headers = {"Accept": "application/json", **endpoint.headers}
+    timeout = httpx.Timeout(endpoint.timeout_s)
+    if endpoint.engine != "solr":
+        content = _json_bytes(build_es_ids_body(ids, spec))
+        headers = {"Content-Type": "application/json", **headers}
+        return http.build_request(
+            "POST", _es_search_url(endpoint.url), content=content, headers=headers, timeout=timeout
+        )
+    params = build_solr_ids_params(ids, spec)
+    if endpoint.method == "POST":
+        headers["Content-Type"] = _FORM
+        form = str(httpx.QueryParams(params))
+        return http.build_request(
+            "POST", _base_url(endpoint.url), content=form, headers=headers, timeout=timeout
+        )
+    full = _base_url(endpoint.url).copy_merge_params(params)
+    return http.build_request("GET", full, headers=headers, timeout=timeout)
 
 
 def _json_bytes(body: Any) -> bytes:
@@ -234,6 +258,20 @@ class SearchClient:
         if answer.status_code >= 400:
             raise await _http_error(endpoint, answer)
         return await _parse(endpoint, answer, spec, request.explain)
+
+    async def fetch_ids(
+        self, endpoint: EndpointConfig, ids: list[str], field_spec: str
+    ) -> SearchResult:
+        """Return the docs the engine has among these ids; raise EngineError subclasses only."""
+        try:
+            spec = parse_field_spec(field_spec)
+            built = build_ids_http_request(self._http, endpoint, ids, spec)
+        except SearchError as exc:
+            raise RequestBuildError(exc.message) from exc
+        answer = await self._send_with_retry(endpoint, built)
+        if answer.status_code >= 400:
+            raise await _http_error(endpoint, answer)
+        return await _parse(endpoint, answer, spec, False)
 
     async def _send_with_retry(self, endpoint: EndpointConfig, built: httpx.Request) -> _Answer:
         limits = self._limits_for(endpoint)

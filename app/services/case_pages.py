@@ -284,6 +284,8 @@ def query_list(
             Query.id,
             Query.text,
             Query.position,
+            Query.notes,
+            Query.information_need,
             RunQuery.status,
             RunQuery.score,
             RunQuery.num_found,
@@ -310,6 +312,8 @@ def query_list(
             # An errored query has no unrated count to speak of: its error says what happened.
             unrated_top_k=None if row.status == QueryStatus.ERROR else unrated.get(row.id),
             error=row.error,
+            notes=row.notes,
+            information_need=row.information_need,
             history=histories.get(row.id, []),
         )
         for row in rows

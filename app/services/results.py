@@ -17,7 +17,7 @@ from app.services import runs as run_service
 from app.services import scorers as scorer_service
 from app.services.stored import doc_title, latest_row, shown_text, spec_of
 
-__all__ = ["query_results", "results_of"]
+__all__ = ["query_results", "result_doc", "results_of"]
 
 IMAGE_PREFIXES = ("http://", "https://", "/")
 
@@ -66,7 +66,7 @@ def results_of(
         chosen = case_service.get_try(session=session, case=case, number=run.try_number)
     spec = spec_of(chosen)
     k = scorer_service.scorer_k(scorer, rows=chosen.rows)
-    docs = [_result_doc(d, spec, ratings) for d in row.docs or []]
+    docs = [result_doc(d, spec, ratings) for d in row.docs or []]
     if raters is None and any(d.rating is not None for d in docs):
         raters = {
             rating.doc_id: email
@@ -91,11 +91,13 @@ def results_of(
             "unrated_top_k": sum(1 for d in docs[:k] if d.rating is None),
             "docs": docs,
             "off_scale": off_scale,
+            "rated_not_returned": len(set(ratings) - {d.id for d in docs}),
         }
     )
 
 
-def _result_doc(doc: Mapping[str, Any], spec: FieldSpec, ratings: Mapping[str, float]) -> ResultDoc:
+def result_doc(doc: Mapping[str, Any], spec: FieldSpec, ratings: Mapping[str, float]) -> ResultDoc:
+    """Return a stored doc ({id, rank, fields, explain}) as shown, with its current rating."""
     fields: Mapping[str, Any] = doc.get("fields") or {}
     images = [
         str(fields[name])

@@ -6,11 +6,15 @@ import math
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.schemas.cases import RatingIn
+from app.models import Query
+from app.schemas.cases import NOTES_MAX_LENGTH, QueryUpdate, RatingIn
 from app.services import case_pages
+from app.services import queries as query_service
+from app.services import rated_missing as missing_service
 from app.services import rating as rating_service
 from app.services import results as result_service
 from app.web.deps import FormDep, WebCaseDep, WebQueryDep
@@ -40,6 +44,19 @@ def query_results(
     """Return the fragment of one query's results, loaded when the query is expanded."""
     results = result_service.query_results(session=session, case=case, query=query)
     return render(request, "partials/query_results.html", {"results": results})
+
+
+@router.get("/cases/{case_id}/queries/{query_id}/rated-missing", name="query_rated_missing")
+async def rated_missing(
+    request: Request, case: WebCaseDep, query: WebQueryDep, session: SessionDep
+) -> Response:
+    """Return the fragment listing rated docs the latest run did not return, fetched by id."""
+    # The database is read off the event loop; the engine is asked on it.
+    lookup = await run_in_threadpool(
+        missing_service.plan_rated_missing, session=session, case=case, query=query
+    )
+    missing = await missing_service.fetch_rated_missing(lookup)
+    return render(request, "partials/rated_missing.html", {"missing": missing})
 
 
 @router.post("/cases/{case_id}/queries/{query_id}/ratings", name="query_rate")
@@ -85,10 +102,75 @@ def rate(
         chosen=rated.chosen,
     )
     score = case_pages.score_of(case_id=case.id, run=rated.run)
+    # Rating a doc listed under "rated but not returned" keeps that list open.
+    missing_open = field_text(form, "open_missing") == "1"
     # The history table shows the latest run's score, which the rating just changed.
     return render(
         request,
         "partials/rated.html",
-        {"results": results, "score": score},
+        {"results": results, "score": score, "missing_open": missing_open},
         headers={"HX-Trigger": "case-rescored"},
+    )
+
+
+NOTE_FIELDS = {"information_need": "The information need", "notes": "Notes"}
+
+
+@router.post("/cases/{case_id}/queries/{query_id}/notes", name="query_notes_submit")
+def save_notes(
+    request: Request,
+    case: WebCaseDep,
+    query: WebQueryDep,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Save the query's information need and notes (blank clears); re-render the editor."""
+    values = {name: field_text(form, name) for name in NOTE_FIELDS}
+    errors = notes_errors(values)
+    if errors:
+        if not is_htmx(request):
+            return error_page(request, 422, " ".join(errors.values()))
+        return _notes(request, case.id, query, values=values, errors=errors, status_code=422)
+    kept = {name: value if value.strip() else None for name, value in values.items()}
+    body = QueryUpdate(information_need=kept["information_need"], notes=kept["notes"])
+    query_service.update_query(session=session, case=case, query=query, body=body)
+    if not is_htmx(request):
+        target = request.url_for("query_page", case_id=case.id, query_id=query.id)
+        return RedirectResponse(str(target), status_code=303)
+    return _notes(request, case.id, query, saved=True)
+
+
+def notes_errors(values: dict[str, str]) -> dict[str, str]:
+    """Return a message per note field longer than a query keeps."""
+    return {
+        name: f"{label} is {len(values[name]):,} characters long; "
+        f"at most {NOTES_MAX_LENGTH:,} are kept. Shorten it and save again."
+        for name, label in NOTE_FIELDS.items()
+        if len(values[name]) > NOTES_MAX_LENGTH
+    }
+
+
+def _notes(
+    request: Request,
+    case_id: int,
+    query: Query,
+    *,
+    values: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None,
+    saved: bool = False,
+    status_code: int = 200,
+) -> Response:
+    return render(
+        request,
+        "partials/query_notes.html",
+        {
+            "case_id": case_id,
+            "note": query,
+            "notes_values": values,
+            "notes_errors": errors,
+            "notes_saved": saved,
+            "notes_open": True,
+        },
+        status_code=status_code,
     )

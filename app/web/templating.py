@@ -12,6 +12,7 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 from starlette.responses import Response
 
+from app.search.explain import explain_view
 from app.security import new_csrf_token
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, HttpMethod, QueryStatus, RunStatus
 
@@ -98,6 +99,7 @@ templates.env.globals.update(
     chart_points=chart_points,
     polyline=polyline,
     pretty_json=pretty_json,
+    explain_view=explain_view,
     run_state=run_state,
     # The domain's words, so that templates compare with them instead of spelling them out.
     ACTIVE_RUN_STATUSES=ACTIVE_RUN_STATUSES,
