@@ -1,0 +1,92 @@
+"""The case page's tools in a real Chromium: rated docs the run did not return, inline notes.
+
+Shares the case page's fixtures: a live app on the demo movies and Debian's Chromium.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from app.models import Query, Rating, RunQuery
+from tests.browser import test_case_page_browser as case_page_browser
+from tests.browser.test_case_page_browser import LiveApp
+
+pytestmark = pytest.mark.browser
+
+browser = case_page_browser.browser  # the shared headless Chromium fixture
+live_app = case_page_browser.live_app  # a live app seeded with a movies case
+
+LONE_STAR, GONE = "555", "no-such-movie-42"
+
+
+def _rate_behind_the_pages_back(app: LiveApp, query_id: int, ratings: dict[str, float]) -> None:
+    with app.session_factory() as session:
+        returned = {
+            str(d["id"])
+            for docs in session.scalars(select(RunQuery.docs).where(RunQuery.query_id == query_id))
+            for d in docs or []
+        }
+        assert not returned & set(ratings), "the rated docs must not be among the results"
+        session.add_all(Rating(query_id=query_id, doc_id=d, rating=r) for d, r in ratings.items())
+        session.commit()
+
+
+def _stored(app: LiveApp, query_id: int) -> tuple[dict[str, float], str | None]:
+    with app.session_factory() as session:
+        ratings = dict(
+            session.execute(
+                select(Rating.doc_id, Rating.rating).where(Rating.query_id == query_id)
+            ).all()
+        )
+        notes = session.scalar(select(Query.notes).where(Query.id == query_id))
+        return ratings, notes
+
+
+def test_rated_but_not_returned_then_notes_in_place(browser: Any, live_app: LiveApp) -> None:
+    from playwright.sync_api import expect
+
+    query_id = live_app.query_ids["batman"]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    case_page_browser._login(page, live_app)
+    page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+    page.click("#run-button")
+    expect(page.locator("#run-progress")).to_have_attribute(
+        "data-status", "finished", timeout=30_000
+    )
+    _rate_behind_the_pages_back(live_app, query_id, {LONE_STAR: 7, GONE: 4})
+    page.reload()
+    page.evaluate("window.__sameDocument = true")
+
+    row = page.locator(f"#query-{query_id}")
+    row.locator(".query-text").click()
+    details = page.locator(f"#rated-missing-{query_id}")
+    expect(details.locator("summary")).to_have_text("Rated but not returned (2)")
+    details.locator("summary").click()
+    lone = details.locator(f"li.missing-doc.not-returned[data-doc-id='{LONE_STAR}']")
+    expect(lone.locator(".doc-title")).to_have_text("Lone Star")
+    expect(lone.locator(".missing-mark")).to_have_text("rated, not returned")
+    expect(lone.locator("button.rating.selected")).to_have_text("7")
+    gone = details.locator(f"li.missing-doc.not-found[data-doc-id='{GONE}']")
+    expect(gone.locator(".not-found-mark")).to_have_text("not found in the index")
+
+    lone.locator("button[data-digit='3']").click()
+    # The results re-render; the list stays open and loads again with the new rating.
+    lone = page.locator(f"#rated-missing-{query_id} li.missing-doc[data-doc-id='{LONE_STAR}']")
+    expect(lone.locator("button.rating.selected")).to_have_text("3")
+    expect(page.locator(f"#rated-missing-{query_id}")).to_have_attribute("open", "")
+    assert _stored(live_app, query_id)[0] == {LONE_STAR: 3.0, GONE: 4.0}
+
+    editor = row.locator(f"#query-notes-{query_id}")
+    editor.locator("summary").click()
+    editor.locator("textarea[name=notes]").fill("Check the 1989 film ranks first")
+    editor.locator("button[type=submit]").click()
+    editor = page.locator(f"#query-notes-{query_id}")
+    expect(editor.locator(".saved")).to_have_text("Saved.")
+    expect(editor.locator(".notes-preview")).to_have_text("Check the 1989 film ranks first")
+    assert _stored(live_app, query_id)[1] == "Check the 1989 film ranks first"
+    assert page.evaluate("window.__sameDocument") is True  # no reload happened
+    context.close()
