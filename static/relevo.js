@@ -56,7 +56,11 @@
 
   document.addEventListener("htmx:afterSettle", function () {
     if (!refocus) return;
-    var docs = docsIn(document.getElementById(refocus.box));
+    var box = document.getElementById(refocus.box);
+    var docs = docsIn(box);
+    // A rated-but-not-returned doc comes back with the list that loads after the results.
+    var pending = box && box.querySelector("details.rated-missing[open] .rated-missing-list");
+    if (refocus.index >= docs.length && box && box.querySelector("details.rated-missing[open]") && !pending) return;
     var doc = docs[Math.min(refocus.index, docs.length - 1)];
     refocus = null;
     if (doc) doc.focus();

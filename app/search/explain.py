@@ -28,6 +28,17 @@ class ExplainLine:
     # Children beyond the shown ones, folded into one line: how many, and their summed value.
     folded: int = 0
 
+    @property
+    def shown_value(self) -> str:
+        """Return the value as a reader wants it: four significant digits, no exponent."""
+        if self.value is None:
+            return "\u2013"
+        if abs(self.value) >= 10_000:
+            return f"{self.value:,.0f}"
+        if self.value != 0 and abs(self.value) < 0.001:
+            return f"{self.value:.2e}"
+        return f"{self.value:.4g}"
+
 
 @dataclass(frozen=True)
 class ExplainView:

@@ -79,6 +79,12 @@ def test_rated_but_not_returned_then_notes_in_place(browser: Any, live_app: Live
     expect(lone.locator("button.rating.selected")).to_have_text("3")
     expect(page.locator(f"#rated-missing-{query_id}")).to_have_attribute("open", "")
     assert _stored(live_app, query_id)[0] == {LONE_STAR: 3.0, GONE: 4.0}
+    # By key too: the focus comes back to the same doc once its list has loaded again.
+    lone.focus()
+    page.keyboard.press("5")
+    expect(lone.locator("button.rating.selected")).to_have_text("5")
+    expect(lone).to_be_focused()
+    assert _stored(live_app, query_id)[0] == {LONE_STAR: 5.0, GONE: 4.0}
 
     editor = row.locator(f"#query-notes-{query_id}")
     editor.locator("summary").click()

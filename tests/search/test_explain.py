@@ -111,3 +111,18 @@ def test_odd_values_give_no_tree_and_a_missing_value_shows_as_none() -> None:
     assert explain_view({"something": "else"}).empty
     view = explain_view({"value": "NaN?", "description": "odd", "details": "nope"})
     assert _lines(view.lines) == [(0, None, "odd")]
+
+
+def test_values_read_without_exponents_where_they_can() -> None:
+    def shown(value: float | None) -> str:
+        return ExplainLine(depth=0, value=value, description="").shown_value
+
+    assert [shown(v) for v in (12.3456, 0.5, 2.0, 123456.7, 0.00001234, 0.0, None)] == [
+        "12.35",
+        "0.5",
+        "2",
+        "123,457",
+        "1.23e-05",
+        "0",
+        "\u2013",
+    ]

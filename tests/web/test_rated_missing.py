@@ -161,3 +161,19 @@ def test_rating_a_missing_doc_keeps_the_list_open_and_updates_the_count(
     assert details.has_attr("open")
     assert attr(details, "hx-trigger") == "load"
     assert one(details, "summary .n").get_text() == "1"
+
+
+def test_an_engine_error_answer_is_shown_short(
+    api: ApiUser,
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+    movies_engine: MoviesEngine,
+) -> None:
+    url = f"{movies_engine.url}/no_such_index"
+    case_id, query_id = _case(api, session_factory, url, {LONE_STAR: 7})
+    login(client)
+    response = client.get(f"/cases/{case_id}/queries/{query_id}/rated-missing")
+    assert response.status_code == 200
+    message = one(soup(response), ".engine-error").get_text()
+    assert message.startswith("The engine could not be asked for them: HTTP 404 from")
+    assert len(message) < 400
