@@ -15,21 +15,22 @@ import argparse
 import gc
 import random
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import pytrec_eval
 
+from app.models import RunQuery
 from app.runtime import tune_gc
 from app.scoring import PRESETS, score_queries, tally, validate_scorer
 from app.services.runs import stored_input
 
 
-def make_run(count: int, seed: int = 11) -> tuple[list[Any], list[dict[str, float]]]:
+def make_run(count: int, seed: int = 11) -> tuple[list[RunQuery], list[dict[str, float]]]:
     """Return stored rows (docs as a run keeps them) and each query's ratings."""
     rng = random.Random(seed)
-    rows, ratings = [], []
-    for _ in range(count):
+    rows: list[RunQuery] = []
+    ratings: list[dict[str, float]] = []
+    for n in range(count):
         candidates = [f"d{i}" for i in range(30)]
         ranked = rng.sample(candidates, 10)
         rated = {d: float(rng.choice((0, 1, 2, 3))) for d in candidates if rng.random() < 0.6}
@@ -37,7 +38,8 @@ def make_run(count: int, seed: int = 11) -> tuple[list[Any], list[dict[str, floa
             {"id": d, "rank": n + 1, "fields": {}, "rating": rated.get(d)}
             for n, d in enumerate(ranked)
         ]
-        rows.append(SimpleNamespace(docs=docs, num_found=100))
+        # Stored rows as the run left them (not added to any session).
+        rows.append(RunQuery(text=f"query {n}", docs=docs, num_found=100))
         ratings.append(rated)
     return rows, ratings
 

@@ -162,12 +162,22 @@ class RunManager:
                 session=session, lease_s=self._lease_s, spare=spare or ()
             )
 
+    def _claim_unqueued(self, spare: list[int]) -> list[int]:
+        with session_scope(self._session_factory) as session:
+            return run_service.claim_unqueued_runs(
+                session=session, lease_s=self._lease_s, spare=spare
+            )
+
     async def reap(self) -> int:
         """One round of looking after the runs of processes that stopped."""
         spare: list[int] = []
         if self._queue is not None:
             await self._queue.retry_stalled(self._stalled_s)
             spare = await self._queue.live_run_ids()
+            for run_id in await asyncio.to_thread(self._claim_unqueued, spare):
+                log.warning("queueing run %s, whose server stopped before queueing it", run_id)
+                await self._queue.enqueue(run_id)
+                spare.append(run_id)
         count = await asyncio.to_thread(self.reap_interrupted, spare)
         if self._queue is not None:
             await asyncio.to_thread(self._close_sweeps)

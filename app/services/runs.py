@@ -292,6 +292,35 @@ def cancel_run(*, session: Session, run: Run) -> Run:
 INTERRUPTED = "Interrupted: the process running it stopped before it finished."
 
 
+def claim_unqueued_runs(
+    *, session: Session, lease_s: float, spare: Sequence[int] = ()
+) -> list[int]:
+    """Return the queued runs whose chunks never reached the job queue, claimed for queueing.
+
+    A server that stops between creating a run and queueing its chunks (a sweep queues all
+    its runs, then their jobs) leaves a queued run with no job: it lost nothing, so it is
+    queued again rather than failed. The claim (a first heartbeat) is made once, by one
+    process: a claimed run that is orphaned again is failed as interrupted like any other.
+    """
+    now = datetime.now(UTC)
+    conditions = [
+        Run.status == RunStatus.QUEUED,
+        Run.heartbeat_at.is_(None),
+        Run.created_at <= now - timedelta(seconds=lease_s),
+    ]
+    if spare:
+        conditions.append(Run.id.not_in(list(spare)))
+    claimed = session.scalars(
+        update(Run)
+        .where(*conditions)
+        .values(heartbeat_at=now)
+        .returning(Run.id)
+        .execution_options(synchronize_session=False)
+    ).all()
+    session.commit()
+    return sorted(claimed)
+
+
 def fail_interrupted_runs(*, session: Session, lease_s: float, spare: Sequence[int] = ()) -> int:
     """Mark as failed the active runs whose process is gone; return how many.
 

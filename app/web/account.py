@@ -25,7 +25,7 @@ def _safe_next(target: str) -> str:
 @router.get("/login", name="login_page")
 def login_page(request: Request, next: str = "/") -> Response:
     """Show the login form."""
-    return render(request, "login.html", {"next": _safe_next(next), "error": None})
+    return render(request, "login.html", {"next": _safe_next(next), "error": None, "email": ""})
 
 
 @router.post("/login", name="login_submit")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
+from jinja2 import StrictUndefined
 from starlette.responses import Response
 
 from app.search.explain import explain_view
@@ -18,6 +21,10 @@ from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, HttpMethod, QueryStatus,
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+# A name a template uses but no handler passes is a bug to see at once, not an empty string.
+templates.env.undefined = StrictUndefined
+# The JSON twin a page declares in its head (macros.html: alternate), read back for the header.
+_TWIN_LINK = re.compile(rb'<link rel="alternate" type="application/json" href="([^"]*)">')
 NO_VALUE = "\u2013"  # an en dash stands for "no score yet"
 
 
@@ -131,6 +138,16 @@ def render(
     status_code: int = 200,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    """Render a page with the CSRF token and the signed-in user's email in its context."""
-    full = {"csrf_token": csrf_token(request), **context}
-    return templates.TemplateResponse(request, name, full, status_code=status_code, headers=headers)
+    """Render a page with the CSRF token in its context; a page that names its JSON twin in
+    its head also gets the twin in a `Link` header, so both come from the one declaration."""
+    # base.html shows the navigation only to a signed-in user; pages without one pass none.
+    full = {"csrf_token": csrf_token(request), "user": None, **context}
+    response = templates.TemplateResponse(
+        request, name, full, status_code=status_code, headers=headers
+    )
+    head = bytes(response.body).partition(b"</head>")
+    twin = _TWIN_LINK.search(head[0]) if head[1] else None
+    if twin is not None:
+        href = html.unescape(twin.group(1).decode())
+        response.headers["Link"] = f'<{href}>; rel="alternate"; type="application/json"'
+    return response

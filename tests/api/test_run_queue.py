@@ -23,6 +23,8 @@ from sqlalchemy import create_engine, text
 from app.config import Settings
 from app.db import make_session_factory
 from app.main import create_app
+from app.models import Case
+from app.services import runs as run_service
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.api.slow_engine import SlowEngine, ranking_for, slow_engine
 from tests.fixtures.database import _postgres_database
@@ -266,6 +268,30 @@ def test_two_servers_on_one_database_leave_each_others_runs_alone(
         assert api_two.get(f"/api/v1/cases/{case_one}/runs/{run_one}").status_code == 404
 
 
+def test_a_run_its_server_never_queued_is_queued_again_not_failed(
+    queue_db: str, workers: Workers, tmp_path: Path
+) -> None:
+    # A server that stops between creating a run and queueing its chunks (a sweep creates all
+    # its runs, then queues them) leaves a queued run without jobs: it is queued once more.
+    with slow_engine(delay_s=0.01) as engine:
+        with _server(queue_db, tmp_path / "one") as client:
+            factory = make_session_factory(create_engine(queue_db))
+            api = make_api_user(client, factory, "u@example.com")
+            case_id, _ids = _case(api, engine, queries=7)
+        with factory() as session:
+            case = session.get(Case, case_id)
+            assert case is not None
+            run_id = run_service.create_run(session=session, case=case).id
+        assert _jobs_left(queue_db) == 0
+        with _server(queue_db, tmp_path / "two", run_lease_s=2) as client:
+            api = ApiUser(api.id, api.email, api.key, client)
+            workers.start(concurrency=2)
+            _until(lambda: _run(api, case_id, run_id)["status"] != "queued", what="the run")
+            _until(lambda: _run(api, case_id, run_id)["status"] == "finished", what="the run")
+            assert _run(api, case_id, run_id)["progress"] == {"done": 7, "total": 7}
+    assert engine.answered == 7
+
+
 def test_the_test_engine_ranks_a_text_the_same_way_each_time() -> None:
     assert ranking_for(b"x") == ranking_for(b"x") != ranking_for(b"y")
 
@@ -304,9 +330,8 @@ def test_a_sweep_queues_every_combination_and_outlives_its_server(
     assert sorted((r["knobs"]["b"], r["knobs"]["n"]) for r in sweep["results"]) == [
         (1, 5), (1, 10), (2, 5), (2, 10)
     ]  # fmt: skip
-    assert all(
-        r["status"] == "finished"
-        for r in runs
-        if r["id"] in {x["run_id"] for x in sweep["results"]}
-    )
+    swept = {x["run_id"] for x in sweep["results"]}
+    assert {r["id"]: r["status"] for r in runs if r["id"] in swept} == dict.fromkeys(
+        swept, "finished"
+    ), runs
     assert engine.answered == 4 * 12

@@ -1,0 +1,58 @@
+"""Layout a keyboard user and a reader of the query list rely on, in a real Chromium: the skip
+link appears on the first Tab and moves focus to the content; query badges are equally wide
+whatever their digits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from app.models import Case
+from tests.browser import test_case_page_browser as case_page_browser
+from tests.browser.test_case_page_browser import LiveApp, _login
+from tests.web.helpers import doc, finished_run
+
+pytestmark = pytest.mark.browser
+
+browser = case_page_browser.browser  # the shared headless Chromium fixture
+live_app = case_page_browser.live_app  # a served app with one case of three queries
+
+
+def test_skip_link_and_equal_badges(browser: Any, live_app: LiveApp) -> None:
+    with live_app.session_factory() as session:
+        scorer = session.scalars(select(Case.scorer_id).where(Case.id == live_app.case_id)).one()
+    ids = live_app.query_ids
+    finished_run(
+        live_app.session_factory,
+        live_app.case_id,
+        {
+            ids["star wars"]: {"score": 100.0, "docs": [doc("1", "A New Hope", 1)]},
+            ids["batman"]: {"score": 5.0, "docs": [doc("2", "Batman", 1)]},
+            ids["the matrix"]: {"status": "unscored", "docs": []},
+        },
+        scorer=scorer,
+        case_score=52.5,
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        _login(page, live_app)
+        page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+        texts = [page.inner_text(f"#query-score-{ids[q]}") for q in ids]
+        assert texts == ["100", "5", "\u2013"]
+        widths = {
+            round(page.locator(f"#query-score-{ids[q]}").bounding_box()["width"], 1) for q in ids
+        }
+        assert len(widths) == 1, widths
+
+        skip = page.locator("a.skip-link")
+        assert skip.bounding_box()["x"] < 0  # out of sight until focused
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.className") == "skip-link"
+        assert skip.bounding_box()["x"] >= 0
+        page.keyboard.press("Enter")
+        assert page.evaluate("document.activeElement.id") == "main"
+    finally:
+        context.close()
