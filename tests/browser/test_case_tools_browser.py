@@ -95,4 +95,6 @@ def test_rated_but_not_returned_then_notes_in_place(browser: Any, live_app: Live
     expect(editor.locator(".notes-preview")).to_have_text("Check the 1989 film ranks first")
     assert _stored(live_app, query_id)[1] == "Check the 1989 film ranks first"
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
+    case_page_browser.ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(case_page_browser.ARTIFACTS / "case-tools.png"), full_page=True)
     context.close()
