@@ -11,6 +11,7 @@ RelevoError
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -79,13 +80,37 @@ class Invalid(RelevoError):
 
     status_code = 422
 
-    def __init__(self, field: str | tuple[str | int, ...], message: str) -> None:
+    def __init__(
+        self,
+        field: str | tuple[str | int, ...],
+        message: str,
+        *,
+        more: Sequence[tuple[str | tuple[str | int, ...], str]] = (),
+    ) -> None:
         super().__init__(message)
-        self.loc = ("body", field) if isinstance(field, str) else ("body", *field)
+        self.loc = _body_loc(field)
+        # Every problem found at once (the first is also loc/message), so a form shows all.
+        self.problems: list[tuple[tuple[str | int, ...], str]] = [
+            (self.loc, message),
+            *((_body_loc(f), m) for f, m in more),
+        ]
+
+    @classmethod
+    def collected(cls, problems: Sequence[tuple[str | tuple[str | int, ...], str]]) -> Invalid:
+        """Return one error carrying several problems (there must be at least one)."""
+        (field, message), *more = problems
+        return cls(field, message, more=more)
 
     def detail(self) -> Any:
-        """Return a FastAPI-style list naming the field."""
-        return [{"loc": list(self.loc), "msg": self.message, "type": "value_error"}]
+        """Return a FastAPI-style list naming each field."""
+        return [
+            {"loc": list(loc), "msg": message, "type": "value_error"}
+            for loc, message in self.problems
+        ]
+
+
+def _body_loc(field: str | tuple[str | int, ...]) -> tuple[str | int, ...]:
+    return ("body", field) if isinstance(field, str) else ("body", *field)
 
 
 def public_message(exc: BaseException) -> str:

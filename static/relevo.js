@@ -134,3 +134,48 @@
     }
   });
 })();
+
+// The scorer editor adapts to the kind: a built-in kind fills in its preset's scale, labels
+// and parameters and hides the code box; JavaScript shows the code, max score and
+// environment. The scale preset picker fills the scale and labels. Without this script
+// every field shows and the server ignores the ones the kind does not use.
+(function () {
+  "use strict";
+
+  var form = document.getElementById("scorer-form");
+  if (!form) return;
+
+  function show(kind) {
+    form.setAttribute("data-kind", kind);
+    var parts = form.querySelectorAll("[data-for-kind]");
+    for (var i = 0; i < parts.length; i++) {
+      var forJs = parts[i].getAttribute("data-for-kind") === "javascript";
+      parts[i].hidden = forJs ? kind !== "javascript" : kind === "javascript";
+    }
+  }
+
+  function fill(option, withParams) {
+    form.elements.scale.value = option.getAttribute("data-scale");
+    form.elements.labels.value = option.getAttribute("data-labels");
+    if (withParams) form.elements.params.value = option.getAttribute("data-params");
+  }
+
+  var kind = document.getElementById("scorer-kind");
+  if (kind) {
+    kind.addEventListener("change", function () {
+      var option = kind.options[kind.selectedIndex];
+      show(kind.value);
+      if (option.hasAttribute("data-scale")) fill(option, true);
+    });
+  }
+
+  var preset = document.getElementById("scale-preset");
+  if (preset) {
+    preset.addEventListener("change", function () {
+      var option = preset.options[preset.selectedIndex];
+      if (!option.value) return;
+      fill(option, false);
+      preset.value = ""; // the boxes hold it now; the server need not apply it again
+    });
+  }
+})();

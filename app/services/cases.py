@@ -108,30 +108,32 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
 
 
 def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -> Case:
-    """Apply changes; a change to the search settings starts a new try."""
+    """Check every change, then apply them; a change to the search settings starts a new try.
+
+    Nothing is changed when any check fails, and every failed check is reported at once.
+    """
     changes = body.model_dump(exclude_unset=True, exclude_none=True, exclude={"team_ids"})
-    if "name" in changes:
-        case.name = changes["name"]
+    scorer_id = case.scorer_id
     if "scorer_id" in changes:
-        case.scorer_id = visible_scorer(
-            session=session, user=user, scorer_id=changes["scorer_id"]
-        ).id
-    if "options" in changes:
-        case.options = changes["options"]
+        scorer_id = visible_scorer(session=session, user=user, scorer_id=changes["scorer_id"]).id
+    options = changes.get("options", case.options)
     latest = current_try(session=session, case=case)
     settings: dict[str, Any] = {name: getattr(latest, name) for name in TRY_FIELDS}
     wanted = {**settings, **{k: v for k, v in changes.items() if k in TRY_FIELDS}}
     endpoint = visible_endpoint(
         session=session, user=user, endpoint_id=wanted["search_endpoint_id"]
     )
-    knobs = check_search_settings(
+    wanted["knobs"] = check_search_settings(
         engine=endpoint.engine,
         template=wanted["query_template"],
         field_spec=wanted["field_spec"],
-        options=case.options,
+        options=options,
         knobs=wanted["knobs"],
     )
-    wanted["knobs"] = knobs
+    if "name" in changes:
+        case.name = changes["name"]
+    case.scorer_id = scorer_id
+    case.options = options
     if wanted != settings:
         number = latest_try_number(session=session, case=case) + 1
         session.add(Try(case_id=case.id, number=number, **wanted))
@@ -153,15 +155,19 @@ def check_search_settings(
     options: Mapping[str, Any],
     knobs: Mapping[str, float],
 ) -> dict[str, float]:
-    """Reject a template or field spec that cannot work; return the knobs the template uses."""
+    """Reject a template or field spec that cannot work (both checked, both reported);
+    return the knobs the template uses."""
+    problems: list[tuple[str | tuple[str | int, ...], str]] = []
     try:
         parse_field_spec(field_spec)
     except FieldSpecError as exc:
-        raise Invalid("field_spec", str(exc)) from exc
+        problems.append(("field_spec", str(exc)))
     try:
         validate_template(engine, template, case_options=options)
     except TemplateError as exc:
-        raise Invalid("query_template", str(exc)) from exc
+        problems.append(("query_template", str(exc)))
+    if problems:
+        raise Invalid.collected(problems)
     return {name: float(knobs.get(name, DEFAULT_KNOB)) for name in extract_knobs(template)}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
@@ -150,17 +152,29 @@ def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
 
 
 async def check_connection(
-    *, endpoint: SearchEndpoint, query: str, template: str | None, field_spec: str
+    *,
+    endpoint: SearchEndpoint,
+    query: str,
+    template: str | None,
+    field_spec: str,
+    timeout_s: float | None = None,
 ) -> ConnectionReport:
-    """Send one query to the endpoint and report the hit count, a sample doc or the error."""
+    """Send one query to the endpoint and report the hit count, a sample doc or the error.
+
+    ``timeout_s`` shortens the endpoint's own timeout (a check after saving should not make
+    the user wait for a host that never answers).
+    """
     request = SearchRequest(
         template=template or DEFAULT_TEMPLATES[endpoint.engine],
         query_text=query,
         field_spec=field_spec,
         rows=1,
     )
+    config = engine_config(endpoint)
+    if timeout_s is not None:
+        config = dataclasses.replace(config, timeout_s=min(config.timeout_s, timeout_s))
     async with httpx.AsyncClient() as http:
-        return await try_connection(http, engine_config(endpoint), request)
+        return await try_connection(http, config, request)
 
 
 def endpoint_options(*, session: Session, user: User) -> list[EndpointOption]:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
-from starlette.datastructures import FormData
 
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.models import User
-from app.schemas.cases import BulkQueries, CaseCreate, CaseUpdate
 from app.schemas.pages import QUERY_SORTS, CasePage, CasesPage, QuerySort
 from app.search import DEFAULT_FIELD_SPEC
 from app.services import case_pages, case_updates
@@ -23,61 +19,44 @@ from app.services.run_manager import RunManager
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
 from app.web.deps import FormDep, WebCaseDep
 from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text, form_errors, parse_body
+from app.web.form_types import CaseSettingsForm, NewCaseForm, QueriesForm
+from app.web.forms import CsrfChecked, FormErrors
 from app.web.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
-
-KNOB_PREFIX = "knob."
 
 
 def _sort(value: str) -> QuerySort:
     return value if value in QUERY_SORTS else "position"
 
 
-CASE_FORM_FIELDS = (
-    "name",
-    "search_endpoint_id",
-    "query_template",
-    "field_spec",
-    "rows",
-    "scorer_id",
-)
-
-
 @router.get("/", name="cases_page")
 def cases_page(request: Request, user: WebUser, session: SessionDep, show: str = "all") -> Response:
     """Show the user's cases (all, mine or one team's) with their scores, and the new-case form."""
     data = case_pages.cases_page(session=session, user=user, show=show)
-    return _render_cases(request, user, data, _new_case_defaults(data), {})
+    return _render_cases(request, user, data, new_case_form(data))
 
 
-def _new_case_defaults(data: CasesPage) -> dict[str, Any]:
+def new_case_form(data: CasesPage) -> NewCaseForm:
+    """Return the new-case form as the cases list first shows it."""
     engine = data.endpoints[0].engine if data.endpoints else Engine.OPENSEARCH
-    return {
-        "name": "",
-        "search_endpoint_id": "",
-        "query_template": DEFAULT_TEMPLATES[engine],
-        "field_spec": DEFAULT_FIELD_SPEC,
-        "rows": "10",
-        "scorer_id": str(data.default_scorer_id or ""),
-    }
+    return NewCaseForm(
+        {
+            "name": "",
+            "search_endpoint_id": "",
+            "query_template": DEFAULT_TEMPLATES[engine],
+            "field_spec": DEFAULT_FIELD_SPEC,
+            "rows": "10",
+            "scorer_id": str(data.default_scorer_id or ""),
+        }
+    )
 
 
 def _render_cases(
-    request: Request,
-    user: User,
-    data: CasesPage,
-    form: dict[str, Any],
-    errors: dict[str, str],
-    status_code: int = 200,
+    request: Request, user: User, data: CasesPage, form: NewCaseForm, status_code: int = 200
 ) -> Response:
-    return render(
-        request,
-        "cases.html",
-        {"user": user, "page": data, "form": form, "errors": errors},
-        status_code=status_code,
-    )
+    context = {"user": user, "page": data, "form": form.values, "errors": form.errors}
+    return render(request, "cases.html", context, status_code=status_code)
 
 
 @router.post("/cases", name="case_create_submit")
@@ -85,27 +64,14 @@ def create_case(
     request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
 ) -> Response:
     """Create a case from the form and open it; a bad field re-renders the form (422)."""
-    values = {name: field_text(form, name) for name in CASE_FORM_FIELDS}
     data = case_pages.cases_page(session=session, user=user)
+    new = NewCaseForm.read(form)
     try:
-        body = parse_body(CaseCreate, _case_create_values(values, data))
+        body = new.body({str(e.id): e.engine for e in data.endpoints})
         case = case_service.create_case(session=session, user=user, body=body)
     except (FormErrors, Invalid) as exc:
-        session.rollback()
-        errors = form_errors(exc)
-        return _render_cases(request, user, data, values, errors, status_code=422)
+        return _render_cases(request, user, data, new.add(exc), status_code=422)
     return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
-
-
-def _case_create_values(values: dict[str, str], data: CasesPage) -> dict[str, Any]:
-    result: dict[str, Any] = {k: v.strip() for k, v in values.items() if v.strip()}
-    result["query_template"] = values["query_template"].strip()
-    if not result["query_template"]:
-        engines = {str(e.id): e.engine for e in data.endpoints}
-        engine = engines.get(values["search_endpoint_id"])
-        if engine is not None:
-            result["query_template"] = DEFAULT_TEMPLATES[engine]
-    return result
 
 
 @router.get("/cases/{case_id}", name="case_page")
@@ -122,42 +88,53 @@ def case_page(
     data = case_pages.case_page(
         session=session, user=user, case=case, sort=_sort(sort), q=q, page=page
     )
-    return _render_case(request, user, data, _settings_values(data), {})
+    saved = request.query_params.get("saved", "")
+    return _render_case(request, user, data, saved=saved)
 
 
-def _settings_values(data: CasePage) -> dict[str, Any]:
+def _settings_form(data: CasePage) -> CaseSettingsForm:
     current = data.current_try
-    return {
-        "name": data.case.name,
-        "search_endpoint_id": str(current.search_endpoint_id),
-        "query_template": current.query_template,
-        "field_spec": current.field_spec,
-        "rows": str(current.rows),
-        "scorer_id": str(data.case.scorer_id),
-        "knobs": {name: f"{value:g}" for name, value in current.knobs.items()},
-    }
+    return CaseSettingsForm(
+        {
+            "name": data.case.name,
+            "search_endpoint_id": str(current.search_endpoint_id),
+            "query_template": current.query_template,
+            "field_spec": current.field_spec,
+            "rows": str(current.rows),
+            "scorer_id": str(data.case.scorer_id),
+            "knobs": {name: f"{value:g}" for name, value in current.knobs.items()},
+        }
+    )
 
 
 def _render_case(
     request: Request,
     user: User,
     data: CasePage,
-    settings: dict[str, Any],
-    errors: dict[str, str],
+    *,
+    settings: CaseSettingsForm | None = None,
+    queries: QueriesForm | None = None,
+    saved: str = "",
     status_code: int = 200,
-    queries_text: str = "",
-    queries_error: str | None = None,
 ) -> Response:
+    settings = settings or _settings_form(data)
+    queries = queries or QueriesForm({"queries": ""})
     context = {
         "user": user,
         "page": data,
-        "settings": settings,
-        "errors": errors,
-        "queries_text": queries_text,
-        "queries_error": queries_error,
+        "settings": settings.values,
+        "errors": settings.errors,
+        "queries_text": queries.values["queries"],
+        "queries_error": queries.errors.get("queries"),
+        "saved": saved,
         "sort_labels": case_pages.QUERY_SORT_LABELS,
     }
     return render(request, "case.html", context, status_code=status_code)
+
+
+def _back_to_case(request: Request, case_id: int, saved: str) -> Response:
+    url = request.url_for("case_page", case_id=case_id).include_query_params(saved=saved)
+    return RedirectResponse(str(url), status_code=303)
 
 
 @router.post("/cases/{case_id}/settings", name="case_settings_submit")
@@ -170,37 +147,14 @@ def save_settings(
     _csrf: CsrfChecked,
 ) -> Response:
     """Save the case settings (new search settings make a new try); errors re-render (422)."""
-    values = _settings_from_form(form)
+    settings = CaseSettingsForm.read(form)
     try:
-        body = parse_body(CaseUpdate, _case_update_values(values))
+        body = settings.body()
         case_updates.update_case(session=session, user=user, case=case, body=body)
     except (FormErrors, Invalid) as exc:
-        session.rollback()
-        errors = form_errors(exc)
         data = case_pages.case_page(session=session, user=user, case=case)
-        return _render_case(request, user, data, values, errors, status_code=422)
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
-
-
-def _settings_from_form(form: FormData) -> dict[str, Any]:
-    values: dict[str, Any] = {name: field_text(form, name) for name in CASE_FORM_FIELDS}
-    values["knobs"] = {
-        key.removeprefix(KNOB_PREFIX): field_text(form, key)
-        for key in form
-        if key.startswith(KNOB_PREFIX)
-    }
-    return values
-
-
-def _case_update_values(values: dict[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        k: v.strip()
-        for k, v in values.items()
-        if k not in ("knobs", "query_template") and v.strip()
-    }
-    result["query_template"] = values["query_template"].strip() or None
-    result["knobs"] = {k: v.strip() for k, v in values["knobs"].items() if v.strip()}
-    return result
+        return _render_case(request, user, data, settings=settings.add(exc), status_code=422)
+    return _back_to_case(request, case.id, "settings")
 
 
 @router.post("/cases/{case_id}/queries", name="case_add_queries")
@@ -212,24 +166,15 @@ def add_queries(
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
-    """Add the pasted queries, one per line."""
-    text = field_text(form, "queries")
+    """Add the pasted queries, one per line; an empty box says so (422)."""
+    queries = QueriesForm.read(form)
     try:
-        body = parse_body(BulkQueries, {"queries": text.splitlines()})
-    except FormErrors as exc:
+        body = queries.body()
+    except FormErrors:
         data = case_pages.case_page(session=session, user=user, case=case)
-        return _render_case(
-            request,
-            user,
-            data,
-            _settings_values(data),
-            {},
-            status_code=422,
-            queries_text=text,
-            queries_error=next(iter(exc.errors.values())),
-        )
+        return _render_case(request, user, data, queries=queries, status_code=422)
     query_service.add_queries(session=session, case=case, texts=body.queries)
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+    return _back_to_case(request, case.id, "queries")
 
 
 @router.post("/cases/{case_id}/runs", name="case_run")

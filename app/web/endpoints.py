@@ -2,48 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.models import User
-from app.schemas.endpoints import EndpointCreate, EndpointRead, EndpointUpdate
+from app.schemas.endpoints import EndpointRead
 from app.search import ConnectionReport
 from app.services import endpoints as endpoint_service
-from app.vocabulary import Engine, HttpMethod
+from app.vocabulary import Engine
 from app.web.deps import FormDep, WebEndpointDep
 from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text, form_errors, parse_body
+from app.web.form_types import EndpointForm
+from app.web.forms import CsrfChecked, FormErrors, field_text
 from app.web.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
-FIELDS = (
-    "name",
-    "engine",
-    "url",
-    "method",
-    "headers",
-    "basic_auth",
-    "timeout_s",
-    "requests_per_minute",
-    "max_concurrency",
-)
-NUMBERS = ("timeout_s", "requests_per_minute", "max_concurrency")
-NEW_ENDPOINT = {
-    "name": "",
-    "engine": Engine.OPENSEARCH,
-    "url": "",
-    "method": HttpMethod.GET,
-    "headers": "",
-    "basic_auth": "",
-    "timeout_s": "10",
-    "requests_per_minute": "0",
-    "max_concurrency": "8",
-}
+# After a save the endpoint is tried once, this briefly: a host that does not answer is a
+# warning beside "Saved", never a reason to refuse the save.
+SAVE_CHECK_TIMEOUT_S = 3.0
 
 
 @router.get("/endpoints", name="endpoints_page")
@@ -56,7 +35,7 @@ def endpoints_page(request: Request, user: WebUser, session: SessionDep) -> Resp
 @router.get("/endpoints/new", name="endpoint_new_page")
 def new_endpoint(request: Request, user: WebUser) -> Response:
     """Show an empty endpoint form."""
-    return _form(request, user, None, dict(NEW_ENDPOINT))
+    return _form(request, user, None, EndpointForm(EndpointForm.blank))
 
 
 @router.post("/endpoints", name="endpoint_create_submit")
@@ -64,22 +43,35 @@ def create_endpoint(
     request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
 ) -> Response:
     """Create an endpoint; a bad field re-renders the form (422)."""
-    values = {name: field_text(form, name) for name in FIELDS}
+    editor = EndpointForm.read(form)
     try:
-        body = parse_body(EndpointCreate, _body_values(values, keep_blank_secrets=False))
+        body = editor.create_body()
         endpoint = endpoint_service.create_endpoint(session=session, user=user, body=body)
     except (FormErrors, Invalid) as exc:
-        return _form(request, user, None, values, errors=_errors(exc), status_code=422)
-    return RedirectResponse(
-        str(request.url_for("endpoint_page", endpoint_id=endpoint.id)), status_code=303
-    )
+        return _form(request, user, None, editor.add(exc), status_code=422)
+    return _saved(request, endpoint.id)
 
 
 @router.get("/endpoints/{endpoint_id}", name="endpoint_page")
-def endpoint_page(request: Request, endpoint: WebEndpointDep, user: WebUser) -> Response:
-    """Show an endpoint's form; secrets appear only as header names and 'basic auth set'."""
+async def endpoint_page(request: Request, endpoint: WebEndpointDep, user: WebUser) -> Response:
+    """Show an endpoint's form; secrets appear only as header names and 'basic auth set'.
+
+    Right after a save the endpoint is sent one test query: if it does not answer, the page
+    says so beside "Saved" (the endpoint is saved all the same).
+    """
     read = endpoint_service.to_read(endpoint)
-    return _form(request, user, read, _values_of(read))
+    saved = request.query_params.get("saved") == "1"
+    warning = None
+    if saved:
+        report = await endpoint_service.check_connection(
+            endpoint=endpoint,
+            query="test",
+            template=None,
+            field_spec=endpoint_service.TEST_FIELD_SPECS[endpoint.engine],
+            timeout_s=SAVE_CHECK_TIMEOUT_S,
+        )
+        warning = None if report.ok else report.message
+    return _form(request, user, read, EndpointForm.of(read), saved=saved, warning=warning)
 
 
 @router.post("/endpoints/{endpoint_id}", name="endpoint_update_submit")
@@ -92,20 +84,19 @@ def update_endpoint(
     _csrf: CsrfChecked,
 ) -> Response:
     """Save an endpoint; blank secret fields keep the stored secrets."""
-    values = {name: field_text(form, name) for name in FIELDS}
+    editor = EndpointForm.read(form)
     try:
-        changes = _body_values(values, keep_blank_secrets=True)
-        if field_text(form, "remove_basic_auth"):
-            changes["basic_auth"] = None
-        body = parse_body(EndpointUpdate, changes)
+        body = editor.update_body(remove_basic_auth=bool(field_text(form, "remove_basic_auth")))
         endpoint_service.update_endpoint(session=session, endpoint=endpoint, body=body)
     except (FormErrors, Invalid) as exc:
-        session.rollback()
         read = endpoint_service.to_read(endpoint)
-        return _form(request, user, read, values, errors=_errors(exc), status_code=422)
-    return RedirectResponse(
-        str(request.url_for("endpoint_page", endpoint_id=endpoint.id)), status_code=303
-    )
+        return _form(request, user, read, editor.add(exc), status_code=422)
+    return _saved(request, endpoint.id)
+
+
+def _saved(request: Request, endpoint_id: int) -> Response:
+    url = request.url_for("endpoint_page", endpoint_id=endpoint_id).include_query_params(saved=1)
+    return RedirectResponse(str(url), status_code=303)
 
 
 @router.post("/endpoints/{endpoint_id}/test", name="endpoint_test_submit")
@@ -129,7 +120,7 @@ async def test_endpoint(
         request,
         user,
         read,
-        _values_of(read),
+        EndpointForm.of(read),
         report=report,
         test={"query": query, "field_spec": field_spec},
     )
@@ -139,69 +130,25 @@ def _form(
     request: Request,
     user: User,
     endpoint: EndpointRead | None,
-    values: dict[str, str],
+    editor: EndpointForm,
     *,
-    errors: dict[str, str] | None = None,
     status_code: int = 200,
     report: ConnectionReport | None = None,
     test: dict[str, str] | None = None,
+    saved: bool = False,
+    warning: str | None = None,
 ) -> Response:
-    engine = values.get("engine") or Engine.OPENSEARCH
+    engine = editor.values.get("engine") or Engine.OPENSEARCH
     known = engine in tuple(Engine)
     test_spec = endpoint_service.TEST_FIELD_SPECS[Engine(engine)] if known else ""
     context = {
         "user": user,
         "endpoint": endpoint,
-        "form": values,
-        "errors": errors or {},
+        "form": editor.values,
+        "errors": editor.errors,
         "report": report,
+        "saved": saved,
+        "warning": warning,
         "test": test or {"query": "test", "field_spec": test_spec},
     }
     return render(request, "endpoint.html", context, status_code=status_code)
-
-
-def _errors(exc: FormErrors | Invalid) -> dict[str, str]:
-    return {k.split(".")[0]: v for k, v in form_errors(exc).items()}
-
-
-def _values_of(endpoint: EndpointRead) -> dict[str, str]:
-    return {
-        "name": endpoint.name,
-        "engine": endpoint.engine,
-        "url": endpoint.url,
-        "method": endpoint.method,
-        "headers": "",
-        "basic_auth": "",
-        "timeout_s": f"{endpoint.timeout_s:g}",
-        "requests_per_minute": str(endpoint.requests_per_minute),
-        "max_concurrency": str(endpoint.max_concurrency),
-    }
-
-
-def _body_values(values: dict[str, str], *, keep_blank_secrets: bool) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        name: values[name].strip()
-        for name in ("name", "engine", "url", "method", *NUMBERS)
-        if values[name].strip() or not keep_blank_secrets
-    }
-    for name in NUMBERS:
-        if not result.get(name):
-            result.pop(name, None)
-    headers = _headers(values["headers"])
-    if headers or not keep_blank_secrets:
-        result["headers"] = headers
-    if values["basic_auth"]:
-        result["basic_auth"] = values["basic_auth"]
-    return result
-
-
-def _headers(text: str) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        name, sep, value = line.partition(":")
-        if not sep or not name.strip():
-            raise FormErrors({"headers": f"Write one 'Name: value' per line, not {line!r}."})
-        headers[name.strip()] = value.strip()
-    return headers

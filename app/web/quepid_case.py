@@ -11,7 +11,7 @@ from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.services import case_pages
 from app.services import quepid_case as service
-from app.web.cases import _new_case_defaults
+from app.web.cases import new_case_form
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked
 from app.web.templating import render
@@ -50,7 +50,7 @@ def _cases_with_problem(
     context = {
         "user": user,
         "page": data,
-        "form": _new_case_defaults(data),
+        "form": new_case_form(data).values,
         "errors": {},
         "quepid_problem": problem,
     }

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
@@ -13,13 +10,13 @@ from app.deps import SessionDep, WebUser
 from app.errors import Invalid, NotFound
 from app.models import Query, User
 from app.schemas.pages import ScorerPage, TryOutcome
-from app.schemas.scorers import ScorerCreate, ScorerRead, ScorerUpdate
 from app.services import access, scorer_pages
 from app.services import scorers as scorer_service
 from app.vocabulary import ScorerKind
 from app.web.deps import FormDep, WebScorerDep
 from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text, form_errors, parse_body
+from app.web.form_types import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
+from app.web.forms import CsrfChecked, FormErrors, field_text
 from app.web.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -32,6 +29,7 @@ NEW_SCORER = {
     "scale": "0, 1",
     "labels": "0=Irrelevant\n1=Relevant",
     "max_score": "100",
+    "environment": "relevo",
     "code": (
         "// Share of the top 10 results rated relevant, on 0-100.\n"
         "var hits = 0;\n"
@@ -42,7 +40,6 @@ NEW_SCORER = {
         "setScore(hits * 10);\n"
     ),
 }
-EDITOR_FIELDS = ("name", "kind", "code", "params", "scale", "labels", "max_score")
 
 
 @router.get("/scorers", name="scorers_page")
@@ -56,7 +53,7 @@ def scorers_page(request: Request, user: WebUser, session: SessionDep) -> Respon
 def new_scorer(request: Request, user: WebUser, session: SessionDep) -> Response:
     """Show an empty scorer editor."""
     data = scorer_pages.scorer_page(session=session, user=user, scorer=None)
-    return _editor(request, user, data, dict(NEW_SCORER))
+    return _editor(request, user, data, ScorerForm(NEW_SCORER))
 
 
 @router.post("/scorers", name="scorer_create_submit")
@@ -64,19 +61,16 @@ def create_scorer(
     request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
 ) -> Response:
     """Create a scorer, or try the unsaved one on a query (the 'Try' button)."""
-    values = {name: field_text(form, name) for name in EDITOR_FIELDS}
+    editor = ScorerForm.read(form)
     data = scorer_pages.scorer_page(session=session, user=user, scorer=None)
     try:
         if field_text(form, "action") == "try":
-            outcome = _try(session, user, values, form)
-            return _editor(request, user, data, values, outcome=outcome)
-        body = parse_body(ScorerCreate, _scorer_values(values, with_kind=True))
-        scorer = scorer_service.create_scorer(session=session, user=user, body=body)
+            outcome = _try(session, user, editor, form)
+            return _editor(request, user, data, editor, outcome=outcome)
+        scorer = scorer_service.create_scorer(session=session, user=user, body=editor.create_body())
     except (FormErrors, Invalid) as exc:
-        return _editor(request, user, data, values, errors=_errors(exc), status_code=422)
-    return RedirectResponse(
-        str(request.url_for("scorer_page", scorer_id=scorer.id)), status_code=303
-    )
+        return _editor(request, user, data, editor.add(exc), status_code=422)
+    return _saved(request, scorer.id)
 
 
 @router.get("/scorers/{scorer_id}", name="scorer_page")
@@ -86,7 +80,8 @@ def scorer_page(
     """Show the editor of a scorer (a preset is read-only but can be tried)."""
     data = scorer_pages.scorer_page(session=session, user=user, scorer=scorer)
     assert data.scorer is not None
-    return _editor(request, user, data, _values_of(data.scorer))
+    saved = request.query_params.get("saved") == "1"
+    return _editor(request, user, data, ScorerForm.of(data.scorer), saved=saved)
 
 
 @router.post("/scorers/{scorer_id}", name="scorer_update_submit")
@@ -99,135 +94,55 @@ def update_scorer(
     _csrf: CsrfChecked,
 ) -> Response:
     """Save a scorer, or try the edited version on a query (the 'Try' button)."""
-    values = {name: field_text(form, name) for name in EDITOR_FIELDS}
-    values["kind"] = scorer.kind
+    editor = ScorerForm.read(form)
+    editor.values["kind"] = scorer.kind  # a scorer's kind never changes
     data = scorer_pages.scorer_page(session=session, user=user, scorer=scorer)
     try:
         if field_text(form, "action") == "try":
-            outcome = _try(session, user, values, form)
-            return _editor(request, user, data, values, outcome=outcome)
-        body = parse_body(ScorerUpdate, _scorer_values(values, with_kind=False))
-        scorer_service.update_scorer(session=session, scorer=scorer, body=body)
+            outcome = _try(session, user, editor, form)
+            return _editor(request, user, data, editor, outcome=outcome)
+        scorer_service.update_scorer(session=session, scorer=scorer, body=editor.update_body())
     except (FormErrors, Invalid) as exc:
-        session.rollback()
-        return _editor(request, user, data, values, errors=_errors(exc), status_code=422)
-    return RedirectResponse(
-        str(request.url_for("scorer_page", scorer_id=scorer.id)), status_code=303
-    )
+        return _editor(request, user, data, editor.add(exc), status_code=422)
+    return _saved(request, scorer.id)
+
+
+def _saved(request: Request, scorer_id: int) -> Response:
+    url = request.url_for("scorer_page", scorer_id=scorer_id).include_query_params(saved=1)
+    return RedirectResponse(str(url), status_code=303)
 
 
 def _editor(
     request: Request,
     user: User,
     data: ScorerPage,
-    values: dict[str, str],
+    editor: ScorerForm,
     *,
-    errors: dict[str, str] | None = None,
     outcome: TryOutcome | None = None,
+    saved: bool = False,
     status_code: int = 200,
 ) -> Response:
     context = {
         "user": user,
         "page": data,
-        "form": values,
-        "errors": errors or {},
+        "form": editor.values,
+        "errors": editor.errors,
         "outcome": outcome,
+        "saved": saved,
         "kinds": KINDS,
+        "kind_presets": KIND_PRESETS,
+        "scale_presets": SCALE_PRESETS,
+        "environments": ENVIRONMENTS,
     }
     return render(request, "scorer.html", context, status_code=status_code)
 
 
-def _errors(exc: FormErrors | Invalid) -> dict[str, str]:
-    return {
-        ("labels" if k.startswith("scale_labels") else k.split(".")[0]): v
-        for k, v in form_errors(exc).items()
-    }
-
-
-def _values_of(scorer: ScorerRead) -> dict[str, str]:
-    return {
-        "name": scorer.name,
-        "kind": scorer.kind,
-        "code": scorer.code or "",
-        "params": "\n".join(f"{k}={v}" for k, v in scorer.params.items()),
-        "scale": ", ".join(f"{v:g}" for v in scorer.scale),
-        "labels": "\n".join(f"{k}={v}" for k, v in (scorer.scale_labels or {}).items()),
-        "max_score": f"{scorer.max_score:g}",
-    }
-
-
-def _scorer_values(values: dict[str, str], *, with_kind: bool) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "name": values["name"],
-        "code": values["code"] or None,
-        "params": _params(values["params"]),
-        "scale": _scale(values["scale"]),
-        "scale_labels": _labels(values["labels"]),
-        "max_score": _max_score(values["max_score"]),
-    }
-    if with_kind:
-        result["kind"] = values["kind"]
-    return result
-
-
-def _params(text: str) -> dict[str, Any] | None:
-    params: dict[str, Any] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        key, sep, raw = line.partition("=")
-        if not sep or not key.strip():
-            raise FormErrors({"params": f"Write one 'name=value' per line, not {line!r}."})
-        params[key.strip()] = _number_or_text(raw.strip())
-    return params or None
-
-
-def _max_score(text: str) -> float | None:
-    if not text.strip():
-        return None
-    try:
-        return float(text)
-    except ValueError as exc:
-        raise FormErrors({"max_score": "Write the maximum score as a number."}) from exc
-
-
-def _number_or_text(raw: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(raw)
-        except ValueError:
-            continue
-    return raw
-
-
-def _scale(text: str) -> list[Any]:
-    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
-    try:
-        return [float(p) for p in parts]
-    except ValueError as exc:
-        raise FormErrors({"scale": "Write the scale as numbers, e.g. '0, 1, 2, 3'."}) from exc
-
-
-def _labels(text: str) -> dict[str, str] | None:
-    labels: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        key, sep, label = line.partition("=")
-        if not sep:
-            raise FormErrors({"labels": f"Write one 'value=label' per line, not {line!r}."})
-        labels[key.strip()] = label.strip()
-    return labels or None
-
-
-def _try(session: SessionDep, user: User, values: dict[str, str], form: FormData) -> TryOutcome:
+def _try(session: SessionDep, user: User, editor: ScorerForm, form: FormData) -> TryOutcome:
     """Score the chosen query with the editor's (maybe unsaved) scorer."""
-    spec = _scorer_values(values, with_kind=True)
-    del spec["name"]  # trying needs no name; the config is all that counts
-    config = scorer_service.build_config(**spec)
     raw_id = field_text(form, "try_query_id")
     if not raw_id.isdigit():
-        raise FormErrors({"try_query_id": "Choose a query to try the scorer on."})
+        editor.fail("try_query_id", "Choose a query to try the scorer on.")
+    config = scorer_service.build_config(**editor.spec())  # trying needs no name
     query = session.get(Query, int(raw_id)) if access.valid_id(int(raw_id)) else None
     try:
         case = access.visible_case(

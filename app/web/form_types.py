@@ -1,0 +1,404 @@
+"""The page forms, one class per HTML form: new case, case settings, queries, scorer, endpoint.
+
+Each reads the posted text, builds the API body the services take (the same bodies as the
+REST API) and collects every error by field, so a handler is: read → body → one service
+call → redirect, or the form again with its errors (422).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
+
+from starlette.datastructures import FormData
+
+from app.schemas.cases import BulkQueries, CaseCreate, CaseUpdate
+from app.schemas.endpoints import EndpointCreate, EndpointRead, EndpointUpdate
+from app.schemas.scorers import ScorerCreate, ScorerRead, ScorerUpdate
+from app.scoring import PRESETS
+from app.scoring.presets import Preset
+from app.services.endpoints import DEFAULT_TEMPLATES
+from app.vocabulary import Engine, HttpMethod, ScorerKind
+from app.web.forms import FormErrors, WebForm, field_text
+
+__all__ = [
+    "ENVIRONMENTS",
+    "KIND_PRESETS",
+    "SCALE_PRESETS",
+    "CaseSettingsForm",
+    "EndpointForm",
+    "NewCaseForm",
+    "QueriesForm",
+    "ScorerForm",
+]
+
+KNOB_PREFIX = "knob."
+_CASE_LABELS = {
+    "name": "Name",
+    "search_endpoint_id": "Search endpoint",
+    "query_template": "Query template",
+    "field_spec": "Field spec",
+    "rows": "Rows",
+    "scorer_id": "Scorer",
+    "knobs": "Knobs",
+}
+
+
+class NewCaseForm(WebForm):
+    """The new-case form on the cases list."""
+
+    fields: ClassVar[tuple[str, ...]] = (
+        "name",
+        "search_endpoint_id",
+        "query_template",
+        "field_spec",
+        "rows",
+        "scorer_id",
+    )
+    labels: ClassVar[Mapping[str, str]] = _CASE_LABELS
+
+    def body(self, engines: Mapping[str, Engine]) -> CaseCreate:
+        """Return the case to create; a blank template takes the endpoint's engine default."""
+        values: dict[str, Any] = {k: self.text(k) for k in self.fields if self.text(k)}
+        if not self.text("search_endpoint_id"):
+            self.fail("search_endpoint_id", "Pick a search endpoint.")
+        engine = engines.get(self.text("search_endpoint_id"))
+        if not values.get("query_template") and engine is not None:
+            values["query_template"] = DEFAULT_TEMPLATES[engine]
+        return self.validate(CaseCreate, values)
+
+
+class CaseSettingsForm(WebForm):
+    """The settings form on the case page (search settings, knobs, scorer)."""
+
+    fields: ClassVar[tuple[str, ...]] = NewCaseForm.fields
+    labels: ClassVar[Mapping[str, str]] = _CASE_LABELS
+
+    @classmethod
+    def read(cls, form: FormData) -> Self:
+        """Return the form with its fields and every ``knob.<name>`` field as a knob."""
+        read = super().read(form)
+        read.values["knobs"] = {
+            key.removeprefix(KNOB_PREFIX): field_text(form, key)
+            for key in form
+            if key.startswith(KNOB_PREFIX)
+        }
+        return read
+
+    def body(self) -> CaseUpdate:
+        """Return the changes; a case needs its name, other blank fields stay as they are."""
+        if not self.text("name"):
+            self.fail("name", "Name is required.")
+        values: dict[str, Any] = {k: self.text(k) for k in self.fields if self.text(k)}
+        values["query_template"] = self.text("query_template") or None
+        knobs: dict[str, str] = {}
+        for name, raw in self.values["knobs"].items():
+            text = str(raw).strip()
+            if text and not _is_number(text):
+                self.fail("knobs", f"Knob {name} must be a number, not {text!r}.")
+            elif text:
+                knobs[name] = text
+        values["knobs"] = knobs
+        return self.validate(CaseUpdate, values)
+
+
+class QueriesForm(WebForm):
+    """The paste-your-queries box on the case page."""
+
+    fields: ClassVar[tuple[str, ...]] = ("queries",)
+    labels: ClassVar[Mapping[str, str]] = {"queries": "Queries"}
+
+    def body(self) -> BulkQueries:
+        """Return the queries, one a line; an empty box is an error, not a silent no-op."""
+        texts = [line.strip() for line in self.lines(str(self.values["queries"]))]
+        if not texts:
+            self.fail("queries", "Type at least one query, one per line.")
+        return self.validate(BulkQueries, {"queries": texts})
+
+    def error_field(self, dotted: str) -> str:
+        """Every problem of a line belongs to the box."""
+        return "queries"
+
+
+@dataclass(frozen=True)
+class ScalePreset:
+    """A scale as the scorer form shows it: values and labels as typed in the boxes."""
+
+    title: str
+    scale: str
+    labels: str
+    params: str = ""
+
+
+def _preset_of(preset: Preset) -> ScalePreset:
+    return ScalePreset(
+        title=preset.name,
+        scale=", ".join(f"{v:g}" for v in preset.scale),
+        labels="\n".join(f"{k}={v}" for k, v in (preset.scale_labels or {}).items()),
+        params="\n".join(f"{k}={v}" for k, v in preset.params.items()),
+    )
+
+
+# What a new scorer of each built-in kind starts with: its preset's parameters and scale.
+KIND_PRESETS = {preset.kind: _preset_of(preset) for preset in PRESETS}
+# Scales a user picks from instead of typing them.
+SCALE_PRESETS = {
+    "graded": ScalePreset(
+        "0 to 3: Poor, Fair, Good, Perfect", "0, 1, 2, 3", "0=Poor\n1=Fair\n2=Good\n3=Perfect"
+    ),
+    "binary": ScalePreset("0 or 1: Irrelevant, Relevant", "0, 1", "0=Irrelevant\n1=Relevant"),
+    "classic": ScalePreset("1 to 10", "1, 2, 3, 4, 5, 6, 7, 8, 9, 10", ""),
+}
+ENVIRONMENTS = ("relevo", "quepid")
+
+
+class ScorerForm(WebForm):
+    """The scorer editor: the kind decides which fields count (code only for JavaScript)."""
+
+    fields: ClassVar[tuple[str, ...]] = (
+        "name",
+        "kind",
+        "code",
+        "params",
+        "scale",
+        "labels",
+        "max_score",
+        "environment",
+        "scale_preset",
+    )
+    labels: ClassVar[Mapping[str, str]] = {
+        "name": "Name",
+        "kind": "Kind",
+        "code": "JavaScript code",
+        "params": "Parameters",
+        "scale": "Scale",
+        "scale_labels": "Labels",
+        "labels": "Labels",
+        "max_score": "Max score",
+        "environment": "Environment",
+    }
+
+    @classmethod
+    def of(cls, scorer: ScorerRead) -> ScorerForm:
+        """Return the form showing a stored scorer."""
+        return cls(
+            {
+                "name": scorer.name,
+                "kind": scorer.kind,
+                "code": scorer.code or "",
+                "params": "\n".join(f"{k}={v}" for k, v in scorer.params.items()),
+                "scale": ", ".join(f"{v:g}" for v in scorer.scale),
+                "labels": "\n".join(f"{k}={v}" for k, v in (scorer.scale_labels or {}).items()),
+                "max_score": f"{scorer.max_score:g}",
+                "environment": scorer.environment,
+            }
+        )
+
+    @property
+    def is_javascript(self) -> bool:
+        """Whether the form's kind runs the user's code."""
+        return self.text("kind") == ScorerKind.JAVASCRIPT
+
+    def error_field(self, dotted: str) -> str:
+        """Label errors (``scale_labels.<value>``) belong to the labels box."""
+        field = dotted.split(".")[0]
+        return "labels" if field == "scale_labels" else field
+
+    def spec(self) -> dict[str, Any]:
+        """Return the scorer's settings as the API takes them (kind included).
+
+        A scale preset picked in the form wins over the typed scale (so the picker works
+        without the page's script too).
+        """
+        picked = SCALE_PRESETS.get(self.text("scale_preset"))
+        if picked is not None:
+            self.values.update(scale=picked.scale, labels=picked.labels, scale_preset="")
+        javascript = self.is_javascript
+        spec: dict[str, Any] = {
+            "kind": self.text("kind"),
+            "code": (str(self.values["code"]) or None) if javascript else None,
+            "params": None if javascript else self._params(),
+            "scale": self._scale(),
+            "scale_labels": self._labels(),
+            "max_score": self._max_score() if javascript else None,
+            "environment": self._environment() if javascript else None,
+        }
+        if self.errors:
+            raise FormErrors(self.errors)
+        return spec
+
+    def create_body(self) -> ScorerCreate:
+        """Return the scorer to create."""
+        values = {"name": self.values["name"], **self._spec_or_errors()}
+        return self.validate(ScorerCreate, values)
+
+    def update_body(self) -> ScorerUpdate:
+        """Return the changes to a scorer (its kind stays)."""
+        values = {"name": self.values["name"], **self._spec_or_errors()}
+        del values["kind"]
+        return self.validate(ScorerUpdate, values)
+
+    def _spec_or_errors(self) -> dict[str, Any]:
+        try:
+            return self.spec()
+        except FormErrors:
+            return {"kind": self.text("kind")}  # validate() reports the errors with the rest
+
+    def _params(self) -> dict[str, Any] | None:
+        params: dict[str, Any] = {}
+        for line in self.lines(str(self.values["params"])):
+            key, sep, raw = line.partition("=")
+            if not sep or not key.strip():
+                self.fail("params", f"Write one 'name=value' per line, not {line.strip()!r}.")
+                return None
+            params[key.strip()] = _number_or_text(raw.strip())
+        return params or None
+
+    def _scale(self) -> list[float]:
+        parts = [p for p in re.split(r"[\s,]+", self.text("scale")) if p]
+        if not parts:
+            self.fail("scale", "Scale is required: the ratings allowed, e.g. '0, 1, 2, 3'.")
+            return []
+        if not all(_is_number(p) for p in parts):
+            self.fail("scale", "Write the scale as numbers, e.g. '0, 1, 2, 3'.")
+            return []
+        return [float(p) for p in parts]
+
+    def _labels(self) -> dict[str, str] | None:
+        labels: dict[str, str] = {}
+        for line in self.lines(str(self.values["labels"])):
+            key, sep, label = line.partition("=")
+            if not sep:
+                self.fail("labels", f"Write one 'value=label' per line, not {line.strip()!r}.")
+                return None
+            labels[key.strip()] = label.strip()
+        return labels or None
+
+    def _max_score(self) -> float | None:
+        text = self.text("max_score")
+        if not text:
+            return None
+        if not _is_number(text):
+            self.fail("max_score", "Max score must be a number, e.g. 100.")
+            return None
+        return float(text)
+
+    def _environment(self) -> str:
+        environment = self.text("environment") or "relevo"
+        if environment not in ENVIRONMENTS:
+            self.fail("environment", "Environment must be Relevo or Quepid.")
+        return environment
+
+
+class EndpointForm(WebForm):
+    """The search endpoint form; secrets are write-only (blank keeps the stored ones)."""
+
+    fields: ClassVar[tuple[str, ...]] = (
+        "name",
+        "engine",
+        "url",
+        "method",
+        "headers",
+        "basic_auth",
+        "timeout_s",
+        "requests_per_minute",
+        "max_concurrency",
+    )
+    labels: ClassVar[Mapping[str, str]] = {
+        "name": "Name",
+        "engine": "Engine",
+        "url": "URL",
+        "method": "Method",
+        "headers": "Headers",
+        "basic_auth": "Basic auth",
+        "timeout_s": "Timeout",
+        "requests_per_minute": "Requests per minute",
+        "max_concurrency": "Max concurrency",
+    }
+    numbers: ClassVar[tuple[str, ...]] = ("timeout_s", "requests_per_minute", "max_concurrency")
+    blank: ClassVar[dict[str, str]] = {
+        "name": "",
+        "engine": Engine.OPENSEARCH,
+        "url": "",
+        "method": HttpMethod.GET,
+        "headers": "",
+        "basic_auth": "",
+        "timeout_s": "10",
+        "requests_per_minute": "0",
+        "max_concurrency": "8",
+    }
+
+    @classmethod
+    def of(cls, endpoint: EndpointRead) -> EndpointForm:
+        """Return the form showing a stored endpoint (its secrets never shown)."""
+        return cls(
+            {
+                "name": endpoint.name,
+                "engine": endpoint.engine,
+                "url": endpoint.url,
+                "method": endpoint.method,
+                "headers": "",
+                "basic_auth": "",
+                "timeout_s": f"{endpoint.timeout_s:g}",
+                "requests_per_minute": str(endpoint.requests_per_minute),
+                "max_concurrency": str(endpoint.max_concurrency),
+            }
+        )
+
+    def error_field(self, dotted: str) -> str:
+        """Every problem of a header belongs to the headers box."""
+        return dotted.split(".")[0]
+
+    def create_body(self) -> EndpointCreate:
+        """Return the endpoint to create."""
+        return self.validate(EndpointCreate, self._values(keep_blank_secrets=False))
+
+    def update_body(self, *, remove_basic_auth: bool) -> EndpointUpdate:
+        """Return the changes; blank secret fields keep the stored secrets."""
+        values = self._values(keep_blank_secrets=True)
+        if remove_basic_auth:
+            values["basic_auth"] = None
+        return self.validate(EndpointUpdate, values)
+
+    def _values(self, *, keep_blank_secrets: bool) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            name: self.text(name)
+            for name in ("name", "engine", "url", "method")
+            if self.text(name) or not keep_blank_secrets
+        }
+        result.update({name: self.text(name) for name in self.numbers if self.text(name)})
+        headers = self._headers()
+        if headers or not keep_blank_secrets:
+            result["headers"] = headers
+        if self.values["basic_auth"]:
+            result["basic_auth"] = self.values["basic_auth"]
+        return result
+
+    def _headers(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for line in self.lines(str(self.values["headers"])):
+            name, sep, value = line.partition(":")
+            if not sep or not name.strip():
+                self.fail("headers", f"Write one 'Name: value' per line, not {line.strip()!r}.")
+                return {}
+            headers[name.strip()] = value.strip()
+        return headers
+
+
+def _is_number(text: str) -> bool:
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return value == value and value not in (float("inf"), float("-inf"))
+
+
+def _number_or_text(raw: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            continue
+    return raw
