@@ -56,3 +56,30 @@ def test_skip_link_and_equal_badges(browser: Any, live_app: LiveApp) -> None:
         assert page.evaluate("document.activeElement.id") == "main"
     finally:
         context.close()
+
+
+LONG_SPEC = "id:_id title:title director genre release_date imdb_rating mpaa_rating thumb:poster"
+
+
+def test_field_spec_and_endpoint_inputs_show_their_whole_value(
+    browser: Any, live_app: LiveApp
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        _login(page, live_app)
+        fits = "el => el.scrollWidth <= el.clientWidth"
+        page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+        spec = page.locator("#settings-form input[name=field_spec]")
+        spec.fill(LONG_SPEC)
+        assert spec.evaluate(fits)
+        page.goto(f"{live_app.url}/")
+        new_spec = page.locator("#new-case-form input[name=field_spec]")
+        new_spec.fill(LONG_SPEC)
+        assert new_spec.evaluate(fits)
+        page.goto(f"{live_app.url}/endpoints/new")
+        url = page.locator("#endpoint-form input[name=url]")
+        url.fill("http://search-cluster.internal.example.com:9200/movies-2026-11-25-v3")
+        assert url.evaluate(fits)
+    finally:
+        context.close()
