@@ -2,9 +2,10 @@
 
 Concurrency: an engine has ``max_concurrency`` rows in ``engine_slots``; a request takes a
 free one (``FOR UPDATE SKIP LOCKED``, so takers never wait on each other's locks) and gives
-it back when it ends. While a process holds slots it renews them every second; the slots
-of a process that died expire a few seconds later, so a killed worker frees its engines'
-capacity quickly.
+it back when it ends. When none is free, a process's waiting requests queue locally and one
+poller per engine asks again, so a busy engine does not flood the database with retries.
+While a process holds slots it renews them every second; the slots of a process that died
+expire a few seconds later, so a killed worker frees its engines' capacity quickly.
 
 Rate: ``engine_rates.next_at`` is the time the engine's next request may start; each
 request reserves the current value and pushes it ``60 / requests_per_minute`` seconds on,
@@ -17,8 +18,10 @@ import asyncio
 import hashlib
 import random
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -88,6 +91,7 @@ class PostgresEngineLimits:
         self._owner = uuid.uuid4().hex[:16]  # this process's mark on the slots it holds
         self._held = 0
         self._renewer: asyncio.Task[None] | None = None
+        self._lines: dict[str, _Line] = {}
 
     async def aclose(self) -> None:
         """Stop renewing (the process is stopping; its slots were given back or expire)."""
@@ -114,8 +118,7 @@ class PostgresEngineLimits:
             await self._wait_for_rate(key, 60.0 / endpoint.requests_per_minute)
         if self._renewer is None:
             self._renewer = asyncio.create_task(self._renew_forever())
-        holder = f"{self._owner}:{uuid.uuid4().hex[:32]}"
-        slot = await self._take(key, endpoint, holder)
+        slot, holder = await self._take(key, endpoint)
         self._held += 1
         try:
             yield
@@ -131,21 +134,58 @@ class PostgresEngineLimits:
         if wait > 0:
             await asyncio.sleep(wait)
 
-    async def _take(self, key: str, endpoint: EndpointConfig, holder: str) -> int:
-        n = endpoint.max_concurrency
-        ttl = SLOT_TTL_S
+    async def _take(self, key: str, endpoint: EndpointConfig) -> tuple[int, str]:
+        """Return a slot and its holder mark, waiting in line when none is free.
+
+        Requests of this process that find no free slot queue here, and one poller per
+        endpoint asks the database for them: a full engine costs one query per poll, not
+        one per waiting request.
+        """
+        line = self._lines.setdefault(key, _Line())
+        if not line.waiters:
+            taken = await self._try_take(key, endpoint)
+            if taken is not None:
+                return taken
+        waiter: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
+        line.waiters.append(waiter)
+        if line.poller is None or line.poller.done():
+            line.poller = asyncio.create_task(self._poll(key, endpoint, line))
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed a slot as it was cancelled
+                await asyncio.shield(self._give(key, *waiter.result()))
+            raise
+
+    async def _poll(self, key: str, endpoint: EndpointConfig, line: _Line) -> None:
         pause = POLL_MIN_S
-        while True:
-            async with self._pool.connection() as conn:
-                if key not in self._prepared:
-                    await conn.execute(_CREATE_SLOTS, {"key": key, "n": n})
-                    self._prepared.add(key)
-                params = {"key": key, "n": n, "holder": holder, "ttl": ttl}
-                row = await (await conn.execute(_TAKE_SLOT, params)).fetchone()
-            if row is not None:
-                return int(row[0])
-            await asyncio.sleep(pause * (0.5 + random.random()))
-            pause = min(pause * 2, POLL_MAX_S)
+        while line.first_waiting() is not None:
+            try:
+                taken = await self._try_take(key, endpoint)
+            except Exception:  # the database may be briefly away; poll again
+                taken = None
+            if taken is None:
+                await asyncio.sleep(pause * (0.5 + random.random()))
+                pause = min(pause * 2, POLL_MAX_S)
+                continue
+            pause = POLL_MIN_S
+            waiter = line.first_waiting()
+            if waiter is None:  # everyone waiting gave up meanwhile
+                await self._give(key, *taken)
+                return
+            line.waiters.popleft()
+            waiter.set_result(taken)
+
+    async def _try_take(self, key: str, endpoint: EndpointConfig) -> tuple[int, str] | None:
+        n = endpoint.max_concurrency
+        holder = f"{self._owner}:{uuid.uuid4().hex[:32]}"
+        async with self._pool.connection() as conn:
+            if key not in self._prepared:
+                await conn.execute(_CREATE_SLOTS, {"key": key, "n": n})
+                self._prepared.add(key)
+            params = {"key": key, "n": n, "holder": holder, "ttl": SLOT_TTL_S}
+            row = await (await conn.execute(_TAKE_SLOT, params)).fetchone()
+        return None if row is None else (int(row[0]), holder)
 
     async def _give(self, key: str, slot: int, holder: str) -> None:
         try:
@@ -153,3 +193,17 @@ class PostgresEngineLimits:
                 await conn.execute(_GIVE_SLOT, {"key": key, "slot": slot, "holder": holder})
         except Exception:  # the slot expires on its own
             return
+
+
+@dataclass
+class _Line:
+    """This process's requests waiting for a slot of one endpoint, and their poller."""
+
+    waiters: deque[asyncio.Future[tuple[int, str]]] = field(default_factory=deque)
+    poller: asyncio.Task[None] | None = None
+
+    def first_waiting(self) -> asyncio.Future[tuple[int, str]] | None:
+        """Return the first waiter still waiting (dropping those that gave up)."""
+        while self.waiters and self.waiters[0].done():
+            self.waiters.popleft()
+        return self.waiters[0] if self.waiters else None

@@ -1,0 +1,110 @@
+"""Engine limits shared through PostgreSQL: two processes' worth of requests never exceed an
+endpoint's max_concurrency, and requests that wait queue locally behind one poller instead
+of each asking the database again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from psycopg_pool import AsyncConnectionPool
+from sqlalchemy import create_engine
+
+from app.db import migrate
+from app.jobs.engine_limits import PostgresEngineLimits
+from app.jobs.queue import libpq_url
+from app.search.models import EndpointConfig
+from app.vocabulary import Engine
+from tests.fixtures.database import _postgres_database
+
+ENDPOINT = EndpointConfig(
+    engine=Engine.OPENSEARCH, url="http://127.0.0.1:9/movies", max_concurrency=2
+)
+
+
+@pytest.fixture
+def limits_db() -> Iterator[str]:
+    """A migrated PostgreSQL database of this test's own."""
+    for url in _postgres_database():
+        engine = create_engine(url)
+        try:
+            migrate(engine)
+        finally:
+            engine.dispose()
+        yield url
+
+
+class CountingLimits(PostgresEngineLimits):
+    """Counts the database polls made while this process already has requests waiting."""
+
+    def __init__(self, pool: AsyncConnectionPool) -> None:
+        super().__init__(pool)
+        self.polls_in_flight = 0
+        self.most_polls_in_flight = 0
+        self.polls = 0
+
+    async def _try_take(self, key: str, endpoint: EndpointConfig) -> tuple[int, str] | None:
+        line = self._lines.get(key)
+        waiting = line is not None and line.first_waiting() is not None
+        if waiting:
+            self.polls += 1
+            self.polls_in_flight += 1
+            self.most_polls_in_flight = max(self.most_polls_in_flight, self.polls_in_flight)
+        try:
+            return await super()._try_take(key, endpoint)
+        finally:
+            if waiting:
+                self.polls_in_flight -= 1
+
+
+async def _hammer(url: str) -> tuple[int, list[CountingLimits]]:
+    in_flight = most = 0
+    done = 0
+
+    async def request(limits: PostgresEngineLimits) -> None:
+        nonlocal in_flight, most, done
+        async with limits.slot(ENDPOINT):
+            in_flight += 1
+            most = max(most, in_flight)
+            await asyncio.sleep(0.02)
+            in_flight -= 1
+        done += 1
+
+    pools = [
+        AsyncConnectionPool(libpq_url(url), min_size=1, max_size=4, open=False,
+                            kwargs={"autocommit": True})
+        for _ in range(2)
+    ]  # fmt: skip
+    processes: list[CountingLimits] = []
+    try:
+        for pool in pools:
+            await pool.open()
+            processes.append(CountingLimits(pool))
+        # Twelve requests from each of two "processes" on an engine that takes two at once.
+        await asyncio.wait_for(
+            asyncio.gather(*(request(p) for p in processes for _ in range(12))), timeout=60
+        )
+        # A request cancelled while waiting leaves nothing held.
+        waiting = asyncio.create_task(request(processes[0]))
+        async with processes[1].slot(ENDPOINT), processes[1].slot(ENDPOINT):
+            await asyncio.sleep(0.05)
+            waiting.cancel()
+            await asyncio.gather(waiting, return_exceptions=True)
+        async with processes[0].slot(ENDPOINT), processes[1].slot(ENDPOINT):
+            pass  # both slots are free again
+    finally:
+        for limits in processes:
+            await limits.aclose()
+        for pool in pools:
+            await pool.close()
+    assert done == 24
+    return most, processes
+
+
+def test_two_processes_share_the_slots_and_poll_once_per_engine(limits_db: str) -> None:
+    most, processes = asyncio.run(_hammer(limits_db))
+    assert most == 2  # never more than max_concurrency, and the engine was kept busy
+    for limits in processes:
+        assert limits.polls > 0  # requests did wait
+        assert limits.most_polls_in_flight == 1  # one poller, however many wait
