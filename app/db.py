@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import orjson
 from alembic import command
@@ -14,7 +15,17 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["alembic_config", "make_engine", "make_session_factory", "migrate", "session_scope"]
+__all__ = [
+    "alembic_config",
+    "make_engine",
+    "make_session_factory",
+    "migrate",
+    "owns_transaction",
+    "session_scope",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -99,3 +110,20 @@ def migrate(engine: Engine) -> None:
 def ours(name: str | None, type_: str, _parents: Any) -> bool:
     """Alembic's name filter: the job queue's tables are procrastinate's, not our models'."""
     return not (type_ == "table" and (name or "").startswith("procrastinate_"))
+
+
+def owns_transaction(func: Callable[P, R]) -> Callable[P, R]:
+    """Make a service function (keyword ``session``) own its transaction: whatever it has
+    changed is rolled back when it raises, so callers never clean up after it."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        session = kwargs["session"]
+        assert isinstance(session, Session), f"{func.__name__} takes session= as a keyword"
+        try:
+            return func(*args, **kwargs)
+        except BaseException:
+            session.rollback()
+            raise
+
+    return wrapper

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db import owns_transaction
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import User
 from app.security import hash_password
@@ -39,6 +40,7 @@ def find_user(*, session: Session, email: str) -> User:
     return user
 
 
+@owns_transaction
 def set_disabled(*, session: Session, admin: User | None, user: User, disabled: bool) -> User:
     """Disable or enable an account; a disabled user's sessions end and keys stop at once."""
     if disabled and admin is not None and admin.id == user.id:
@@ -50,6 +52,7 @@ def set_disabled(*, session: Session, admin: User | None, user: User, disabled: 
     return user
 
 
+@owns_transaction
 def reset_password(*, session: Session, user: User, password: str) -> User:
     """Give the account a new password; its browser sessions end (API keys keep working)."""
     users.check_password(password)

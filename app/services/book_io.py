@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db import owns_transaction
 from app.errors import Invalid
 from app.models import Book, Judgement, Pair, User
 from app.schemas.books import BookCreate, JudgementPut, PairIn, check_scale
@@ -89,6 +90,7 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
+@owns_transaction
 def import_quepid(*, session: Session, user: User, data: Any) -> Book:
     """Create a book from Quepid's book format; every rater must have an account here."""
     if not isinstance(data, dict):

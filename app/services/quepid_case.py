@@ -33,6 +33,7 @@ import httpx
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from app.db import owns_transaction
 from app.errors import Invalid
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
@@ -524,6 +525,7 @@ class ImportedCase:
     scorer_created: bool
 
 
+@owns_transaction
 def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
     """Create a case (and, when needed, its endpoint and scorer) from a Quepid case export.
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.db import owns_transaction
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Team, TeamMember, User
 from app.services import access
@@ -93,6 +94,7 @@ def delete_team(*, session: Session, team: Team) -> None:
     session.commit()
 
 
+@owns_transaction
 def put_member(*, session: Session, team: Team, email: str, role: TeamRole) -> TeamMember:
     """Add the user with this email to the team, or change their role (idempotent)."""
     user = session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
@@ -110,6 +112,7 @@ def put_member(*, session: Session, team: Team, email: str, role: TeamRole) -> T
     return member
 
 
+@owns_transaction
 def remove_member(*, session: Session, team: Team, user_id: int) -> None:
     """Remove a member; they lose access to what the team shares at their next request."""
     member = session.get(TeamMember, (team.id, user_id)) if valid_id(user_id) else None

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db import owns_transaction
 from app.errors import Conflict, Invalid, NotFound
 from app.models import ApiKey, User
 from app.security import hash_api_key, hash_password, new_api_key, verify_password
@@ -21,6 +22,7 @@ MAX_PASSWORD = 1024
 _DUMMY_HASH = hash_password("relevo dummy password, never valid")
 
 
+@owns_transaction
 def create_user(*, session: Session, email: str, password: str, is_admin: bool = False) -> User:
     """Create and return a user; the email must be new and the password long enough."""
     email = email.strip().lower()

@@ -70,7 +70,6 @@ async def import_book(
     except (ValueError, UnicodeDecodeError):
         return error_page(request, 422, "The file is not valid JSON.")
     except Invalid as exc:
-        session.rollback()
         return error_page(request, 422, exc.message)
     return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
 

@@ -34,7 +34,6 @@ async def import_quepid_case(
             lambda: service.import_case(session=session, user=user, raw=raw)
         )
     except Invalid as exc:
-        session.rollback()
         return _cases_with_problem(request, user, session, exc.message)
     if imported.warnings:
         context = {"user": user, "imported": imported, "case": imported.case}

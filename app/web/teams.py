@@ -81,7 +81,6 @@ def put_member(
     try:
         service.put_member(session=session, team=team, email=email, role=TeamRole(role))
     except RelevoError as exc:
-        session.rollback()
         return _teams(request, user, session, error=exc.message, status=exc.status_code)
     return _back(request)
 
@@ -104,7 +103,6 @@ def remove_member(
     try:
         service.remove_member(session=session, team=team, user_id=member_id)
     except RelevoError as exc:
-        session.rollback()
         return _teams(request, user, session, error=exc.message, status=exc.status_code)
     return _back(request)
 
@@ -138,7 +136,6 @@ def admin_create_user(
     try:
         users.create_user(session=session, email=email, password=password, is_admin=bool(is_admin))
     except (Invalid, RelevoError) as exc:
-        session.rollback()
         return _admin(request, user, session, error=exc.message, status=exc.status_code)
     return RedirectResponse(str(request.url_for("admin_users_page")), status_code=303)
 
@@ -166,6 +163,5 @@ def admin_update_user(
         else:
             return _admin(request, user, session, error="Unknown action.", status=422)
     except RelevoError as exc:
-        session.rollback()
         return _admin(request, user, session, error=exc.message, status=exc.status_code)
     return RedirectResponse(str(request.url_for("admin_users_page")), status_code=303)
