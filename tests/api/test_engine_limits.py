@@ -86,9 +86,10 @@ async def _hammer(url: str) -> tuple[int, list[CountingLimits]]:
             asyncio.gather(*(request(p) for p in processes for _ in range(12))), timeout=60
         )
         # A request cancelled while waiting leaves nothing held.
-        waiting = asyncio.create_task(request(processes[0]))
         async with processes[1].slot(ENDPOINT), processes[1].slot(ENDPOINT):
+            waiting = asyncio.create_task(request(processes[0]))
             await asyncio.sleep(0.05)
+            assert not waiting.done()  # both slots are taken: it waits in line
             waiting.cancel()
             await asyncio.gather(waiting, return_exceptions=True)
         async with processes[0].slot(ENDPOINT), processes[1].slot(ENDPOINT):
