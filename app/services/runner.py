@@ -12,7 +12,7 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -45,9 +45,18 @@ async def in_thread(factory: sessionmaker[Session], fn: Callable[..., T], **kwar
 
 @dataclass
 class _Progress:
-    """How many of the run's queries have come back (read by the heartbeat)."""
+    """How many of the run's queries have come back (read by the heartbeat), and the moment
+    the last wave of them is in flight."""
 
     done: int = 0
+    last_wave_at: int = 0
+    last_wave: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def advance(self) -> None:
+        """Count one more query back."""
+        self.done += 1
+        if self.done >= self.last_wave_at:
+            self.last_wave.set()
 
 
 async def execute_run(
@@ -170,9 +179,21 @@ async def _work(
     progress: _Progress,
     store: Store | None = None,
 ) -> None:
-    fetched = await _fetch_all(plan, search, progress)
+    # The ratings are read while the last wave of queries is in flight: off the run's
+    # critical path, yet current to within one engine round trip of the fetch's end (a
+    # rating given during a long run counts, as when they were read after it).
     query_ids = [q.query_id for q in plan.queries]
-    ratings = await in_thread(db, query_service.ratings_of, query_ids=query_ids)
+    progress.last_wave_at = len(plan.queries) - plan.endpoint.max_concurrency
+    if progress.done >= progress.last_wave_at:
+        progress.last_wave.set()
+    reading = asyncio.create_task(_ratings_when(progress.last_wave, db, query_ids))
+    try:
+        fetched = await _fetch_all(plan, search, progress)
+    except BaseException:
+        reading.cancel()
+        await asyncio.gather(reading, return_exceptions=True)
+        raise
+    ratings = await reading
     # In the scoring threads, not the ones database work uses: a JavaScript batch may wait.
     outcomes = await in_scoring_thread(
         functools.partial(score_fetched, plan=plan, fetched=fetched, ratings=ratings)
@@ -183,6 +204,13 @@ async def _work(
     await in_thread(
         db, run_service.finish_run, plan=plan, fetched=fetched, outcomes=outcomes, ratings=ratings
     )
+
+
+async def _ratings_when(
+    ready: asyncio.Event, db: sessionmaker[Session], query_ids: list[int]
+) -> dict[int, dict[str, float]]:
+    await ready.wait()
+    return await in_thread(db, query_service.ratings_of, query_ids=query_ids)
 
 
 async def _heartbeat(
@@ -219,7 +247,7 @@ async def _fetch_all(
 ) -> list[FetchedQuery]:
     async def one(query: QueryPlan) -> FetchedQuery:
         result = await fetch_query(plan, query, search)
-        progress.done += 1
+        progress.advance()
         return result
 
     return list(await asyncio.gather(*(one(q) for q in plan.queries)))

@@ -213,3 +213,27 @@ def test_an_execution_that_lost_its_run_cannot_write_to_it(
         assert run_service.run_status(session=session, plan=new) == "running"
     run = api.get(f"/api/v1/cases/{case_id}/runs/{run_id}").json()
     assert (run["status"], run["done"], run["queries"]) == ("running", 1, [])
+
+
+def test_a_rating_given_while_the_run_fetches_counts_in_that_run(api: ApiUser) -> None:
+    # The ratings are read as the last wave of queries is in flight, not when the run
+    # starts: an engineer rating during a long run sees those ratings in its scores.
+    with gate_engine() as engine:
+        case_id = _case(api, engine, queries=6, concurrency=2)
+        queries = api.get(f"/api/v1/cases/{case_id}/queries").json()
+        late = next(q for q in queries if q["text"] == "query 5")
+        started = api.post(f"/api/v1/cases/{case_id}/runs").json()
+        url = f"/api/v1/cases/{case_id}/runs/{started['id']}"
+        assert engine.wait_for_searches(2)  # the first wave is held; nothing came back yet
+        rated = api.put(
+            f"/api/v1/cases/{case_id}/queries/{late['id']}/ratings",
+            json={"ratings": [{"doc_id": "1", "rating": 7}]},
+        )
+        assert rated.status_code == 200, rated.text
+        engine.release()
+        run = _until(api, url, {"finished", "failed"})
+    assert run["status"] == "finished"
+    rows = {row["query_id"]: row for row in run["queries"]}
+    assert [d["rating"] for d in rows[late["id"]]["docs"]] == [7]
+    others = [row for qid, row in rows.items() if qid != late["id"]]
+    assert all(d["rating"] is None for row in others for d in row["docs"])
