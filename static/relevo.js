@@ -179,3 +179,49 @@
     });
   }
 })();
+
+// Notes typed but not saved survive a refresh of the part of the page around them (the query
+// list reloads when a run finishes): their text and open state are put back after the swap.
+(function () {
+  "use strict";
+
+  var pending = null; // form id -> {fields: {name: value}, open: bool}
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var source = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (source && source.classList && source.classList.contains("notes-form")) return;
+    var target = event.detail.target;
+    if (!target || !target.querySelectorAll) return;
+    var forms = target.querySelectorAll(".notes-form");
+    for (var i = 0; i < forms.length; i++) {
+      var boxes = forms[i].querySelectorAll("textarea");
+      var fields = null;
+      for (var j = 0; j < boxes.length; j++) {
+        if (boxes[j].value !== boxes[j].defaultValue) {
+          fields = fields || {};
+          fields[boxes[j].name] = boxes[j].value;
+        }
+      }
+      if (fields) {
+        pending = pending || {};
+        var details = forms[i].closest("details");
+        pending[forms[i].id] = { fields: fields, open: !!(details && details.open) };
+      }
+    }
+  });
+
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!pending) return;
+    var kept = pending;
+    pending = null;
+    Object.keys(kept).forEach(function (id) {
+      var form = document.getElementById(id);
+      if (!form) return;
+      Object.keys(kept[id].fields).forEach(function (name) {
+        if (form.elements[name]) form.elements[name].value = kept[id].fields[name];
+      });
+      var details = form.closest("details");
+      if (details && kept[id].open) details.open = true;
+    });
+  });
+})();

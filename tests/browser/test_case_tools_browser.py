@@ -98,3 +98,26 @@ def test_rated_but_not_returned_then_notes_in_place(browser: Any, live_app: Live
     case_page_browser.ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(case_page_browser.ARTIFACTS / "case-tools.png"), full_page=True)
     context.close()
+
+
+def test_unsaved_notes_survive_the_query_list_reloading(browser: Any, live_app: LiveApp) -> None:
+    from playwright.sync_api import expect
+
+    query_id = live_app.query_ids["the matrix"]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        case_page_browser._login(page, live_app)
+        page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+        editor = page.locator(f"#query-notes-{query_id}")
+        editor.locator("summary").click()
+        editor.locator("textarea[name=notes]").fill("Half-written thought")
+        # What a finished run does: the query list reloads from the server.
+        with page.expect_response(lambda r: "/query-list" in r.url):
+            page.evaluate("htmx.trigger(document.body, 'run-finished')")
+        editor = page.locator(f"#query-notes-{query_id}")
+        expect(editor.locator("textarea[name=notes]")).to_have_value("Half-written thought")
+        expect(editor.locator("details")).to_have_attribute("open", "")
+        assert _stored(live_app, query_id)[1] is None  # still unsaved: nothing was posted
+    finally:
+        context.close()
