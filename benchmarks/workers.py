@@ -5,7 +5,9 @@ process, so it costs little CPU), a fresh PostgreSQL database, and a case of 300
 Each round queues 6 runs of the case at once and times them until the last one finishes,
 with 1 and then 2 `relevo worker` processes (started and registered before the clock
 starts). Prints each round, the median queries/s of each setting, and the speed-up
-(target >= 1.8).
+(target >= 1.8); then the CPU each party spends per query (workers, engine, PostgreSQL and
+this script, read from /proc) and the throughput that this machine's cores allow two
+workers at that cost, so a result can be told apart from the machine's limit.
 
 Usage: python benchmarks/workers.py [--queries 300] [--runs 6] [--latency-ms 20] [--rounds 3]
        (PostgreSQL at RELEVO_TEST_POSTGRES_URL, default postgresql+psycopg://postgres@127.0.0.1:5432/test)
@@ -90,6 +92,49 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    """Return the CPU time (user + system) a process has used so far; 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_pids() -> list[int]:
+    """Return the PostgreSQL server's processes on this machine (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "postgres":
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+class CpuMeter:
+    """CPU seconds used during a round by the workers, the engine, PostgreSQL and this script."""
+
+    def __init__(self, workers: list[int], engine: int) -> None:
+        # "this script" queues the runs and polls for their end: it takes the same cores.
+        self.groups = {"workers": workers, "engine": [engine], "this script": [os.getpid()]}
+        self.before = self._read()
+
+    def _read(self) -> dict[str, dict[int, float]]:
+        groups = {**self.groups, "PostgreSQL": _postgres_pids()}
+        return {name: {pid: _cpu_seconds(pid) for pid in pids} for name, pids in groups.items()}
+
+    def used(self) -> dict[str, float]:
+        """Return the CPU seconds of each group since the meter started."""
+        after = self._read()
+        return {
+            name: sum(t - self.before[name].get(pid, 0.0) for pid, t in after[name].items())
+            for name in after
+        }
 
 
 def _registered_workers(url: str) -> int:
@@ -239,20 +284,41 @@ def main() -> None:
             f"endpoint max_concurrency {args.max_concurrency}, {os.cpu_count()} CPUs"
         )
         rates: dict[int, list[float]] = {1: [], 2: []}
+        cpu: dict[str, list[float]] = {}
         for n in range(args.rounds):
             for count in (1, 2):
                 children = start_workers(count)
+                meter = CpuMeter([c.pid for c in children], engine_process.pid or 0)
                 elapsed = asyncio.run(one_round())
+                used = meter.used()
                 stop(children)
                 rates[count].append(total / elapsed)
+                for name, seconds in used.items():
+                    cpu.setdefault(name, []).append(seconds * 1000 / total)
                 print(
                     f"  round {n + 1}, {count} worker(s): {elapsed:.2f} s, "
-                    f"{total / elapsed:.0f} queries/s"
+                    f"{total / elapsed:.0f} queries/s; CPU per query: "
+                    + ", ".join(f"{name} {s * 1000 / total:.2f} ms" for name, s in used.items())
                 )
         one, two = statistics.median(rates[1]), statistics.median(rates[2])
         print(f"1 worker:  median {one:.0f} queries/s")
         print(f"2 workers: median {two:.0f} queries/s")
         print(f"speed-up 2 vs 1: {two / one:.2f}x  (target >= 1.8)")
+        # What the machine allows: two workers share every core with the engine, PostgreSQL
+        # and this script, so the CPU all of them spend per query caps the throughput.
+        per_query = {name: statistics.median(values) for name, values in cpu.items()}
+        cores = os.cpu_count() or 1
+        spent = sum(per_query.values())
+        cap = cores * 1000 / spent if spent else float("inf")
+        print(
+            "CPU per query (median): "
+            + ", ".join(f"{name} {ms:.2f} ms" for name, ms in per_query.items())
+        )
+        print(
+            f"on {cores} CPUs that caps 2 workers at {cap:.0f} queries/s "
+            f"({cap / one:.2f}x the 1-worker median); they reached {two:.0f} "
+            f"({two / cap:.0%} of the cap)"
+        )
         db.dispose()
     finally:
         for child in started:
