@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 CLIENT_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
 WATCH_EVERY_S = 0.25  # how often a queued run's status is read while someone waits for it
+# On shutdown, runs being put in the queue get this long to get there (else they are queued
+# again by a reaper after a lease, as runs whose server stopped before queueing them).
+ENQUEUE_GRACE_S = 5.0
 
 
 class RunManager:
@@ -58,6 +61,7 @@ class RunManager:
         self._http: httpx.AsyncClient | None = None
         self._search: SearchClient | None = None
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._enqueues: set[asyncio.Future[int]] = set()
         self._queue = queue
         self._stalled_s = stalled_s
 
@@ -87,14 +91,23 @@ class RunManager:
         return task
 
     async def _queued(self, run_id: int, queue: RunQueue) -> None:
+        # The enqueue is shielded: a shutdown that cancels this watcher lets it finish.
+        enqueue = asyncio.ensure_future(queue.enqueue(run_id))
+        self._enqueues.add(enqueue)
+        enqueue.add_done_callback(self._enqueued)
         try:
-            await queue.enqueue(run_id)
+            await asyncio.shield(enqueue)
         except Exception as exc:
             log.exception("could not queue run %s", run_id)
             await asyncio.to_thread(self._fail, run_id, f"Could not queue the run: {exc}")
             return
         while await asyncio.to_thread(self._status, run_id) in ACTIVE_RUN_STATUSES:
             await asyncio.sleep(WATCH_EVERY_S)
+
+    def _enqueued(self, enqueue: asyncio.Future[int]) -> None:
+        self._enqueues.discard(enqueue)
+        if not enqueue.cancelled():
+            enqueue.exception()  # seen here too: a watcher cancelled meanwhile cannot log it
 
     def _status(self, run_id: int) -> str | None:
         with session_scope(self._session_factory) as session:
@@ -209,10 +222,15 @@ class RunManager:
         self._reaper = asyncio.create_task(reap_forever())
 
     async def aclose(self) -> None:
-        """Cancel unfinished runs (they are marked failed) and close the HTTP client."""
+        """Let runs being queued get there, cancel in-process runs (marked failed), close.
+
+        A queued run's task only watches it: cancelling that leaves the run to the workers.
+        """
         if self._reaper is not None:
             self._reaper.cancel()
             await asyncio.gather(self._reaper, return_exceptions=True)
+        if self._enqueues:
+            await asyncio.wait(set(self._enqueues), timeout=ENQUEUE_GRACE_S)
         for task in list(self._tasks.values()):
             task.cancel()
         if self._tasks:

@@ -117,7 +117,9 @@ def plan_chunks(*, session: Session, run_id: int, chunk_size: int) -> list[list[
     """Split a queued run's queries into chunks for workers; return each chunk's query ids.
 
     The run gets the lease that all its chunks share. A case with no queries still gets
-    one (empty) chunk, so that the run finishes the same way.
+    one (empty) chunk, so that the run finishes the same way. No heartbeat is written: until
+    a chunk starts, the run counts as never queued, so a process that stops between this
+    and putting the chunks in the queue leaves a run that is queued again, not failed.
     """
     run = _run(session, run_id)
     ids = list(
@@ -135,7 +137,6 @@ def plan_chunks(*, session: Session, run_id: int, chunk_size: int) -> list[list[
             done=0,
             chunks=len(chunks),
             chunks_done=[],
-            heartbeat_at=datetime.now(UTC),
         )
     )
     session.commit()
@@ -301,8 +302,9 @@ def claim_unqueued_runs(
     """Return the queued runs whose chunks never reached the job queue, claimed for queueing.
 
     A server that stops between creating a run and queueing its chunks (a sweep queues all
-    its runs, then their jobs) leaves a queued run with no job: it lost nothing, so it is
-    queued again rather than failed. The claim (a first heartbeat) is made once, by one
+    its runs, then their jobs), or between planning the chunks and putting them in the
+    queue, leaves a queued run with no job: it lost nothing, so it is queued again rather
+    than failed. The claim (a first heartbeat) is made once, by one
     process: a claimed run that is orphaned again is failed as interrupted like any other.
     """
     now = datetime.now(UTC)

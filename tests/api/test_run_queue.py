@@ -6,6 +6,7 @@ way a deployment does; killing one with SIGKILL is the crash being tested.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -22,9 +23,11 @@ from sqlalchemy import create_engine, text
 
 from app.config import Settings
 from app.db import make_session_factory
+from app.jobs.queue import RunQueue
 from app.main import create_app
 from app.models import Case
 from app.services import runs as run_service
+from app.services.run_manager import RunManager
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.api.slow_engine import SlowEngine, ranking_for, slow_engine
 from tests.fixtures.database import _postgres_database
@@ -268,11 +271,13 @@ def test_two_servers_on_one_database_leave_each_others_runs_alone(
         assert api_two.get(f"/api/v1/cases/{case_one}/runs/{run_one}").status_code == 404
 
 
+@pytest.mark.parametrize("stopped_after", ["creating", "planning"])
 def test_a_run_its_server_never_queued_is_queued_again_not_failed(
-    queue_db: str, workers: Workers, tmp_path: Path
+    queue_db: str, workers: Workers, tmp_path: Path, stopped_after: str
 ) -> None:
     # A server that stops between creating a run and queueing its chunks (a sweep creates all
-    # its runs, then queues them) leaves a queued run without jobs: it is queued once more.
+    # its runs, then queues them), or between splitting it into chunks and deferring their
+    # jobs, leaves a queued run without jobs: it is queued once more.
     with slow_engine(delay_s=0.01) as engine:
         with _server(queue_db, tmp_path / "one") as client:
             factory = make_session_factory(create_engine(queue_db))
@@ -282,6 +287,9 @@ def test_a_run_its_server_never_queued_is_queued_again_not_failed(
             case = session.get(Case, case_id)
             assert case is not None
             run_id = run_service.create_run(session=session, case=case).id
+            if stopped_after == "planning":
+                chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=10)
+                assert chunks and len(chunks[0]) == 7
         assert _jobs_left(queue_db) == 0
         with _server(queue_db, tmp_path / "two", run_lease_s=2) as client:
             api = ApiUser(api.id, api.email, api.key, client)
@@ -290,6 +298,42 @@ def test_a_run_its_server_never_queued_is_queued_again_not_failed(
             _until(lambda: _run(api, case_id, run_id)["status"] == "finished", what="the run")
             assert _run(api, case_id, run_id)["progress"] == {"done": 7, "total": 7}
     assert engine.answered == 7
+
+
+def test_a_stopping_server_lets_the_runs_it_is_queueing_reach_the_queue(
+    queue_db: str, tmp_path: Path
+) -> None:
+    # Stopping cancels the tasks that watch queued runs; a run whose chunks were being put
+    # in the queue at that moment gets them there, rather than being left without jobs.
+    factory = make_session_factory(create_engine(queue_db))
+    with slow_engine(delay_s=0.01) as engine, _server(queue_db, tmp_path) as client:
+        api = make_api_user(client, factory, "q@example.com")
+        case_id, _ids = _case(api, engine, queries=3)
+    with factory() as session:
+        case = session.get(Case, case_id)
+        assert case is not None
+        run_id = run_service.create_run(session=session, case=case).id
+
+    async def start_and_stop() -> None:
+        queue = RunQueue(database_url=queue_db, session_factory=factory, chunk_size=10)
+        await queue.open()
+        try:
+            manager = RunManager(session_factory=factory, queue=queue)
+            slow_plan = queue._plan
+
+            def plan_slowly(run_id: int) -> list[list[int]]:
+                time.sleep(0.5)  # still planning when the server is told to stop
+                return slow_plan(run_id)
+
+            queue._plan = plan_slowly  # type: ignore[method-assign]
+            manager.start(run_id)
+            await asyncio.sleep(0.1)
+            await manager.aclose()
+        finally:
+            await queue.close()
+
+    asyncio.run(start_and_stop())
+    assert _jobs_left(queue_db) == 1
 
 
 def test_the_test_engine_ranks_a_text_the_same_way_each_time() -> None:
@@ -318,9 +362,9 @@ def test_a_sweep_queues_every_combination_and_outlives_its_server(
             sweep_url = f"/api/v1/cases/{case['id']}/sweeps/{started.json()['id']}"
             _until(lambda: len(api.get(sweep_url).json()["results"]) == 4, what="4 queued runs")
             assert api.get(sweep_url).json()["status"] == "running"
-        # The server that started the sweep is gone; another starts (and must not fail it),
-        # then workers execute the four runs at once.
-        with _server(queue_db, tmp_path / "two") as client:
+        # The server that started the sweep is gone; another starts (and must not fail it,
+        # even with a short lease), then workers execute the four runs at once.
+        with _server(queue_db, tmp_path / "two", run_lease_s=5) as client:
             api = ApiUser(api.id, api.email, api.key, client)
             assert api.get(sweep_url).json()["status"] == "running"
             workers.start(concurrency=4)
