@@ -249,29 +249,41 @@ class SearchClient:
 
     async def search(self, endpoint: EndpointConfig, request: SearchRequest) -> SearchResult:
         """Return the parsed result of one query; raise EngineError subclasses only."""
-        try:
-            spec = parse_field_spec(request.field_spec)
-            built = build_http_request(self._http, endpoint, request)
-        except SearchError as exc:
-            raise RequestBuildError(exc.message) from exc
-        answer = await self._send_with_retry(endpoint, built)
-        if answer.status_code >= 400:
-            raise await _http_error(endpoint, answer)
-        return await _parse(endpoint, answer, spec, request.explain)
+        return await self._engine_request(
+            endpoint,
+            request.field_spec,
+            lambda spec: build_http_request(self._http, endpoint, request),
+            explain=request.explain,
+        )
 
     async def fetch_ids(
         self, endpoint: EndpointConfig, ids: list[str], field_spec: str
     ) -> SearchResult:
         """Return the docs the engine has among these ids; raise EngineError subclasses only."""
+        return await self._engine_request(
+            endpoint,
+            field_spec,
+            lambda spec: build_ids_http_request(self._http, endpoint, ids, spec),
+            explain=False,
+        )
+
+    async def _engine_request(
+        self,
+        endpoint: EndpointConfig,
+        field_spec: str,
+        build: Callable[[FieldSpec], httpx.Request],
+        *,
+        explain: bool,
+    ) -> SearchResult:
         try:
             spec = parse_field_spec(field_spec)
-            built = build_ids_http_request(self._http, endpoint, ids, spec)
+            built = build(spec)
         except SearchError as exc:
             raise RequestBuildError(exc.message) from exc
         answer = await self._send_with_retry(endpoint, built)
         if answer.status_code >= 400:
             raise await _http_error(endpoint, answer)
-        return await _parse(endpoint, answer, spec, False)
+        return await _parse(endpoint, answer, spec, explain)
 
     async def _send_with_retry(self, endpoint: EndpointConfig, built: httpx.Request) -> _Answer:
         limits = self._limits_for(endpoint)

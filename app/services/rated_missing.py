@@ -6,6 +6,7 @@ never raises for engine problems: their message is shown in place of the docs.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +52,8 @@ def plan_rated_missing(*, session: Session, case: Case, query: Query) -> Missing
     scale = scorer_service.scale_entries(case.scorer)
     run = run_service.latest_finished_run(session=session, case=case)
     row = latest_row(session=session, run=run, query=query)
-    ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+    rated = query_service.ratings_with_raters(session=session, query=query)
+    ratings = {rating.doc_id: rating.rating for rating, _user_id, _email in rated}
     ids = missing_ids(ratings, (row.docs or []) if row is not None else [])
     base = RatedMissing(
         case_id=case.id,
@@ -67,12 +69,7 @@ def plan_rated_missing(*, session: Session, case: Case, query: Query) -> Missing
     if run is None or row is None or not ids:
         return MissingLookup(base=base)
     chosen = case_service.get_try(session=session, case=case, number=run.try_number)
-    raters = {
-        rating.doc_id: email
-        for rating, _user_id, email in query_service.ratings_with_raters(
-            session=session, query=query
-        )
-    }
+    raters = {rating.doc_id: email for rating, _user_id, email in rated}
     return MissingLookup(
         base=base,
         ids=ids[:MAX_LOOKUP_IDS],
@@ -91,13 +88,11 @@ async def fetch_rated_missing(
     if lookup.endpoint is None or not lookup.ids:
         return lookup.base
     try:
-        if http is None:
-            async with httpx.AsyncClient() as own:
-                result = await SearchClient(own, attempts=2).fetch_ids(
-                    lookup.endpoint, lookup.ids, lookup.field_spec
-                )
-        else:
-            result = await SearchClient(http, attempts=2).fetch_ids(
+        async with contextlib.AsyncExitStack() as stack:
+            client = http
+            if client is None:
+                client = await stack.enter_async_context(httpx.AsyncClient())
+            result = await SearchClient(client, attempts=2).fetch_ids(
                 lookup.endpoint, lookup.ids, lookup.field_spec
             )
     except SearchError as exc:

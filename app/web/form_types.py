@@ -1,4 +1,5 @@
-"""The page forms, one class per HTML form: new case, case settings, queries, scorer, endpoint.
+"""The page forms, one class per HTML form: new case, case settings, queries, query notes,
+scorer, endpoint.
 
 Each reads the posted text, builds the API body the services take (the same bodies as the
 REST API) and collects every error by field, so a handler is: read → body → one service
@@ -14,7 +15,7 @@ from typing import Any, ClassVar, Self
 
 from starlette.datastructures import FormData
 
-from app.schemas.cases import BulkQueries, CaseCreate, CaseUpdate
+from app.schemas.cases import NOTES_MAX_LENGTH, BulkQueries, CaseCreate, CaseUpdate, QueryUpdate
 from app.schemas.endpoints import EndpointCreate, EndpointRead, EndpointUpdate
 from app.schemas.scorers import ScorerCreate, ScorerRead, ScorerUpdate
 from app.scoring import PRESETS
@@ -30,6 +31,7 @@ __all__ = [
     "CaseSettingsForm",
     "EndpointForm",
     "NewCaseForm",
+    "NotesForm",
     "QueriesForm",
     "ScorerForm",
 ]
@@ -120,6 +122,29 @@ class QueriesForm(WebForm):
     def error_field(self, dotted: str) -> str:
         """Every problem of a line belongs to the box."""
         return "queries"
+
+
+class NotesForm(WebForm):
+    """A query's information need and notes, edited under the query on the case page."""
+
+    fields: ClassVar[tuple[str, ...]] = ("information_need", "notes")
+    labels: ClassVar[Mapping[str, str]] = {
+        "information_need": "The information need",
+        "notes": "Notes",
+    }
+
+    def body(self) -> QueryUpdate:
+        """Return the query's new notes; a blank box clears its note."""
+        values = {name: str(self.values[name]) for name in self.fields}
+        for name, value in values.items():
+            if len(value) > NOTES_MAX_LENGTH:
+                self.fail(
+                    name,
+                    f"{self.labels[name]} is {len(value):,} characters long; at most "
+                    f"{NOTES_MAX_LENGTH:,} are kept. Shorten it and save again.",
+                )
+        kept = {name: value if value.strip() else None for name, value in values.items()}
+        return self.validate(QueryUpdate, kept)
 
 
 @dataclass(frozen=True)
@@ -346,10 +371,6 @@ class EndpointForm(WebForm):
                 "max_concurrency": str(endpoint.max_concurrency),
             }
         )
-
-    def error_field(self, dotted: str) -> str:
-        """Every problem of a header belongs to the headers box."""
-        return dotted.split(".")[0]
 
     def create_body(self) -> EndpointCreate:
         """Return the endpoint to create."""

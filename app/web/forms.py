@@ -230,10 +230,6 @@ class WebForm:
             raise FormErrors(self.errors)
         return body
 
-    def number(self, name: str) -> str | None:
-        """Return a numeric field's text for the body (None when blank)."""
-        return self.text(name) or None
-
     @staticmethod
     def lines(text: str) -> Sequence[str]:
         """Return the non-blank lines of a text box."""

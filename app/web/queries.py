@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.models import Query
-from app.schemas.cases import NOTES_MAX_LENGTH, QueryUpdate, RatingIn
+from app.schemas.cases import RatingIn
 from app.services import case_pages
 from app.services import queries as query_service
 from app.services import rated_missing as missing_service
@@ -19,7 +19,8 @@ from app.services import rating as rating_service
 from app.services import results as result_service
 from app.web.deps import FormDep, WebCaseDep, WebQueryDep
 from app.web.errors import HtmlErrorRoute, error_page
-from app.web.forms import CsrfChecked, field_text
+from app.web.form_types import NotesForm
+from app.web.forms import CsrfChecked, FormErrors, field_text
 from app.web.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -113,9 +114,6 @@ def rate(
     )
 
 
-NOTE_FIELDS = {"information_need": "The information need", "notes": "Notes"}
-
-
 @router.post("/cases/{case_id}/queries/{query_id}/notes", name="query_notes_submit")
 def save_notes(
     request: Request,
@@ -126,29 +124,20 @@ def save_notes(
     _csrf: CsrfChecked,
 ) -> Response:
     """Save the query's information need and notes (blank clears); re-render the editor."""
-    values = {name: field_text(form, name) for name in NOTE_FIELDS}
-    errors = notes_errors(values)
-    if errors:
+    notes = NotesForm.read(form)
+    try:
+        body = notes.body()
+    except FormErrors:
         if not is_htmx(request):
-            return error_page(request, 422, " ".join(errors.values()))
-        return _notes(request, case.id, query, values=values, errors=errors, status_code=422)
-    kept = {name: value if value.strip() else None for name, value in values.items()}
-    body = QueryUpdate(information_need=kept["information_need"], notes=kept["notes"])
+            return error_page(request, 422, " ".join(notes.errors.values()))
+        return _notes(
+            request, case.id, query, values=notes.values, errors=notes.errors, status_code=422
+        )
     query_service.update_query(session=session, case=case, query=query, body=body)
     if not is_htmx(request):
         target = request.url_for("query_page", case_id=case.id, query_id=query.id)
         return RedirectResponse(str(target), status_code=303)
     return _notes(request, case.id, query, saved=True)
-
-
-def notes_errors(values: dict[str, str]) -> dict[str, str]:
-    """Return a message per note field longer than a query keeps."""
-    return {
-        name: f"{label} is {len(values[name]):,} characters long; "
-        f"at most {NOTES_MAX_LENGTH:,} are kept. Shorten it and save again."
-        for name, label in NOTE_FIELDS.items()
-        if len(values[name]) > NOTES_MAX_LENGTH
-    }
 
 
 def _notes(

@@ -145,8 +145,9 @@ def render(
     response = templates.TemplateResponse(
         request, name, full, status_code=status_code, headers=headers
     )
-    head = bytes(response.body).partition(b"</head>")
-    twin = _TWIN_LINK.search(head[0]) if head[1] else None
+    body = bytes(response.body)  # bytes already: no copy
+    head_end = body.find(b"</head>")
+    twin = _TWIN_LINK.search(body, 0, head_end) if head_end >= 0 else None
     if twin is not None:
         href = html.unescape(twin.group(1).decode())
         response.headers["Link"] = f'<{href}>; rel="alternate"; type="application/json"'
