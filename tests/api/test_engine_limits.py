@@ -1,6 +1,7 @@
 """Engine limits shared through PostgreSQL: two processes' worth of requests never exceed an
-endpoint's max_concurrency, and requests that wait queue locally behind one poller instead
-of each asking the database again."""
+endpoint's max_concurrency, requests that wait queue locally behind one poller instead of
+each asking the database again, and a slot serves a process's waiting requests in turn
+before it goes back to the database."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import create_engine
 
 from app.db import migrate
-from app.jobs.engine_limits import PostgresEngineLimits
+from app.jobs.engine_limits import HAND_ON, PostgresEngineLimits
 from app.jobs.queue import libpq_url
 from app.search.models import EndpointConfig
 from app.vocabulary import Engine
@@ -43,6 +44,12 @@ class CountingLimits(PostgresEngineLimits):
         self.polls_in_flight = 0
         self.most_polls_in_flight = 0
         self.polls = 0
+        self.takes = 0  # slots taken from the database
+        self.gives = 0  # slots given back to it
+
+    async def _give(self, key: str, slot: int, holder: str) -> None:
+        self.gives += 1
+        await super()._give(key, slot, holder)
 
     async def _try_take(self, key: str, endpoint: EndpointConfig) -> tuple[int, str] | None:
         line = self._lines.get(key)
@@ -52,7 +59,9 @@ class CountingLimits(PostgresEngineLimits):
             self.polls_in_flight += 1
             self.most_polls_in_flight = max(self.most_polls_in_flight, self.polls_in_flight)
         try:
-            return await super()._try_take(key, endpoint)
+            taken = await super()._try_take(key, endpoint)
+            self.takes += taken is not None
+            return taken
         finally:
             if waiting:
                 self.polls_in_flight -= 1
@@ -109,3 +118,42 @@ def test_two_processes_share_the_slots_and_poll_once_per_engine(limits_db: str) 
     for limits in processes:
         assert limits.polls > 0  # requests did wait
         assert limits.most_polls_in_flight == 1  # one poller, however many wait
+
+
+async def _one_process_busy(url: str, requests: int) -> tuple[int, CountingLimits]:
+    in_flight = most = 0
+
+    async def request(limits: PostgresEngineLimits) -> None:
+        nonlocal in_flight, most
+        async with limits.slot(ENDPOINT):
+            in_flight += 1
+            most = max(most, in_flight)
+            await asyncio.sleep(0.005)
+            in_flight -= 1
+
+    pool = AsyncConnectionPool(
+        libpq_url(url), min_size=1, max_size=4, open=False, kwargs={"autocommit": True}
+    )
+    await pool.open()
+    limits = CountingLimits(pool)
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(*(request(limits) for _ in range(requests))), timeout=60
+        )
+        async with limits.slot(ENDPOINT), limits.slot(ENDPOINT):
+            pass  # every slot went back in the end: both are free
+    finally:
+        await limits.aclose()
+        await pool.close()
+    return most, limits
+
+
+def test_a_slot_serves_waiting_requests_of_its_process_then_goes_back(limits_db: str) -> None:
+    requests = 5 * HAND_ON
+    most, limits = asyncio.run(_one_process_busy(limits_db, requests))
+    assert most == 2
+    # Handed on, a slot costs the database a take and a give per HAND_ON requests, not per
+    # request; capped, it goes back after HAND_ON, so 5 * HAND_ON requests take it 5 times
+    # or more (2 without the cap, 5 * HAND_ON without handing on).
+    assert 5 <= limits.takes - 2 <= 10  # the final check above took both slots once more
+    assert limits.gives == limits.takes
