@@ -6,8 +6,8 @@ Each round queues 6 runs of the case at once and times them until the last one f
 with 1 and then 2 `relevo worker` processes (started and registered before the clock
 starts). Prints each round, the median queries/s of each setting, and the speed-up
 (target >= 1.8); then the CPU each party spends per query (workers, engine, PostgreSQL and
-this script, read from /proc) and the throughput that this machine's cores allow two
-workers at that cost, so a result can be told apart from the machine's limit.
+this script, read from /proc) with each setting, and the throughput that this machine's
+cores allow two workers at their cost, so a result can be told apart from the machine's limit.
 
 Usage: python benchmarks/workers.py [--queries 300] [--runs 6] [--latency-ms 20] [--rounds 3]
        (PostgreSQL at RELEVO_TEST_POSTGRES_URL, default postgresql+psycopg://postgres@127.0.0.1:5432/test)
@@ -284,7 +284,7 @@ def main() -> None:
             f"endpoint max_concurrency {args.max_concurrency}, {os.cpu_count()} CPUs"
         )
         rates: dict[int, list[float]] = {1: [], 2: []}
-        cpu: dict[str, list[float]] = {}
+        cpu: dict[int, dict[str, list[float]]] = {1: {}, 2: {}}
         for n in range(args.rounds):
             for count in (1, 2):
                 children = start_workers(count)
@@ -294,7 +294,7 @@ def main() -> None:
                 stop(children)
                 rates[count].append(total / elapsed)
                 for name, seconds in used.items():
-                    cpu.setdefault(name, []).append(seconds * 1000 / total)
+                    cpu[count].setdefault(name, []).append(seconds * 1000 / total)
                 print(
                     f"  round {n + 1}, {count} worker(s): {elapsed:.2f} s, "
                     f"{total / elapsed:.0f} queries/s; CPU per query: "
@@ -305,15 +305,17 @@ def main() -> None:
         print(f"2 workers: median {two:.0f} queries/s")
         print(f"speed-up 2 vs 1: {two / one:.2f}x  (target >= 1.8)")
         # What the machine allows: two workers share every core with the engine, PostgreSQL
-        # and this script, so the CPU all of them spend per query caps the throughput.
-        per_query = {name: statistics.median(values) for name, values in cpu.items()}
+        # and this script, so the CPU all of them spend per query (with two workers) caps the
+        # throughput.
+        for count in (1, 2):
+            per_query = {name: statistics.median(values) for name, values in cpu[count].items()}
+            print(
+                f"CPU per query with {count} worker(s) (median): "
+                + ", ".join(f"{name} {ms:.2f} ms" for name, ms in per_query.items())
+            )
         cores = os.cpu_count() or 1
         spent = sum(per_query.values())
         cap = cores * 1000 / spent if spent else float("inf")
-        print(
-            "CPU per query (median): "
-            + ", ".join(f"{name} {ms:.2f} ms" for name, ms in per_query.items())
-        )
         print(
             f"on {cores} CPUs that caps 2 workers at {cap:.0f} queries/s "
             f"({cap / one:.2f}x the 1-worker median); they reached {two:.0f} "

@@ -12,7 +12,6 @@ import logging
 import os
 import socket
 
-import httpx
 from psycopg_pool import AsyncConnectionPool
 
 from app.config import Settings
@@ -22,7 +21,8 @@ from app.jobs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
 from app.sandbox import JsPool, install_pool
 from app.search import SearchClient
 from app.search.policy import OutboundPolicy, install_policy
-from app.services.run_manager import CLIENT_LIMITS, RunManager
+from app.search.transport import engine_http_client
+from app.services.run_manager import RunManager
 
 __all__ = ["run_worker"]
 
@@ -44,7 +44,7 @@ async def run_worker(settings: Settings, *, concurrency: int, name: str | None =
             max_response_bytes=settings.max_engine_response_bytes,
         )
     )
-    http = httpx.AsyncClient(limits=CLIENT_LIMITS, follow_redirects=False)
+    http = engine_http_client()
     pool: AsyncConnectionPool = AsyncConnectionPool(
         libpq_url(url), min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
     )

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import session_scope
 from app.errors import TooManyRequests
 from app.search import SearchClient
+from app.search.transport import engine_http_client
 from app.services import runs as run_service
 from app.services.runner import execute_run
 from app.vocabulary import ACTIVE_RUN_STATUSES
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CLIENT_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
 WATCH_EVERY_S = 0.25  # how often a queued run's status is read while someone waits for it
 # On shutdown, runs being put in the queue get this long to get there (else they are queued
 # again by a reaper after a lease, as runs whose server stopped before queueing them).
@@ -72,7 +72,7 @@ class RunManager:
 
     def _client(self) -> SearchClient:
         if self._search is None:
-            self._http = httpx.AsyncClient(limits=CLIENT_LIMITS, follow_redirects=False)
+            self._http = engine_http_client()
             self._search = SearchClient(self._http)
         return self._search
 
