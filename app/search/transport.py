@@ -38,7 +38,10 @@ class SpreadTransport(httpx.AsyncBaseTransport):
             max_keepalive_connections=share(limits.max_keepalive_connections),
             keepalive_expiry=limits.keepalive_expiry,
         )
-        self._pools = [httpx.AsyncHTTPTransport(limits=each) for _ in range(max(1, pools))]
+        tls = httpx.create_ssl_context()  # loading the CA bundle is slow: once for all pools
+        self._pools = [
+            httpx.AsyncHTTPTransport(limits=each, verify=tls) for _ in range(max(1, pools))
+        ]
         self._busy = [0] * len(self._pools)
 
     @property

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.api.slow_engine import loopback_server
+
 HOLD_AT_MOST_S = 30  # a forgotten gate still lets the suite finish
 
 
@@ -78,10 +80,9 @@ def _handler(engine: GateEngine) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def gate_engine() -> Iterator[GateEngine]:
     """Start a gate engine on a free loopback port; release and stop it afterwards."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    server = loopback_server()
     engine = GateEngine(server)
     server.RequestHandlerClass = _handler(engine)
-    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -77,14 +77,30 @@ def _handler(engine: SlowEngine) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def loopback_server(backlog: int = 128) -> ThreadingHTTPServer:
+    """Return a threading HTTP server listening on a free loopback port (handler set later).
+
+    The backlog is set before listening: the default of 5 drops the connections of a burst
+    of requests, which the client then retries a second later.
+    """
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler, bind_and_activate=False)
+    server.daemon_threads = True
+    server.request_queue_size = backlog
+    try:
+        server.server_bind()
+        server.server_activate()
+    except BaseException:
+        server.server_close()
+        raise
+    return server
+
+
 @contextmanager
 def slow_engine(delay_s: float = 0.02) -> Iterator[SlowEngine]:
     """Start a slow engine on a free loopback port; stop it afterwards."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    server = loopback_server()
     engine = SlowEngine(server, delay_s)
     server.RequestHandlerClass = _handler(engine)
-    server.daemon_threads = True
-    server.request_queue_size = 128
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

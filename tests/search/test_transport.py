@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from app.search.transport import SpreadTransport, engine_http_client
-from tests.api.slow_engine import slow_engine
+from tests.api.slow_engine import SlowEngine, slow_engine
 
 BODY = b'{"query": {"match_all": {}}}'
 
@@ -19,12 +19,16 @@ def _transport(client: httpx.AsyncClient) -> SpreadTransport:
     return transport
 
 
-async def _spread(url: str, requests: int) -> tuple[list[int], list[int], list[int]]:
+async def _spread(engine: SlowEngine, requests: int) -> tuple[list[int], list[int], list[int]]:
+    url = engine.index_url
     async with engine_http_client() as client:
         transport = _transport(client)
         calls = [client.post(f"{url}/_search", content=BODY) for _ in range(requests)]
         sending = asyncio.gather(*calls)
-        await asyncio.sleep(0.1)  # every request is at the engine, which holds it 0.3 s
+        for _ in range(200):  # until every request is at the engine, which holds each 2 s
+            if engine.in_flight == requests:
+                break
+            await asyncio.sleep(0.01)
         during = transport.busy
         answers = await sending
         after = transport.busy
@@ -37,8 +41,8 @@ async def _spread(url: str, requests: int) -> tuple[list[int], list[int], list[i
 
 
 def test_requests_spread_evenly_and_every_pool_is_free_again() -> None:
-    with slow_engine(delay_s=0.3) as engine:
-        during, after, failed = asyncio.run(_spread(engine.index_url, 20))
+    with slow_engine(delay_s=2.0) as engine:
+        during, after, failed = asyncio.run(_spread(engine, 20))
     assert len(during) == 8 and sum(during) == 20
     assert max(during) - min(during) <= 1  # 20 over 8 pools: 3 or 2 each
     assert after == [0] * 8  # a response read to its end frees its pool's count
