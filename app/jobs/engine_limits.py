@@ -4,10 +4,12 @@ Concurrency: an engine has ``max_concurrency`` rows in ``engine_slots``; a reque
 free one (``FOR UPDATE SKIP LOCKED``, so takers never wait on each other's locks) and gives
 it back when it ends. When none is free, a process's waiting requests queue locally and one
 poller per engine asks again, so a busy engine does not flood the database with retries.
-A request that ends while another request of the same process waits for that engine hands
-its slot straight on, without the database, up to ``HAND_ON`` requests in a row; then the
-slot goes back to the database, where every process's poller has a fair chance at it. While
-a process holds slots it renews them every second; the slots of a process that died expire
+A request that ends hands its slot on within its process, without the database: to a
+request waiting for that engine, else to the next one to ask within ``PARK_S`` (a busy
+worker's requests follow each other closely; a slot unused that long goes back). A slot
+serves at most ``HAND_ON`` requests of a process in a row; then it goes back to the
+database, where every process's poller has a fair chance at it. While a process holds or
+keeps slots it renews them every second; the slots of a process that died expire
 a few seconds later, so a killed worker frees its engines' capacity quickly.
 
 Rate: ``engine_rates.next_at`` is the time the engine's next request may start; each
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import random
 import uuid
 from collections import deque
@@ -39,6 +42,8 @@ POLL_MIN_S = 0.005
 POLL_MAX_S = 0.05
 # A slot serves at most this many requests of one process in a row before going back.
 HAND_ON = 16
+# A slot kept for the process's next request goes back when none asks for it this long.
+PARK_S = 0.05
 
 _CREATE_SLOTS = """
 INSERT INTO engine_slots (engine_key, slot)
@@ -98,9 +103,19 @@ class PostgresEngineLimits:
         self._renewer: asyncio.Task[None] | None = None
         self._lines: dict[str, _Line] = {}
         self._uses: dict[str, int] = {}  # holder → requests served so far by a handed-on slot
+        # Slots kept for this process's next request, per engine: (slot, holder, parking).
+        self._parked: dict[str, deque[tuple[int, str, int]]] = {}
+        self._parkings = itertools.count()
+        self._returning: set[asyncio.Task[None]] = set()
 
     async def aclose(self) -> None:
-        """Stop renewing (the process is stopping; its slots were given back or expire)."""
+        """Give back the slots kept for later and stop renewing (the process is stopping)."""
+        kept = [(key, slot, holder) for key, q in self._parked.items() for slot, holder, _ in q]
+        self._parked.clear()
+        for key, slot, holder in kept:
+            await self._give(key, slot, holder)
+        if self._returning:
+            await asyncio.gather(*self._returning, return_exceptions=True)
         if self._renewer is not None:
             self._renewer.cancel()
             await asyncio.gather(self._renewer, return_exceptions=True)
@@ -108,7 +123,7 @@ class PostgresEngineLimits:
     async def _renew_forever(self) -> None:
         while True:
             await asyncio.sleep(RENEW_S)
-            if not self._held:
+            if not self._held and not any(self._parked.values()):
                 continue
             try:
                 async with self._pool.connection() as conn:
@@ -124,7 +139,11 @@ class PostgresEngineLimits:
             await self._wait_for_rate(key, 60.0 / endpoint.requests_per_minute)
         if self._renewer is None:
             self._renewer = asyncio.create_task(self._renew_forever())
-        slot, holder = await self._take(key, endpoint)
+        kept = self._parked.get(key)
+        if kept:
+            slot, holder, _parking = kept.popleft()
+        else:
+            slot, holder = await self._take(key, endpoint)
         self._held += 1
         try:
             yield
@@ -135,16 +154,31 @@ class PostgresEngineLimits:
                 await asyncio.shield(self._give(key, slot, holder))
 
     def _hand_on(self, key: str, slot: int, holder: str) -> bool:
-        """Give a slot to this process's next waiting request; False when it goes back."""
+        """Pass a slot to this process's next request; False when it goes back now."""
         uses = self._uses.pop(holder, 0) + 1
+        if uses >= HAND_ON:
+            return False
+        self._uses[holder] = uses
         line = self._lines.get(key)
         waiter = line.first_waiting() if line is not None else None
-        if line is None or waiter is None or uses >= HAND_ON:
-            return False
-        line.waiters.popleft()
-        self._uses[holder] = uses
-        waiter.set_result((slot, holder))
+        if line is not None and waiter is not None:
+            line.waiters.popleft()
+            waiter.set_result((slot, holder))
+            return True
+        parking = next(self._parkings)
+        self._parked.setdefault(key, deque()).append((slot, holder, parking))
+        asyncio.get_running_loop().call_later(PARK_S, self._unpark, key, (slot, holder, parking))
         return True
+
+    def _unpark(self, key: str, kept: tuple[int, str, int]) -> None:
+        """Give back a slot that no request of this process asked for within PARK_S."""
+        parked = self._parked.get(key)
+        if parked is None or kept not in parked:
+            return  # taken by a request meanwhile (a later parking has its own timer)
+        parked.remove(kept)
+        task = asyncio.ensure_future(self._give(key, kept[0], kept[1]))
+        self._returning.add(task)
+        task.add_done_callback(self._returning.discard)
 
     async def _wait_for_rate(self, key: str, gap_s: float) -> None:
         async with self._pool.connection() as conn:
