@@ -106,7 +106,7 @@ def lookup_field(doc: Mapping[str, Any], name: str) -> Any:
 
 
 def _descend(value: Any, rest: str) -> Any:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):  # parsed JSON (a dict check is cheaper than the ABC's)
         return lookup_field(value, rest)
     if isinstance(value, list):
         found = [_descend(item, rest) for item in value]
