@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import make_session_factory
@@ -271,6 +272,21 @@ def test_two_servers_on_one_database_leave_each_others_runs_alone(
         assert api_two.get(f"/api/v1/cases/{case_one}/runs/{run_one}").status_code == 404
 
 
+def _run_never_queued(
+    db_url: str, data_dir: Path, engine: SlowEngine, queries: int
+) -> tuple[ApiUser, sessionmaker[Session], int, int]:
+    """Make a case through a server that then stops, and a run of it that nobody queued."""
+    factory = make_session_factory(create_engine(db_url))
+    with _server(db_url, data_dir) as client:
+        api = make_api_user(client, factory, f"never-queued-{queries}@example.com")
+        case_id, _ids = _case(api, engine, queries=queries)
+    with factory() as session:
+        case = session.get(Case, case_id)
+        assert case is not None
+        run_id = run_service.create_run(session=session, case=case).id
+    return api, factory, case_id, run_id
+
+
 @pytest.mark.parametrize("stopped_after", ["creating", "planning"])
 def test_a_run_its_server_never_queued_is_queued_again_not_failed(
     queue_db: str, workers: Workers, tmp_path: Path, stopped_after: str
@@ -279,15 +295,11 @@ def test_a_run_its_server_never_queued_is_queued_again_not_failed(
     # its runs, then queues them), or between splitting it into chunks and deferring their
     # jobs, leaves a queued run without jobs: it is queued once more.
     with slow_engine(delay_s=0.01) as engine:
-        with _server(queue_db, tmp_path / "one") as client:
-            factory = make_session_factory(create_engine(queue_db))
-            api = make_api_user(client, factory, "u@example.com")
-            case_id, _ids = _case(api, engine, queries=7)
-        with factory() as session:
-            case = session.get(Case, case_id)
-            assert case is not None
-            run_id = run_service.create_run(session=session, case=case).id
-            if stopped_after == "planning":
+        api, factory, case_id, run_id = _run_never_queued(
+            queue_db, tmp_path / "one", engine, queries=7
+        )
+        if stopped_after == "planning":
+            with factory() as session:
                 chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=10)
                 assert chunks and len(chunks[0]) == 7
         assert _jobs_left(queue_db) == 0
@@ -305,14 +317,8 @@ def test_a_stopping_server_lets_the_runs_it_is_queueing_reach_the_queue(
 ) -> None:
     # Stopping cancels the tasks that watch queued runs; a run whose chunks were being put
     # in the queue at that moment gets them there, rather than being left without jobs.
-    factory = make_session_factory(create_engine(queue_db))
-    with slow_engine(delay_s=0.01) as engine, _server(queue_db, tmp_path) as client:
-        api = make_api_user(client, factory, "q@example.com")
-        case_id, _ids = _case(api, engine, queries=3)
-    with factory() as session:
-        case = session.get(Case, case_id)
-        assert case is not None
-        run_id = run_service.create_run(session=session, case=case).id
+    with slow_engine(delay_s=0.01) as engine:
+        _api, factory, _case_id, run_id = _run_never_queued(queue_db, tmp_path, engine, queries=3)
 
     async def start_and_stop() -> None:
         queue = RunQueue(database_url=queue_db, session_factory=factory, chunk_size=10)
