@@ -307,14 +307,17 @@ def main() -> None:
         # What the machine allows: two workers share every core with the engine, PostgreSQL
         # and this script, so the CPU all of them spend per query (with two workers) caps the
         # throughput.
-        for count in (1, 2):
-            per_query = {name: statistics.median(values) for name, values in cpu[count].items()}
+        per_query = {
+            count: {name: statistics.median(values) for name, values in cpu[count].items()}
+            for count in (1, 2)
+        }
+        for count, medians in per_query.items():
             print(
                 f"CPU per query with {count} worker(s) (median): "
-                + ", ".join(f"{name} {ms:.2f} ms" for name, ms in per_query.items())
+                + ", ".join(f"{name} {ms:.2f} ms" for name, ms in medians.items())
             )
         cores = os.cpu_count() or 1
-        spent = sum(per_query.values())
+        spent = sum(per_query[2].values())
         cap = cores * 1000 / spent if spent else float("inf")
         print(
             f"on {cores} CPUs that caps 2 workers at {cap:.0f} queries/s "

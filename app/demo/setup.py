@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,6 +26,7 @@ from app.models import Case, Query, Rating, RunQuery, Scorer, SearchEndpoint
 from app.schemas.cases import CaseCreate, RatingIn
 from app.schemas.endpoints import EndpointCreate
 from app.search import SearchClient
+from app.search.transport import engine_http_client
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services import runs as run_service
@@ -210,7 +210,7 @@ def _case(session: Session, case_id: int) -> Case:
 async def _run_once(factory: sessionmaker[Session], case_id: int) -> None:
     with session_scope(factory) as session:
         run = run_service.create_run(session=session, case=_case(session, case_id))
-    async with httpx.AsyncClient() as http:
+    async with engine_http_client() as http:  # the client every run uses
         await execute_run(session_factory=factory, run_id=run.id, search=SearchClient(http))
 
 
