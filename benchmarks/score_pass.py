@@ -62,7 +62,8 @@ def main() -> None:
     rows, ratings = make_run(args.queries)
 
     def relevo() -> list[float | None]:
-        inputs = [stored_input(row, r, {}, {}) for row, r in zip(rows, ratings, strict=True)]
+        # As rescore_run does: a generator, so each input is scored as soon as it is made.
+        inputs = (stored_input(row, r, {}, {}) for row, r in zip(rows, ratings, strict=True))
         outcomes = score_queries(config, inputs)
         tally(outcomes)
         return [o.score for o in outcomes]

@@ -261,7 +261,7 @@ class _Rescorer:
     def __call__(self, rows: Mapping[int, StoredRow]) -> dict[int, Outcome]:
         """Return the outcome of every row; a fetch error stays that error."""
         answered = [qid for qid, row in rows.items() if _answered(row)]
-        inputs = [
+        inputs = (  # a generator: each input is scored as soon as it is made
             QueryInput(
                 # By id: built-in scorers read only ids, JavaScript gets fields on demand.
                 docs=_score_docs(rows[qid]),
@@ -272,7 +272,7 @@ class _Rescorer:
                 text=self.infos[qid].text,
             )
             for qid in answered
-        ]
+        )
         outcomes = dict(zip(answered, score_queries(self.config, inputs), strict=True))
         return {qid: outcomes.get(qid) or _stored(row) for qid, row in rows.items()}
 

@@ -629,7 +629,7 @@ def rescore_run(*, session: Session, run: Run) -> Run:
     ratings = query_service.ratings_of(
         session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
     )
-    inputs = [
+    inputs = (  # a generator: each input is scored as soon as it is made
         stored_input(
             r,
             ratings.get(r.query_id or 0, {}),
@@ -637,7 +637,7 @@ def rescore_run(*, session: Session, run: Run) -> Run:
             case.options or {},
         )
         for r in fetched
-    ]
+    )
     for row, outcome in zip(fetched, score_queries(config_of(scorer), inputs), strict=True):
         _apply(row, outcome, ratings.get(row.query_id or 0, {}))
     session.flush()

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.models import RunQuery
-from app.scoring import PRESETS, Outcome, Tally, case_score, score_queries, score_query, tally
+from app.scoring import (
+    PRESETS,
+    Outcome,
+    QueryInput,
+    Tally,
+    case_score,
+    score_queries,
+    score_query,
+    tally,
+)
 from app.scoring.ranking import best_order, levenshtein
 from app.vocabulary import QueryStatus
 from tests.scoring.helpers import CLASSIC_SCALE, config, query
@@ -111,6 +122,32 @@ def test_bad_rating_data_is_an_error_not_an_exception() -> None:
     assert [o.status for o in outcomes] == ["error", "error", "scored"]
     assert outcomes[0].reason == "the rating of doc 'a' is not a finite number"
     assert outcomes[1].reason == "the rating of doc 'a' is not a number"
+
+
+def test_queries_from_a_generator_score_like_a_list_with_a_bad_one_inside() -> None:
+    """Built-ins score a generator's inputs as they come; a bad one mid-way stays alone."""
+    inputs = [
+        query("ab", {"a": 3}),
+        query("ab", {"a": 1, "b": 3}),
+        query("ab", {"a": "x"}),  # type: ignore[dict-item]
+        query("ba", {"a": 1, "b": 3}),
+        query("ab", {}),
+    ]
+    from_list = score_queries(config("ndcg"), inputs)
+    from_generator = score_queries(config("ndcg"), (q for q in inputs))
+    assert from_generator == from_list
+    assert [o.status for o in from_list] == ["scored", "scored", "error", "scored", "unscored"]
+    # (1 + 3/log2(3)) / (3 + 1/log2(3)) for the second query.
+    assert [round(o.score, 4) for o in from_list if o.score is not None] == [100.0, 79.6708, 100.0]
+
+
+def test_a_failing_input_generator_is_not_taken_for_bad_query_data() -> None:
+    def inputs() -> Iterator[QueryInput]:
+        yield query("ab", {"a": 3})
+        raise LookupError("the store went away")
+
+    with pytest.raises(LookupError, match="the store went away"):
+        score_queries(config("ndcg"), inputs())
 
 
 def test_case_score_is_the_mean_of_scored() -> None:
