@@ -166,10 +166,10 @@ def main() -> None:
     )
     engine_process.start()
     admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
-    name = f"relevo_bench_{uuid.uuid4().hex[:8]}"
+    database = f"relevo_bench_{uuid.uuid4().hex[:8]}"
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+        conn.execute(text(f'CREATE DATABASE "{database}"'))
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{database}"
     tmp = Path(tempfile.mkdtemp(prefix="relevo-bench-"))
     started: list[subprocess.Popen[bytes]] = []
     try:
@@ -330,7 +330,7 @@ def main() -> None:
                 child.kill()
         engine_process.terminate()
         with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
         admin.dispose()
 
 
