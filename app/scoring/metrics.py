@@ -74,7 +74,7 @@ def _ndcg_default(k: int) -> Metric:
         idcg = sum(map(truediv, best, discounts))
         if idcg <= 0:
             return NO_RELEVANT
-        ids = docs.ids if isinstance(docs, StoredDocs) else map(_doc_id, docs)
+        ids = docs.iter_ids() if isinstance(docs, StoredDocs) else map(_doc_id, docs)
         gains = map(ratings.get, ids, _ZEROS)  # unrated counts as 0
         raw = sum(map(truediv, gains, discounts)) / idcg
         return scored(100 * raw, raw)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple, cast, overload
 
@@ -40,28 +41,43 @@ class ScoreDoc(NamedTuple):
 class StoredDocs:
     """Docs kept as dicts (``{"id", "fields", ...}``, as runs store them), seen as ScoreDocs.
 
-    Built-in scorers read only ``ids``; a ScoreDoc is made only when one is asked for (a
-    JavaScript scorer reads fields). Re-scoring a large run thus allocates no object per doc.
+    Built-in scorers read only the ids, straight from the dicts (``iter_ids``); a ScoreDoc is
+    made only when one is asked for (a JavaScript scorer reads fields). Re-scoring a large
+    run thus allocates nothing per doc, and the list of ids only when something asks for it.
     A plain class registered as a Sequence: inheriting from the ABC made each instance cost
     five times as much to create under the garbage collector, a large run holding many.
     """
 
-    __slots__ = ("_docs", "ids")
+    __slots__ = ("_docs", "_ids")
 
     def __init__(self, docs: Sequence[Mapping[str, Any]]) -> None:
         self._docs: Sequence[Mapping[str, Any]] | None = docs
-        self.ids: list[str] = [d["id"] for d in docs]
+        self._ids: list[str] | None = None
 
     @classmethod
     def of_ids(cls, ids: list[str]) -> StoredDocs:
         """Return docs known by their ids alone (no fields)."""
         docs = cls.__new__(cls)
         docs._docs = None
-        docs.ids = ids
+        docs._ids = ids
         return docs
 
+    @property
+    def ids(self) -> list[str]:
+        """The ids in rank order."""
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = [d["id"] for d in self._docs or ()]
+        return ids
+
+    def iter_ids(self) -> Iterator[str]:
+        """Return an iterator over the ids in rank order, without making a list of them."""
+        docs = self._docs
+        return iter(self.ids) if docs is None else map(_get_id, docs)
+
     def __len__(self) -> int:
-        return len(self.ids)
+        docs = self._docs
+        return len(self.ids) if docs is None else len(docs)
 
     @overload
     def __getitem__(self, index: int) -> ScoreDoc: ...
@@ -88,6 +104,9 @@ class StoredDocs:
 
 
 Sequence.register(StoredDocs)
+
+
+_get_id = itemgetter("id")
 
 
 def _score_doc(doc: Mapping[str, Any]) -> ScoreDoc:
