@@ -6,6 +6,11 @@ times) cost about a third of the CPU of a small engine request. ``StreamBackend`
 same work on asyncio's own streams, with ``asyncio.timeout`` for httpcore's per-operation
 timeouts, and raises httpcore's exceptions, so httpx maps them as it always does
 (``httpx.ConnectError``, ``httpx.ReadTimeout``...).
+
+Where the outbound policy looks at addresses (private ones blocked, or hosts allowed by
+network), a connection resolves the host itself and checks the addresses it connects to:
+a name that resolved to an allowed address when the request was checked and to another by
+the time of the connection (DNS rebinding) is refused.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ import httpcore
 from httpcore import AsyncNetworkBackend, AsyncNetworkStream
 from httpcore._backends.base import SOCKET_OPTION
 from httpcore._utils import is_socket_readable
+
+from app.search import policy as outbound
+from app.search.errors import EngineUnavailable
 
 __all__ = ["StreamBackend"]
 
@@ -94,6 +102,33 @@ class _Stream(AsyncNetworkStream):
         return None
 
 
+async def _open(
+    host: str, port: int, local_address: str | None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect to ``host:port``; where the outbound policy looks at addresses, only to
+    addresses it allows, resolved here, so that the addresses checked are the ones used."""
+    targets = [host]
+    policy = outbound.current_policy()
+    if policy.needs_resolution:
+        addresses = await outbound.resolve_host(host, port)
+        if not addresses:
+            raise OSError(f"cannot resolve {host}")
+        if not outbound.allows(policy, host.lower(), port, addresses):
+            # Not an httpcore error: httpx lets it through, and the engine client reports
+            # it as it reports the same refusal before a request.
+            raise EngineUnavailable(f"calling {host}:{port} is not allowed on this server")
+        targets = list(dict.fromkeys(str(a) for a in addresses))
+    local = (local_address, 0) if local_address else None
+    failure: OSError | None = None
+    for target in targets:
+        try:
+            return await asyncio.open_connection(target, port, local_addr=local, limit=_READ_LIMIT)
+        except OSError as exc:
+            failure = exc
+    assert failure is not None
+    raise failure
+
+
 class StreamBackend(AsyncNetworkBackend):
     """Opens plain TCP connections as asyncio streams (TLS is added by ``start_tls``)."""
 
@@ -107,12 +142,7 @@ class StreamBackend(AsyncNetworkBackend):
     ) -> AsyncNetworkStream:
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(
-                    host,
-                    port,
-                    local_addr=(local_address, 0) if local_address else None,
-                    limit=_READ_LIMIT,
-                )
+                reader, writer = await _open(host, port, local_address)
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(f"timed out connecting to {host}:{port}") from exc
         except OSError as exc:

@@ -21,9 +21,11 @@ from app.search.errors import EngineUnavailable
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "OutboundPolicy",
+    "allows",
     "check_destination",
     "current_policy",
     "install_policy",
+    "resolve_host",
 ]
 
 DEFAULT_MAX_RESPONSE_BYTES = 20 * 1024 * 1024
@@ -84,7 +86,8 @@ def _address_allowed(pattern: str, address: IPAddress) -> bool:
     return address in ipaddress.ip_network(pattern, strict=False)
 
 
-async def _resolve(host: str, port: int) -> list[IPAddress]:
+async def resolve_host(host: str, port: int) -> list[IPAddress]:
+    """Return the addresses ``host`` resolves to (none when it does not resolve)."""
     try:
         return [ipaddress.ip_address(host.strip("[]"))]
     except ValueError:
@@ -97,29 +100,49 @@ async def _resolve(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 
+def _listed(policy: OutboundPolicy, host: str, port: int, addresses: list[IPAddress]) -> bool:
+    """Return whether the allowed hosts (any when none are set) admit this host or address."""
+    if not policy.allowed_hosts:
+        return True
+    names = [p for p in policy.allowed_hosts if not _is_network(p)]
+    networks = [p for p in policy.allowed_hosts if _is_network(p)]
+    return any(_host_matches(p, host, port) for p in names) or (
+        bool(addresses) and all(any(_address_allowed(n, a) for n in networks) for a in addresses)
+    )
+
+
+def _private_refused(policy: OutboundPolicy, addresses: list[IPAddress]) -> bool:
+    """Return whether private-address blocking refuses any of these addresses."""
+    if not policy.block_private:
+        return False
+    # An address the operator allowed by network is exempt: that is how a shared server
+    # reaches its own internal engines while refusing every other private one.
+    networks = [p for p in policy.allowed_hosts if _is_network(p)]
+    return any(
+        _is_private(a) and not any(_address_allowed(n, a) for n in networks) for a in addresses
+    )
+
+
+def allows(policy: OutboundPolicy, host: str, port: int, addresses: list[IPAddress]) -> bool:
+    """Return whether the policy lets Relevo call ``host:port`` at these resolved addresses."""
+    return _listed(policy, host, port, addresses) and not _private_refused(policy, addresses)
+
+
 async def check_destination(policy: OutboundPolicy, url: httpx.URL, where: str) -> None:
-    """Raise EngineUnavailable when the policy forbids calling ``url``."""
+    """Raise EngineUnavailable when the policy forbids calling ``url``.
+
+    The connection itself checks again the addresses it connects to
+    (``app.search.network``), so a name that resolves elsewhere by then is refused too.
+    """
     if not policy.allowed_hosts and not policy.block_private:
         return
     host = url.host.lower()
     port = url.port or (443 if url.scheme == "https" else 80)
     refused = EngineUnavailable(f"calling {where} is not allowed on this server")
-    addresses = await _resolve(host, port) if policy.needs_resolution else []
-    networks = [p for p in policy.allowed_hosts if _is_network(p)]
-    if policy.allowed_hosts:
-        names = [p for p in policy.allowed_hosts if not _is_network(p)]
-        by_name = any(_host_matches(p, host, port) for p in names)
-        by_address = bool(addresses) and all(
-            any(_address_allowed(n, a) for n in networks) for a in addresses
-        )
-        if not (by_name or by_address):
-            raise refused
-    if policy.block_private:
-        if not addresses:
-            raise EngineUnavailable(f"cannot connect to {where}")
-        # An address the operator allowed by network is exempt: that is how a shared
-        # server reaches its own internal engines while refusing every other private one.
-        if any(
-            _is_private(a) and not any(_address_allowed(n, a) for n in networks) for a in addresses
-        ):
-            raise refused
+    addresses = await resolve_host(host, port) if policy.needs_resolution else []
+    if not _listed(policy, host, port, addresses):
+        raise refused
+    if policy.block_private and not addresses:
+        raise EngineUnavailable(f"cannot connect to {where}")
+    if _private_refused(policy, addresses):
+        raise refused

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import ipaddress
+import itertools
 import shutil
 import ssl
 import subprocess
@@ -13,14 +15,21 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.search import SearchClient
+from app.search.errors import EngineUnavailable
+from app.search.models import EndpointConfig, SearchRequest
 from app.search.network import StreamBackend
+from app.search.policy import IPAddress, OutboundPolicy, current_policy, install_policy
 from app.search.transport import (
     CLIENT_LIMITS,
     SpreadTransport,
     _stream_transport,
     engine_http_client,
 )
+from app.vocabulary import Engine
 
+TEMPLATE = '{"query": {"match": {"title": "#$query##"}}}'
+LOOPBACK = ipaddress.ip_address("127.0.0.1")
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
@@ -191,3 +200,84 @@ def test_a_server_that_never_starts_tls_is_a_connect_timeout() -> None:
 
     with pytest.raises(httpx.ConnectTimeout):
         asyncio.run(ask())
+
+
+def _engine_counting(connections: list[int]) -> Handler:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        await _read_request(reader)
+        writer.write(_answer(b'{"hits": {"total": {"value": 0}, "hits": []}}'))
+        await writer.drain()
+        writer.close()
+
+    return handler
+
+
+async def _search(url: str) -> int:
+    async with engine_http_client() as http:
+        client = SearchClient(http, sleep=_no_sleep)
+        result = await client.search(
+            EndpointConfig(Engine.OPENSEARCH, url), SearchRequest(TEMPLATE, "q")
+        )
+        return result.num_found or 0
+
+
+async def _no_sleep(_seconds: float) -> None:
+    return None
+
+
+@pytest.fixture
+def blocking(monkeypatch: pytest.MonkeyPatch) -> Callable[[OutboundPolicy], None]:
+    """Install a process-wide outbound policy for one test."""
+    previous = current_policy()
+    monkeypatch.setattr("app.search.policy._installed", previous)
+    return install_policy
+
+
+def test_a_name_that_resolves_elsewhere_after_the_check_is_refused_at_connect(
+    monkeypatch: pytest.MonkeyPatch, blocking: Callable[[OutboundPolicy], None]
+) -> None:
+    """DNS rebinding: public when the request is checked, loopback when it connects."""
+    answers = itertools.cycle([[ipaddress.ip_address("93.184.216.34")], [LOOPBACK]])
+
+    async def rebinding(host: str, port: int) -> list[IPAddress]:
+        return next(answers)
+
+    monkeypatch.setattr("app.search.policy.resolve_host", rebinding)
+    blocking(OutboundPolicy(block_private=True))
+    connections: list[int] = []
+
+    async def ask() -> None:
+        server = await _serve(_engine_counting(connections))
+        async with server:
+            # "localhost" reaches the engine below through the system's resolver: a
+            # connection that resolved the name again on its own would get there.
+            await _search(f"http://localhost:{_port(server)}/movies")
+
+    with pytest.raises(EngineUnavailable, match="not allowed"):
+        asyncio.run(ask())
+    assert connections == []
+
+
+def test_a_connection_goes_to_the_address_the_policy_allowed(
+    monkeypatch: pytest.MonkeyPatch, blocking: Callable[[OutboundPolicy], None]
+) -> None:
+    resolved: list[str] = []
+
+    async def resolver(host: str, port: int) -> list[IPAddress]:
+        resolved.append(host)
+        return [LOOPBACK]
+
+    monkeypatch.setattr("app.search.policy.resolve_host", resolver)
+    blocking(OutboundPolicy(allowed_hosts=("127.0.0.0/8",), block_private=True))
+    connections: list[int] = []
+
+    async def ask() -> int:
+        server = await _serve(_engine_counting(connections))
+        async with server:
+            return await _search(f"http://engine.internal:{_port(server)}/movies")
+
+    # The name exists only in the policy's resolver: the connection used its address.
+    assert asyncio.run(ask()) == 0
+    assert connections == [1]
+    assert resolved == ["engine.internal", "engine.internal"]  # checked, then connected
