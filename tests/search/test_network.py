@@ -85,17 +85,33 @@ def test_large_bodies_go_both_ways_whole() -> None:
     assert rest == answer
 
 
-def test_a_server_that_never_answers_is_a_read_timeout() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        await asyncio.sleep(5)
+async def _silent_after_the_request(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    await _read_request(reader)
+    await asyncio.sleep(5)
 
+
+async def _silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await asyncio.sleep(5)  # accepts the connection, never answers (nor the TLS hello)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "handler", "expected"),
+    [("http", _silent_after_the_request, httpx.ReadTimeout),
+     ("https", _silent, httpx.ConnectTimeout)],
+    ids=["no answer: read timeout", "no TLS handshake: connect timeout"],
+)  # fmt: skip
+def test_a_silent_server_is_a_timeout(
+    scheme: str, handler: Handler, expected: type[Exception]
+) -> None:
     async def ask() -> None:
         server = await _serve(handler)
         async with server, engine_http_client() as client:
-            await client.get(f"http://127.0.0.1:{_port(server)}/", timeout=httpx.Timeout(0.2))
+            url = f"{scheme}://127.0.0.1:{_port(server)}/"
+            await client.get(url, timeout=httpx.Timeout(0.3))
 
-    with pytest.raises(httpx.ReadTimeout):
+    with pytest.raises(expected):
         asyncio.run(ask())
 
 
@@ -187,19 +203,6 @@ def test_https_works_and_verifies_the_certificate(certificate: tuple[Path, Path]
     assert asyncio.run(ask(trusting=True)) == b"over TLS: hi"
     with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
         asyncio.run(ask(trusting=False))
-
-
-def test_a_server_that_never_starts_tls_is_a_connect_timeout() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await asyncio.sleep(5)  # accepts the connection, never answers the TLS hello
-
-    async def ask() -> None:
-        server = await _serve(handler)
-        async with server, engine_http_client() as client:
-            await client.get(f"https://127.0.0.1:{_port(server)}/", timeout=httpx.Timeout(0.3))
-
-    with pytest.raises(httpx.ConnectTimeout):
-        asyncio.run(ask())
 
 
 def _engine_counting(connections: list[int]) -> Handler:
