@@ -1,4 +1,8 @@
-"""Elasticsearch and OpenSearch: request bodies from a template, and response parsing."""
+"""Elasticsearch and OpenSearch: request bodies from a template, and response parsing.
+
+An answer is parsed JSON, whose objects are dicts: the parser checks ``isinstance(x, dict)``,
+a fraction of the cost of a check against the Mapping ABC, for every field of every hit.
+"""
 
 from __future__ import annotations
 
@@ -67,10 +71,6 @@ def _total(hits: Mapping[str, Any], count: int) -> int:
     if not isinstance(total, int) or isinstance(total, bool):
         raise EngineResponseError("hits.total is neither a number nor {value, relation}")
     return total
-
-
-# The answer is parsed JSON, whose objects are dicts: ``isinstance(x, dict)`` costs a fraction
-# of a check against the Mapping ABC, and runs every field of every hit through here.
 
 
 def _lookup_hit(hit: Mapping[str, Any], name: str) -> Any:

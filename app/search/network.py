@@ -32,6 +32,13 @@ __all__ = ["StreamBackend"]
 
 # How much a read may take from the socket's buffer at once.
 _READ_LIMIT = 2**16
+# httpcore's names for what a connection can tell, and asyncio's for the same.
+_EXTRA_INFO = {
+    "ssl_object": "ssl_object",
+    "client_addr": "sockname",
+    "server_addr": "peername",
+    "socket": "socket",
+}
 
 
 class _Stream(AsyncNetworkStream):
@@ -96,10 +103,8 @@ class _Stream(AsyncNetworkStream):
             # drops it instead of sending a request into it.
             sock = writer.get_extra_info("socket")
             return sock is None or bool(is_socket_readable(sock))
-        key = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
-        if key in ("ssl_object", "sockname", "peername", "socket"):
-            return writer.get_extra_info(key)
-        return None
+        key = _EXTRA_INFO.get(info)
+        return None if key is None else writer.get_extra_info(key)
 
 
 async def _open(

@@ -13,6 +13,7 @@ import fnmatch
 import ipaddress
 import socket
 from dataclasses import dataclass
+from functools import cached_property
 
 import httpx
 
@@ -31,6 +32,7 @@ __all__ = [
 DEFAULT_MAX_RESPONSE_BYTES = 20 * 1024 * 1024
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,20 @@ class OutboundPolicy:
     block_private: bool = False
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
+    @cached_property
+    def networks(self) -> tuple[IPNetwork, ...]:
+        """The allowed hosts given as addresses or networks (``10.0.0.0/8``), parsed once."""
+        return tuple(n for n in map(_network, self.allowed_hosts) if n is not None)
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        """The allowed hosts given as names or name patterns (``*.search.example.com:9200``)."""
+        return tuple(p for p in self.allowed_hosts if _network(p) is None)
+
     @property
     def needs_resolution(self) -> bool:
         """Return whether a request must resolve its host before it is sent."""
-        return self.block_private or any(_is_network(p) for p in self.allowed_hosts)
+        return self.block_private or bool(self.networks)
 
 
 _installed = OutboundPolicy()
@@ -61,12 +73,11 @@ def current_policy() -> OutboundPolicy:
     return _installed
 
 
-def _is_network(pattern: str) -> bool:
+def _network(pattern: str) -> IPNetwork | None:
     try:
-        ipaddress.ip_network(pattern, strict=False)
+        return ipaddress.ip_network(pattern, strict=False)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _is_private(address: IPAddress) -> bool:
@@ -80,10 +91,6 @@ def _host_matches(pattern: str, host: str, port: int) -> bool:
     if sep and want_port.isdigit() and "]" not in want_port:
         return int(want_port) == port and fnmatch.fnmatchcase(host, name)
     return fnmatch.fnmatchcase(host, pattern.lower())
-
-
-def _address_allowed(pattern: str, address: IPAddress) -> bool:
-    return address in ipaddress.ip_network(pattern, strict=False)
 
 
 async def resolve_host(host: str, port: int) -> list[IPAddress]:
@@ -104,10 +111,8 @@ def _listed(policy: OutboundPolicy, host: str, port: int, addresses: list[IPAddr
     """Return whether the allowed hosts (any when none are set) admit this host or address."""
     if not policy.allowed_hosts:
         return True
-    names = [p for p in policy.allowed_hosts if not _is_network(p)]
-    networks = [p for p in policy.allowed_hosts if _is_network(p)]
-    return any(_host_matches(p, host, port) for p in names) or (
-        bool(addresses) and all(any(_address_allowed(n, a) for n in networks) for a in addresses)
+    return any(_host_matches(p, host, port) for p in policy.names) or (
+        bool(addresses) and all(any(a in n for n in policy.networks) for a in addresses)
     )
 
 
@@ -117,10 +122,7 @@ def _private_refused(policy: OutboundPolicy, addresses: list[IPAddress]) -> bool
         return False
     # An address the operator allowed by network is exempt: that is how a shared server
     # reaches its own internal engines while refusing every other private one.
-    networks = [p for p in policy.allowed_hosts if _is_network(p)]
-    return any(
-        _is_private(a) and not any(_address_allowed(n, a) for n in networks) for a in addresses
-    )
+    return any(_is_private(a) and not any(a in n for n in policy.networks) for a in addresses)
 
 
 def allows(policy: OutboundPolicy, host: str, port: int, addresses: list[IPAddress]) -> bool:
