@@ -46,14 +46,33 @@ _RENAMES = {
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _TEXT = {"type": "text", "analyzer": "english"}
 _KEYWORD = {"type": "keyword"}
+# Words as typed, not stemmed: a misspelling is then an edit or two away from the word
+# itself (the English stem of "terminater" is "terminat", of "terminator" "termin").
+_PLAIN = {"type": "text", "analyzer": "plain"}
 
 MOVIES_INDEX_BODY: dict[str, Any] = {
-    "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+    "settings": {
+        "number_of_shards": 1,
+        "number_of_replicas": 0,
+        "analysis": {
+            # Single letters (initials such as the "M." of "M. Night Shyamalan") are left
+            # out: two edits from a three-letter word, a fuzzy match on them would score
+            # below zero, and the engine refuses a function score below zero.
+            "filter": {"two_letters": {"type": "length", "min": 2}},
+            "analyzer": {
+                "plain": {
+                    "type": "custom",
+                    "tokenizer": "standard",
+                    "filter": ["lowercase", "two_letters"],
+                }
+            },
+        },
+    },
     "mappings": {
         "properties": {
             "id": _KEYWORD,
-            "title": {**_TEXT, "fields": {"raw": _KEYWORD}},
-            "director": {**_TEXT, "fields": {"raw": _KEYWORD}},
+            "title": {**_TEXT, "fields": {"raw": _KEYWORD, "plain": _PLAIN}},
+            "director": {**_TEXT, "fields": {"raw": _KEYWORD, "plain": _PLAIN}},
             "genre": _KEYWORD,
             "release_date": {"type": "date", "format": "yyyy-MM-dd"},
             "mpaa_rating": _KEYWORD,
