@@ -71,9 +71,15 @@ def cancel_sweep(sweep_id: int, case: CaseDep, session: SessionDep) -> SweepRead
 def apply_sweep(
     sweep_id: int, body: SweepApply, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> CaseRead:
-    """Set the case's knobs to one combination of the sweep: a new try."""
+    """Set the case's knobs to one combination of the sweep: a new try (409 for a partial
+    run unless `confirm_partial`)."""
     sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
     updated = service.apply_sweep(
-        session=session, user=user, case=case, sweep=sweep, run_id=body.run_id
+        session=session,
+        user=user,
+        case=case,
+        sweep=sweep,
+        run_id=body.run_id,
+        confirm_partial=body.confirm_partial,
     )
     return case_service.to_read(session=session, case=updated)

@@ -23,7 +23,7 @@ PER_PAGE = 100
 
 class ScorePoint(Out):
     run_id: int
-    score: float
+    score: float | None = Field(description="Null when the finished run scored no query")
 
 
 class CaseRow(Out):
@@ -32,6 +32,12 @@ class CaseRow(Out):
     last_score: float | None
     last_run_at: datetime | None
     query_count: int
+    last_scored: int = Field(default=0, description="Queries the last score is the mean of")
+    last_unscored: int = 0
+    last_errors: int = 0
+    last_total: int = Field(
+        default=0, description="Queries in that run; last_scored < last_total: a partial score"
+    )
     history: list[ScorePoint] = Field(
         description="Case scores of the last finished runs, oldest first"
     )
@@ -109,6 +115,9 @@ class CaseScore(Out):
     scored: int
     unscored: int
     errors: int
+    total: int = Field(
+        default=0, description="Queries in the run; scored < total makes the score partial"
+    )
     recorded_score: float | None = Field(
         default=None, description="The run's case score when it finished (never changes)"
     )

@@ -23,6 +23,10 @@ class SweepCreate(Body):
 
 class SweepApply(Body):
     run_id: int
+    confirm_partial: bool = Field(
+        default=False,
+        description="Required to apply a run that is not complete (errors or unscored queries)",
+    )
 
 
 class SweepStarted(Out):
@@ -34,7 +38,15 @@ class SweepResult(Out):
     knobs: dict[str, float] = Field(description="Every knob value the run used")
     run_id: int
     status: RunStatus
-    case_score: float | None
+    case_score: float | None = Field(description="Mean of the scored queries (SCORING.md)")
+    scored: int = Field(default=0, description="Queries the case score is the mean of")
+    unscored: int = 0
+    errors: int = Field(default=0, description="Queries whose engine call or scorer failed")
+    total: int = Field(default=0, description="Queries in the run")
+    complete: bool = Field(
+        default=False,
+        description="Finished with every query scored: only a complete run can be the best",
+    )
 
 
 class SweepRead(Out):
@@ -46,6 +58,9 @@ class SweepRead(Out):
     total: int = Field(description="Number of combinations")
     done: int = Field(description="Combinations whose run has ended")
     results: list[SweepResult]
-    best: SweepResult | None = Field(description="Highest case score among finished runs")
+    best: SweepResult | None = Field(description="Highest case score among complete runs")
+    best_note: str | None = Field(
+        default=None, description="Why there is no best while some combination has ended"
+    )
     created_at: datetime
     finished_at: datetime | None

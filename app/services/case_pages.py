@@ -69,6 +69,7 @@ def cases_page(*, session: Session, user: User, show: str = "all") -> CasesPage:
     ids = [c.id for c in cases]
     stats = case_service.case_stats(session=session, case_ids=ids)
     history = _score_history(session=session, case_ids=ids, per_case=SPARK_RUNS)
+    counts = _latest_counts(session=session, case_ids=ids)
     rows = [
         CaseRow(
             id=c.id,
@@ -76,6 +77,7 @@ def cases_page(*, session: Session, user: User, show: str = "all") -> CasesPage:
             last_score=stats[c.id].last_score,
             last_run_at=stats[c.id].last_run_at,
             query_count=stats[c.id].query_count,
+            **counts.get(c.id, {}),
             history=history.get(c.id, []),
             mine=c.owner_id == user.id,
             team_ids=[t.id for t in c.teams],
@@ -106,6 +108,29 @@ def team_filter(cases: list[Case], user: User, show: str) -> list[Case]:
     return cases
 
 
+def _latest_counts(*, session: Session, case_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Return the query counts of each case's latest finished run (the one its score is of)."""
+    if not case_ids:
+        return {}
+    latest = (
+        select(func.max(Run.id))
+        .where(Run.case_id.in_(case_ids), Run.status == RunStatus.FINISHED)
+        .group_by(Run.case_id)
+    )
+    stmt = select(Run.case_id, Run.scored, Run.unscored, Run.errors, Run.total).where(
+        Run.id.in_(latest)
+    )
+    return {
+        case_id: {
+            "last_scored": scored,
+            "last_unscored": unscored,
+            "last_errors": errors,
+            "last_total": total,
+        }
+        for case_id, scored, unscored, errors, total in session.execute(stmt)
+    }
+
+
 def _score_history(
     *, session: Session, case_ids: Sequence[int], per_case: int
 ) -> dict[int, list[ScorePoint]]:
@@ -114,9 +139,8 @@ def _score_history(
     newest = func.row_number().over(partition_by=Run.case_id, order_by=Run.id.desc()).label("n")
     ranked = (
         select(Run.case_id, Run.id, Run.case_score, newest)
-        .where(
-            Run.case_id.in_(case_ids), Run.status == RunStatus.FINISHED, Run.case_score.is_not(None)
-        )
+        # A finished run without a score stays in: the sparkline shows it as a gap.
+        .where(Run.case_id.in_(case_ids), Run.status == RunStatus.FINISHED)
         .subquery()
     )
     stmt = (
@@ -188,6 +212,7 @@ def score_of(*, case_id: int, run: Run | None) -> CaseScore:
         scored=run.scored,
         unscored=run.unscored,
         errors=run.errors,
+        total=run.total,
         recorded_score=run.recorded_score,
         recorded_scorer_id=run.recorded_scorer_id,
         recorded_scorer_name=_recorded_scorer_name(run),
@@ -217,7 +242,7 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
         points=[
             ScorePoint(run_id=r.id, score=r.recorded_score)
             for r in reversed(runs)
-            if r.status == RunStatus.FINISHED and r.recorded_score is not None
+            if r.status == RunStatus.FINISHED  # one without a score is a gap in the chart
         ],
         runs=[run_service.summary(r) for r in runs],
         scorer_names=_scorer_names(

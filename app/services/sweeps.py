@@ -35,8 +35,10 @@ __all__ = [
     "execute_sweep",
     "fail_interrupted_sweeps",
     "get_sweep",
+    "is_complete",
     "queue_sweep",
     "read_sweep",
+    "sweep_run",
 ]
 
 StartRun = Callable[[int], Awaitable[None]]
@@ -95,16 +97,47 @@ def _runs(session: Session, sweep: Sweep) -> list[Run]:
     return list(session.scalars(stmt))
 
 
+def is_complete(run: Run) -> bool:
+    """Return whether a run counts as complete: finished with every one of its queries
+    scored, so that its case score is a mean over the whole case (README, "Knob sweeps")."""
+    return run.status == RunStatus.FINISHED and run.total > 0 and run.scored == run.total
+
+
+def _result(run: Run) -> SweepResult:
+    return SweepResult(
+        knobs=run.knobs or {},
+        run_id=run.id,
+        status=run.status,
+        case_score=run.case_score,
+        scored=run.scored,
+        unscored=run.unscored,
+        errors=run.errors,
+        total=run.total,
+        complete=is_complete(run),
+    )
+
+
+def _no_best_note(results: list[SweepResult]) -> str | None:
+    """Say why no run is the best, once some have finished."""
+    ended = [r for r in results if r.status == RunStatus.FINISHED]
+    if not ended:
+        return None
+    if all(r.case_score is None for r in ended):
+        return "No complete run: no combination scored any query (are the queries rated?)."
+    if all(r.errors for r in ended):
+        return "No complete run: every combination had errors (engine or scorer)."
+    return "No complete run: every combination left queries unscored or with errors."
+
+
 def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
-    """Return the sweep with each combination's run and the best finished one."""
-    results = [
-        SweepResult(
-            knobs=run.knobs or {}, run_id=run.id, status=run.status, case_score=run.case_score
-        )
-        for run in _runs(session, sweep)
-    ]
-    scored = [r for r in results if r.status == RunStatus.FINISHED and r.case_score is not None]
-    best = max(scored, key=lambda r: r.case_score or 0.0, default=None)
+    """Return the sweep with each combination's run and the best complete one.
+
+    A partial run (errors or unscored queries) averages fewer queries than the others, so
+    it is never the best, however high its score.
+    """
+    results = [_result(run) for run in _runs(session, sweep)]
+    ranked = [r for r in results if r.complete and r.case_score is not None]
+    best = max(ranked, key=lambda r: r.case_score or 0.0, default=None)
     return SweepRead(
         id=sweep.id,
         case_id=sweep.case_id,
@@ -115,6 +148,7 @@ def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
         done=sum(r.status not in ACTIVE_RUN_STATUSES for r in results),
         results=results,
         best=best,
+        best_note=None if best is not None else _no_best_note(results),
         created_at=sweep.created_at,
         finished_at=sweep.finished_at,
     )
@@ -139,13 +173,34 @@ def cancel_sweep(*, session: Session, sweep: Sweep) -> Sweep:
     return sweep
 
 
-def apply_sweep(*, session: Session, user: User, case: Case, sweep: Sweep, run_id: int) -> Case:
-    """Set the case's knobs to one combination of the sweep (a new try)."""
+def sweep_run(*, session: Session, sweep: Sweep, run_id: int) -> Run:
+    """Return one combination's run of the sweep, or 404."""
     run = session.get(Run, run_id) if valid_id(run_id) else None
     if run is None or run.sweep_id != sweep.id:
         raise NotFound(f"Sweep {sweep.id} has no run {run_id}.")
+    return run
+
+
+def apply_sweep(
+    *,
+    session: Session,
+    user: User,
+    case: Case,
+    sweep: Sweep,
+    run_id: int,
+    confirm_partial: bool = False,
+) -> Case:
+    """Set the case's knobs to one combination of the sweep (a new try); a partial run's
+    knobs only with `confirm_partial`, so that they are never applied by accident."""
+    run = sweep_run(session=session, sweep=sweep, run_id=run_id)
     if run.status != RunStatus.FINISHED:
         raise Conflict(f"Run {run_id} is {run.status}: only a finished run can be applied.")
+    if not is_complete(run) and not confirm_partial:
+        raise Conflict(
+            f"Run {run_id} is partial: its score is the mean over {run.scored} of {run.total} "
+            f"queries ({run.errors} errors, {run.unscored} unscored). "
+            "Send confirm_partial: true to apply it anyway."
+        )
     return case_service.update_case(
         session=session, user=user, case=case, body=CaseUpdate(knobs=run.knobs or {})
     )

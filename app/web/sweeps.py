@@ -12,7 +12,7 @@ from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.schemas.sweeps import SweepCreate
 from app.services import sweeps as service
-from app.vocabulary import ACTIVE_RUN_STATUSES
+from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 from app.web.deps import FormDep, WebCaseDep
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
@@ -95,14 +95,22 @@ def apply_sweep(
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
-    """Set the case's knobs to the chosen combination (a new try) and open the case."""
+    """Set the case's knobs to the chosen combination (a new try) and open the case; a
+    partial run's knobs are applied only from its confirmation page."""
     sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
-    run_id = field_text(form, "run_id")
+    text = field_text(form, "run_id")
+    run_id = int(text) if text.isdigit() else 0
+    confirmed = field_text(form, "confirm_partial") == "true"
+    run = service.sweep_run(session=session, sweep=sweep, run_id=run_id)
+    if run.status == RunStatus.FINISHED and not service.is_complete(run) and not confirmed:
+        context = {"user": user, "case": case, "sweep_id": sweep.id, "run": run}
+        return render(request, "sweep_apply_confirm.html", context)
     service.apply_sweep(
         session=session,
         user=user,
         case=case,
         sweep=sweep,
-        run_id=int(run_id) if run_id.isdigit() else 0,
+        run_id=run_id,
+        confirm_partial=confirmed,
     )
     return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)

@@ -64,23 +64,64 @@ def fmt_duration(started: datetime | None, finished: datetime | None) -> str:
     return f"{(finished - started).total_seconds():.1f} s"
 
 
+Point = tuple[float, float]
+
+
 def chart_points(
-    scores: Sequence[float], width: float, height: float, pad: float = 2.0
-) -> list[tuple[float, float]]:
-    """Return SVG coordinates of scores (0-100) spread evenly across a width."""
+    scores: Sequence[float | None], width: float, height: float, pad: float = 2.0
+) -> list[Point | None]:
+    """Return SVG coordinates of scores (0-100) spread evenly across a width, None where a
+    score is missing: the missing value keeps its place, so the chart shows a gap there."""
     if not scores:
         return []
     step = (width - 2 * pad) / max(1, len(scores) - 1)
     inner = height - 2 * pad
     return [
-        (round(pad + i * step, 1), round(pad + inner - max(0.0, min(100.0, s)) * inner / 100, 1))
+        None
+        if s is None
+        else (
+            round(pad + i * step, 1),
+            round(pad + inner - max(0.0, min(100.0, s)) * inner / 100, 1),
+        )
         for i, s in enumerate(scores)
     ]
 
 
-def polyline(points: Sequence[tuple[float, float]]) -> str:
+def chart_segments(points: Sequence[Point | None]) -> list[list[Point]]:
+    """Return the runs of consecutive present points: a missing one ends a line, never
+    joins its neighbours or drops to 0."""
+    segments: list[list[Point]] = [[]]
+    for point in points:
+        if point is None:
+            if segments[-1]:
+                segments.append([])
+        else:
+            segments[-1].append(point)
+    return [segment for segment in segments if segment]
+
+
+def polyline(points: Sequence[Point]) -> str:
     """Return the `points` attribute of an SVG polyline."""
     return " ".join(f"{x},{y}" for x, y in points)
+
+
+def coverage(
+    scored: int | None, total: int | None, errors: int = 0, unscored: int = 0
+) -> str | None:
+    """Return why a score covers fewer than all queries ("21 of 25 queries: 4 errors"),
+    or None when it covers them all (or there is nothing to tell)."""
+    if scored is None or not total or scored >= total:
+        return None
+    reasons = []
+    if errors:
+        reasons.append(f"{errors} error{'' if errors == 1 else 's'}")
+    if unscored:
+        reasons.append(f"{unscored} unscored")
+    missing = total - scored - errors - unscored
+    if missing > 0:
+        reasons.append(f"{missing} not run")
+    why = f": {', '.join(reasons)}" if reasons else ""
+    return f"{scored} of {total} queries{why}"
 
 
 def run_state(run: Any) -> str:
@@ -104,6 +145,8 @@ templates.env.globals.update(
     fmt_time=fmt_time,
     fmt_duration=fmt_duration,
     chart_points=chart_points,
+    chart_segments=chart_segments,
+    coverage=coverage,
     polyline=polyline,
     pretty_json=pretty_json,
     explain_view=explain_view,
