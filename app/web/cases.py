@@ -4,23 +4,27 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.models import User
+from app.models import Case, User
 from app.schemas.pages import QUERY_SORTS, CasePage, CasesPage, QuerySort
 from app.search import DEFAULT_FIELD_SPEC
 from app.services import case_pages, case_updates
 from app.services import cases as case_service
+from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.services import runs as run_service
+from app.services import scorers as scorer_service
 from app.services.endpoints import DEFAULT_TEMPLATES
 from app.services.run_manager import RunManager
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
 from app.web.deps import FormDep, WebCaseDep
 from app.web.errors import HtmlErrorRoute
-from app.web.form_types import CaseSettingsForm, NewCaseForm, QueriesForm
+from app.web.form_types import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
 from app.web.forms import CsrfChecked, FormErrors
+from app.web.sweep_form import SweepForm
 from app.web.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -66,8 +70,12 @@ def create_case(
     """Create a case from the form and open it; a bad field re-renders the form (422)."""
     data = case_pages.cases_page(session=session, user=user)
     new = NewCaseForm.read(form)
+    choices = CaseChoices(
+        engines={str(e.id): e.engine for e in data.endpoints},
+        scorer_ids=frozenset(str(s.id) for s in data.scorers),
+    )
     try:
-        body = new.body({str(e.id): e.engine for e in data.endpoints})
+        body = new.body(choices)
         case = case_service.create_case(session=session, user=user, body=body)
     except (FormErrors, Invalid) as exc:
         return _render_cases(request, user, data, new.add(exc), status_code=422)
@@ -114,11 +122,13 @@ def _render_case(
     *,
     settings: CaseSettingsForm | None = None,
     queries: QueriesForm | None = None,
+    sweep: SweepForm | None = None,
     saved: str = "",
     status_code: int = 200,
 ) -> Response:
     settings = settings or _settings_form(data)
     queries = queries or QueriesForm({"queries": ""})
+    sweep = sweep or SweepForm({})
     context = {
         "user": user,
         "page": data,
@@ -126,6 +136,8 @@ def _render_case(
         "errors": settings.errors,
         "queries_text": queries.values["queries"],
         "queries_error": queries.errors.get("queries"),
+        "sweep_values": sweep.values,
+        "sweep_errors": sweep.errors,
         "saved": saved,
         "sort_labels": case_pages.QUERY_SORT_LABELS,
     }
@@ -133,8 +145,17 @@ def _render_case(
 
 
 def _back_to_case(request: Request, case_id: int, saved: str) -> Response:
+    # The fragment scrolls the page to the "saved" notice, beside the form just sent.
     url = request.url_for("case_page", case_id=case_id).include_query_params(saved=saved)
-    return RedirectResponse(str(url), status_code=303)
+    return RedirectResponse(f"{url}#{saved}-saved", status_code=303)
+
+
+def refused_sweep(
+    request: Request, user: User, session: Session, case: Case, sweep: SweepForm
+) -> Response:
+    """Return the case page again with the sweep form's errors under its boxes (422)."""
+    data = case_pages.case_page(session=session, user=user, case=case)
+    return _render_case(request, user, data, sweep=sweep, status_code=422)
 
 
 @router.post("/cases/{case_id}/settings", name="case_settings_submit")
@@ -148,8 +169,20 @@ def save_settings(
 ) -> Response:
     """Save the case settings (new search settings make a new try); errors re-render (422)."""
     settings = CaseSettingsForm.read(form)
+    current = case_service.current_try(session=session, case=case)
+    choices = CaseChoices(
+        engines={
+            str(e.id): e.engine
+            for e in endpoint_service.endpoint_options(session=session, user=user)
+        },
+        scorer_ids=frozenset(
+            str(s.id) for s in scorer_service.scorer_options(session=session, user=user)
+        ),
+        options=case.options,
+        endpoint_id=str(current.search_endpoint_id),
+    )
     try:
-        body = settings.body()
+        body = settings.body(choices)
         case_updates.update_case(session=session, user=user, case=case, body=body)
     except (FormErrors, Invalid) as exc:
         data = case_pages.case_page(session=session, user=user, case=case)

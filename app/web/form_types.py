@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 from starlette.datastructures import FormData
@@ -20,6 +20,7 @@ from app.schemas.endpoints import EndpointCreate, EndpointRead, EndpointUpdate
 from app.schemas.scorers import ScorerCreate, ScorerRead, ScorerUpdate
 from app.scoring import PRESETS
 from app.scoring.presets import Preset
+from app.search import FieldSpecError, TemplateError, parse_field_spec, validate_template
 from app.services.endpoints import DEFAULT_TEMPLATES
 from app.vocabulary import Engine, HttpMethod, ScorerKind
 from app.web.forms import FormErrors, WebForm, field_text
@@ -28,6 +29,7 @@ __all__ = [
     "ENVIRONMENTS",
     "KIND_PRESETS",
     "SCALE_PRESETS",
+    "CaseChoices",
     "CaseSettingsForm",
     "EndpointForm",
     "NewCaseForm",
@@ -48,8 +50,20 @@ _CASE_LABELS = {
 }
 
 
-class NewCaseForm(WebForm):
-    """The new-case form on the cases list."""
+@dataclass(frozen=True)
+class CaseChoices:
+    """What a case form may pick from: the user's endpoints (id → engine) and scorers."""
+
+    engines: Mapping[str, Engine]
+    scorer_ids: frozenset[str]
+    options: Mapping[str, Any] = field(default_factory=dict)  # the case's, for its template
+    endpoint_id: str = ""  # the endpoint a blank choice keeps (settings only)
+
+
+class _CaseForm(WebForm):
+    """What the new-case and settings forms share: each field checked on its own, so every
+    problem shows at once (the template and the field spec too, not only once the rest is
+    right)."""
 
     fields: ClassVar[tuple[str, ...]] = (
         "name",
@@ -61,22 +75,59 @@ class NewCaseForm(WebForm):
     )
     labels: ClassVar[Mapping[str, str]] = _CASE_LABELS
 
-    def body(self, engines: Mapping[str, Engine]) -> CaseCreate:
+    def check_choices(self, choices: CaseChoices) -> Engine | None:
+        """Record a pick that is not offered; return the chosen endpoint's engine."""
+        endpoint_id = self.text("search_endpoint_id") or choices.endpoint_id
+        engine = choices.engines.get(endpoint_id)
+        if engine is None:
+            self.fail("search_endpoint_id", "Pick a search endpoint.")
+        scorer_id = self.text("scorer_id")
+        if scorer_id and scorer_id not in choices.scorer_ids:
+            self.fail("scorer_id", "Pick a scorer from the list.")
+        return engine
+
+    def check_search(
+        self, engine: Engine | None, template: str, options: Mapping[str, Any]
+    ) -> None:
+        """Record what the case service would refuse in the template and the field spec
+        (it checks them again when saving)."""
+        if template and engine is not None:
+            try:
+                validate_template(engine, template, case_options=options)
+            except TemplateError as exc:
+                self.fail("query_template", _sentence(str(exc)))
+        if self.text("field_spec"):
+            try:
+                parse_field_spec(self.text("field_spec"))
+            except FieldSpecError as exc:
+                self.fail("field_spec", _sentence(str(exc)))
+
+
+class NewCaseForm(_CaseForm):
+    """The new-case form on the cases list."""
+
+    def body(self, choices: CaseChoices) -> CaseCreate:
         """Return the case to create; a blank template takes the endpoint's engine default."""
         values: dict[str, Any] = {k: self.text(k) for k in self.fields if self.text(k)}
-        if not self.text("search_endpoint_id"):
-            self.fail("search_endpoint_id", "Pick a search endpoint.")
-        engine = engines.get(self.text("search_endpoint_id"))
+        engine = self.check_choices(choices)
         if not values.get("query_template") and engine is not None:
             values["query_template"] = DEFAULT_TEMPLATES[engine]
+        self.check_search(engine, values.get("query_template", ""), choices.options)
         return self.validate(CaseCreate, values)
 
 
-class CaseSettingsForm(WebForm):
+class CaseSettingsForm(_CaseForm):
     """The settings form on the case page (search settings, knobs, scorer)."""
 
-    fields: ClassVar[tuple[str, ...]] = NewCaseForm.fields
-    labels: ClassVar[Mapping[str, str]] = _CASE_LABELS
+    order: ClassVar[tuple[str, ...]] = (
+        "name",
+        "search_endpoint_id",
+        "query_template",
+        "knobs",
+        "field_spec",
+        "rows",
+        "scorer_id",
+    )
 
     @classmethod
     def read(cls, form: FormData) -> Self:
@@ -89,12 +140,14 @@ class CaseSettingsForm(WebForm):
         }
         return read
 
-    def body(self) -> CaseUpdate:
+    def body(self, choices: CaseChoices) -> CaseUpdate:
         """Return the changes; a case needs its name, other blank fields stay as they are."""
         if not self.text("name"):
             self.fail("name", "Name is required.")
         values: dict[str, Any] = {k: self.text(k) for k in self.fields if self.text(k)}
         values["query_template"] = self.text("query_template") or None
+        engine = self.check_choices(choices)
+        self.check_search(engine, self.text("query_template"), choices.options)
         knobs: dict[str, str] = {}
         for name, raw in self.values["knobs"].items():
             text = str(raw).strip()
@@ -232,7 +285,16 @@ class ScorerForm(WebForm):
         return "labels" if field == "scale_labels" else field
 
     def spec(self) -> dict[str, Any]:
-        """Return the scorer's settings as the API takes them (kind included).
+        """Return the scorer's settings as the API takes them (kind included); any problem
+        raises FormErrors."""
+        spec = self._spec()
+        if self.errors:
+            raise FormErrors(self.errors)
+        return spec
+
+    def _spec(self) -> dict[str, Any]:
+        """Return the scorer's settings, a field that cannot be read left empty (its error
+        recorded).
 
         A scale preset picked in the form wins over the typed scale (so the picker works
         without the page's script too).
@@ -250,26 +312,20 @@ class ScorerForm(WebForm):
             "max_score": self._max_score() if javascript else None,
             "environment": self._environment() if javascript else None,
         }
-        if self.errors:
-            raise FormErrors(self.errors)
         return spec
 
     def create_body(self) -> ScorerCreate:
         """Return the scorer to create."""
-        values = {"name": self.values["name"], **self._spec_or_errors()}
+        # Every field goes to validation, even beside another field's error: leaving the
+        # settings out made a filled scale "required".
+        values = {"name": self.values["name"], **self._spec()}
         return self.validate(ScorerCreate, values)
 
     def update_body(self) -> ScorerUpdate:
         """Return the changes to a scorer (its kind stays)."""
-        values = {"name": self.values["name"], **self._spec_or_errors()}
+        values = {"name": self.values["name"], **self._spec()}
         del values["kind"]
         return self.validate(ScorerUpdate, values)
-
-    def _spec_or_errors(self) -> dict[str, Any]:
-        try:
-            return self.spec()
-        except FormErrors:
-            return {"kind": self.text("kind")}  # validate() reports the errors with the rest
 
     def _params(self) -> dict[str, Any] | None:
         params: dict[str, Any] = {}
@@ -406,6 +462,11 @@ class EndpointForm(WebForm):
                 return {}
             headers[name.strip()] = value.strip()
         return headers
+
+
+def _sentence(message: str) -> str:
+    """Return a checker's message ("template is empty") as a sentence to show a user."""
+    return message[:1].upper() + message[1:]
 
 
 def _is_number(text: str) -> bool:

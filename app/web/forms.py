@@ -184,6 +184,8 @@ class WebForm:
 
     fields: ClassVar[tuple[str, ...]] = ()
     labels: ClassVar[Mapping[str, str]] = {}
+    # The order of the fields on the page, where it is not ``fields`` (errors are listed so).
+    order: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self.values: dict[str, Any] = dict(values)
@@ -215,7 +217,7 @@ class WebForm:
 
     def _in_form_order(self) -> None:
         # The summary lists the problems in the order the fields appear on the page.
-        order = {name: n for n, name in enumerate(self.fields)}
+        order = {name: n for n, name in enumerate(self.order or self.fields)}
         self.errors = dict(sorted(self.errors.items(), key=lambda e: order.get(e[0], len(order))))
 
     def validate(self, model: type[B], values: dict[str, Any]) -> B:

@@ -10,12 +10,13 @@ from fastapi.responses import RedirectResponse, Response
 from app.api.sweeps import start as start_in_background
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.schemas.sweeps import SweepCreate
 from app.services import sweeps as service
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
+from app.web.cases import refused_sweep
 from app.web.deps import FormDep, WebCaseDep
 from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web.forms import CsrfChecked, FormErrors, field_text
+from app.web.sweep_form import SweepForm
 from app.web.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -43,17 +44,20 @@ def grid_from_form(form_values: dict[str, str]) -> dict[str, Any]:
 
 @router.post("/cases/{case_id}/sweeps", name="sweep_create_submit")
 def create_sweep(
-    request: Request, case: WebCaseDep, session: SessionDep, form: FormDep, _csrf: CsrfChecked
+    request: Request,
+    case: WebCaseDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
 ) -> Response:
-    """Start a sweep from the case page's form and open its page."""
-    values = {key: field_text(form, key) for key in form}
+    """Start a sweep from the case page's form and open its page; a bad grid shows the case
+    page again with each problem under its knob and the values typed (422)."""
+    sweep_form = SweepForm.read(form)
     try:
-        body = parse_body(SweepCreate, {"knobs": grid_from_form(values)})
-        sweep = service.create_sweep(session=session, case=case, body=body)
+        sweep = service.create_sweep(session=session, case=case, body=sweep_form.body())
     except (FormErrors, Invalid) as exc:
-        errors = exc.errors if isinstance(exc, FormErrors) else {"knobs": exc.message}
-        message = "; ".join(f"{k}: {v}" for k, v in errors.items())
-        raise Invalid("knobs", f"Cannot start the sweep ({message}).") from exc
+        return refused_sweep(request, user, session, case, sweep_form.add(exc))
     start_in_background(request, sweep.id)
     url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep.id)
     return RedirectResponse(str(url), status_code=303)

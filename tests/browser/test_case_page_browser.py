@@ -300,7 +300,7 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
 
     page.select_option("#settings-form select[name=scorer_id]", label="P@10")
     page.click("#settings-form button[type=submit]")
-    page.wait_for_url(f"{live_app.url}/cases/{live_app.case_id}?saved=settings")
+    page.wait_for_url(f"{live_app.url}/cases/{live_app.case_id}?saved=settings#settings-saved")
     expect(page.locator("#settings-saved")).to_have_text("Settings saved.")
     with live_app.session_factory() as session:
         latest = session.get(Run, run.id)

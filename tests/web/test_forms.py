@@ -24,6 +24,18 @@ def _errors(page: BeautifulSoup) -> dict[str, str]:
     return {attr(p, "data-field"): p.get_text(strip=True) for p in page.select("p.field-error")}
 
 
+def _under_fields(page: BeautifulSoup, form: str) -> dict[str, str]:
+    """Return each message by the field it sits under: the control and the message share
+    one cell of the form's grid, and the control points at the message."""
+    found: dict[str, str] = {}
+    for cell in page.select(f"{form} .field:has(p.field-error)"):
+        control = one(cell, "[name]")
+        message = one(cell, "p.field-error")
+        assert control.get("aria-describedby") == message.get("id")
+        found[attr(control, "name")] = message.get_text(strip=True)
+    return found
+
+
 def _invalid_fields(page: BeautifulSoup, form: str) -> set[str]:
     return {
         attr(tag, "name")
@@ -81,6 +93,53 @@ def test_new_case_form_shows_every_error_in_words_and_creates_nothing(
     assert _count(session_factory, Case) == before
 
 
+BROKEN_TEMPLATE = '{"query": {"match": {"title": "#$query##"}'  # one brace short
+TEMPLATE_ERROR = (
+    "Template is not valid JSON after rendering: Expecting ',' delimiter at line 1, "
+    """column 38: '{"query": {"match": {"title": "test"}'"""
+)
+FIELD_SPEC_ERROR = (
+    "Field spec token 'wat:title': unknown prefix 'wat'; "
+    "use one of id:, title:, thumb:, image: or a bare field name"
+)
+
+
+def test_new_case_form_checks_the_template_beside_the_other_fields(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    movies_case(api)
+    token = login(client)
+    endpoint = one(soup(client.get("/")), "#new-case-form select[name=search_endpoint_id] option")
+    before = _count(session_factory, Case)
+    response = client.post(
+        "/cases",
+        data={
+            "csrf_token": token,
+            "name": "",
+            "search_endpoint_id": attr(endpoint, "value"),
+            "query_template": BROKEN_TEMPLATE,
+            "field_spec": "id:_id wat:title",
+            "rows": "0",
+            "scorer_id": "999999",
+        },
+    )
+    assert response.status_code == 422
+    page = soup(response)
+    expected = {
+        "name": "Name is required.",
+        "query_template": TEMPLATE_ERROR,
+        "field_spec": FIELD_SPEC_ERROR,
+        "rows": "Rows must be a whole number from 1 to 500.",
+        "scorer_id": "Pick a scorer from the list.",
+    }
+    assert _under_fields(page, "#new-case-form") == expected
+    summary = [li.get_text(strip=True) for li in page.select("#new-case .form-errors li")]
+    assert summary == list(expected.values())  # in the order of the fields on the page
+    assert one(page, "textarea[name=query_template]").get_text() == BROKEN_TEMPLATE
+    assert attr(one(page, "#new-case-form"), "action").endswith("/cases#new-case")
+    assert _count(session_factory, Case) == before
+
+
 def test_settings_errors_come_all_at_once_and_change_nothing(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
@@ -90,35 +149,44 @@ def test_settings_errors_come_all_at_once_and_change_nothing(
     values = {str(i["name"]): str(i.get("value", "")) for i in form.select("input[name]")}
     values |= {
         "csrf_token": token,
-        "name": "Renamed",
         "search_endpoint_id": str(one(form, "select[name=search_endpoint_id] option")["value"]),
         "scorer_id": str(scorer_id(api, "NDCG@10")),
-        "query_template": '{"query": {"match": {"title": "#$query##"}',  # unbalanced
+        "query_template": BROKEN_TEMPLATE,
         "field_spec": "id:_id wat:title",
         "knob.titleBoost": "lots",
         "rows": "9999",
+        "name": "",
     }
     response = client.post(f"/cases/{case_id}/settings", data=values)
     assert response.status_code == 422
-    errors = _errors(soup(response))
-    # What the form itself can tell comes first, all of it at once.
-    assert errors == {
+    page = soup(response)
+    # Every field is checked on its own: the template and the field spec are reported
+    # beside the other problems, not only once the rest is right.
+    assert _errors(page) == {
+        "name": "Name is required.",
+        "query_template": TEMPLATE_ERROR,
         "knobs": "Knob titleBoost must be a number, not 'lots'.",
+        "field_spec": FIELD_SPEC_ERROR,
         "rows": "Rows must be a whole number from 1 to 500.",
     }
+    assert _under_fields(page, "#settings-form") == {
+        "name": "Name is required.",
+        "query_template": TEMPLATE_ERROR,
+        "field_spec": FIELD_SPEC_ERROR,
+        "rows": "Rows must be a whole number from 1 to 500.",
+    }
+    knobs_error = one(page, "#settings-form fieldset.knobs p.field-error")
+    assert knobs_error.get_text() == "Knob titleBoost must be a number, not 'lots'."
+    summary = [li.get_text(strip=True) for li in page.select("#settings .form-errors li")]
+    assert summary == list(_errors(page).values())  # in the order of the fields on the page
+    assert one(page, "#settings-form input[name='knob.titleBoost']")["value"] == "lots"
+    assert attr(one(page, "#settings-form"), "action").endswith(
+        f"/cases/{case_id}/settings#settings"
+    )
     # Nothing was written: not the name, not the scorer, no new try.
     case = api.get(f"/api/v1/cases/{case_id}").json()
-    assert case["name"] != "Renamed" and case["try_number"] == 1
+    assert case["name"] == "Movies" and case["try_number"] == 1
     assert case["scorer_id"] != scorer_id(api, "NDCG@10")
-
-    # Only the service can tell a bad template and a bad field spec: both come back together.
-    fixed = {**values, "knob.titleBoost": "2", "rows": "10"}
-    response = client.post(f"/cases/{case_id}/settings", data=fixed)
-    assert response.status_code == 422
-    errors = _errors(soup(response))
-    assert set(errors) == {"query_template", "field_spec"}
-    assert "wat" in errors["field_spec"]
-    assert api.get(f"/api/v1/cases/{case_id}").json()["name"] != "Renamed"
 
 
 def test_saved_settings_say_so(api: ApiUser, client: TestClient) -> None:
@@ -136,8 +204,11 @@ def test_saved_settings_say_so(api: ApiUser, client: TestClient) -> None:
     }
     saved = client.post(f"/cases/{case_id}/settings", data=values, follow_redirects=False)
     assert saved.status_code == 303
-    assert saved.headers["location"].endswith(f"/cases/{case_id}?saved=settings")
-    shown = one(soup(client.get(saved.headers["location"])), "#settings-saved")
+    # The fragment scrolls to the notice, which sits beside the settings' heading.
+    assert saved.headers["location"].endswith(f"/cases/{case_id}?saved=settings#settings-saved")
+    shown = one(
+        soup(client.get(saved.headers["location"])), "#settings .section-head #settings-saved"
+    )
     assert (shown.get_text(), shown["role"]) == ("Settings saved.", "status")
 
 
@@ -160,7 +231,7 @@ def test_an_empty_query_list_says_so(
         data={"csrf_token": token, "queries": "alien\n"},
         follow_redirects=False,
     )
-    assert added.headers["location"].endswith("?saved=queries")
+    assert added.headers["location"].endswith("?saved=queries#queries-saved")
     page = soup(client.get(added.headers["location"]))
     assert one(page, "#queries-saved").get_text() == "Queries added."
     assert _count(session_factory, Query) == 1
@@ -199,6 +270,38 @@ def test_scorer_form_errors_in_words(
     assert _count(session_factory, Scorer) == before
 
 
+def test_a_filled_scale_is_not_required_beside_other_errors(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    token = login(client)
+    base = {**_scorer_form(client), "csrf_token": token, "action": "save"}
+    before = _count(session_factory, Scorer)
+    javascript = client.post(
+        "/scorers",
+        data={**base, "kind": "javascript", "name": "", "scale": "0, 1, 2", "max_score": "many"},
+    )
+    assert javascript.status_code == 422
+    page = soup(javascript)
+    assert _under_fields(page, "#scorer-form") == {
+        "name": "Name is required.",
+        "max_score": "Max score must be a number, e.g. 100.",
+    }
+    assert one(page, "input[name=scale]")["value"] == "0, 1, 2"
+    assert "Scale is required." not in page.get_text()  # it was, beside the filled scale
+
+    built_in = client.post(
+        "/scorers",
+        data={**base, "kind": "ndcg", "name": "Mine", "params": "k", "scale": "0, 1",
+              "labels": "0 Poor"},
+    )  # fmt: skip
+    assert built_in.status_code == 422
+    assert _under_fields(soup(built_in), "#scorer-form") == {
+        "params": "Write one 'name=value' per line, not 'k'.",
+        "labels": "Write one 'value=label' per line, not '0 Poor'.",
+    }
+    assert _count(session_factory, Scorer) == before
+
+
 def test_built_in_kinds_ignore_code_and_javascript_keeps_its_environment(
     api: ApiUser, client: TestClient
 ) -> None:
@@ -214,8 +317,8 @@ def test_built_in_kinds_ignore_code_and_javascript_keeps_its_environment(
     )
     assert one(page, "select[name=kind] option[value=precision]")["data-scale"] == "0, 1"
     # The page opens on JavaScript: code, max score and environment show, parameters do not.
-    assert not one(page, "label:has(> textarea[name=code])").has_attr("hidden")
-    assert one(page, "label:has(> textarea[name=params])").has_attr("hidden")
+    assert not one(page, ".field:has(textarea[name=code])").has_attr("hidden")
+    assert one(page, ".field:has(textarea[name=params])").has_attr("hidden")
 
     base = {**_scorer_form(client), "csrf_token": token, "action": "save"}
     built_in = client.post(
