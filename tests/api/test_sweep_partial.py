@@ -1,0 +1,61 @@
+"""A sweep whose engine fails on some queries for one combination: that partial run has the
+higher score, and still is not the best (README, "Partial runs")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.flaky_engine import TEMPLATE, flaky_engine
+from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
+from tests.fixtures.users import ApiUser
+
+pytestmark = pytest.mark.runner  # starts runs (and sweeps)
+
+TEXTS = [f"query {n}" for n in range(25)]
+HARD = {"query 3", "query 8", "query 13", "query 21"}
+
+
+def test_a_partial_combination_is_not_the_best_even_with_the_higher_score(api: ApiUser) -> None:
+    with flaky_engine(HARD) as url:
+        endpoint = make_endpoint(api, url)
+        ndcg = scorer_id(api, "NDCG@10")
+        case = make_case(
+            api, endpoint["id"], query_template=TEMPLATE, knobs={"k": 1}, scorer_id=ndcg
+        )
+        case_id = case["id"]
+        ids = add_queries(api, case_id, TEXTS)
+        for qid in ids.values():
+            body = {"ratings": [{"doc_id": "good", "rating": 3}, {"doc_id": "bad", "rating": 0}]}
+            path = f"/api/v1/cases/{case_id}/queries/{qid}/ratings"
+            assert api.put(path, json=body).status_code == 200
+        response = api.post(
+            f"/api/v1/cases/{case_id}/sweeps?wait=true", json={"knobs": {"k": [1, 2]}}
+        )
+        assert response.status_code == 200, response.text
+        sweep = response.json()
+    whole, partial = sweep["results"]
+    # k=1: 21 queries at 100 and 4 with "good" second: 100 / log2(3) = 63.0930 each.
+    assert whole["case_score"] == pytest.approx((21 * 100 + 4 * 100 / 1.5849625007) / 25, abs=1e-3)
+    assert (whole["complete"], whole["scored"], whole["errors"], whole["total"]) == (
+        True,
+        25,
+        0,
+        25,
+    )
+    assert partial["case_score"] == pytest.approx(100.0)  # the easy 21 only
+    assert (partial["complete"], partial["scored"], partial["errors"]) == (False, 21, 4)
+    assert partial["status"] == "finished"
+    assert sweep["best"]["run_id"] == whole["run_id"] and sweep["best_note"] is None
+    apply = f"/api/v1/cases/{case_id}/sweeps/{sweep['id']}/apply"
+    assert api.post(apply, json={"run_id": partial["run_id"]}).status_code == 409
+    assert api.get(f"/api/v1/cases/{case_id}").json()["knobs"] == {"k": 1}
+
+    # A sweep of the failing value alone has no best, and says why.
+    with flaky_engine(HARD) as url:
+        api.patch(f"/api/v1/search-endpoints/{endpoint['id']}", json={"url": url})
+        alone = api.post(f"/api/v1/cases/{case_id}/sweeps?wait=true", json={"knobs": {"k": [2]}})
+    assert alone.status_code == 200, alone.text
+    assert alone.json()["best"] is None
+    assert alone.json()["best_note"] == (
+        "No complete run: every combination had errors (engine or scorer)."
+    )
