@@ -40,6 +40,7 @@ from app.models.base import utcnow
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import FieldSpecError, extract_knobs, parse_field_spec
 from app.services import cases as case_service
+from app.services import endpoints as endpoint_service
 from app.services import scorers as scorer_service
 from app.services.access import visible_clause
 from app.services.endpoints import TEST_FIELD_SPECS
@@ -48,12 +49,20 @@ from app.vocabulary import Engine, HttpMethod, ScorerKind
 __all__ = [
     "ImportedCase",
     "QuepidCase",
+    "check_endpoint",
     "export_case",
     "import_case",
     "parse_case",
+    "quepid_scorer_name",
 ]
 
 QUEPID_ENVIRONMENT = "quepid"
+# Imported Quepid scorers are named "AP@10 (Quepid)", so they are not taken for the built-in
+# presets of the same name (which compute other numbers). Before, they were named as in
+# Quepid ("AP@10"); a scorer imported under that name is still found and reused.
+QUEPID_SUFFIX = " (Quepid)"
+# How long the import waits for the endpoint's engine to answer one query.
+REACH_TIMEOUT_S = 3.0
 ENVIRONMENTS = ("relevo", QUEPID_ENVIRONMENT)
 MAX_QUERY_CHARS = 1000
 MAX_DOC_ID_CHARS = 500
@@ -508,9 +517,18 @@ def _rows(value: Any, warnings: list[str]) -> int:
 # ----------------------------------------------------------------------------- import
 
 
+def quepid_scorer_name(name: str) -> str:
+    """Return the name an imported Quepid scorer gets: "AP@10 (Quepid)", never a built-in's."""
+    return f"{name}{QUEPID_SUFFIX}"
+
+
 def _shipped(name: str) -> ShippedScorer | None:
-    """Return Quepid's shipped scorer of this name, written for Relevo's Quepid environment."""
-    return shipped_scorer(name)
+    """Return Quepid's shipped scorer of this name (also as Relevo names it, "AP@10 (Quepid)"),
+    written for Relevo's Quepid environment."""
+    stripped = name.strip()
+    if stripped.endswith(QUEPID_SUFFIX):
+        stripped = stripped[: -len(QUEPID_SUFFIX)]
+    return shipped_scorer(stripped)
 
 
 @dataclass
@@ -523,6 +541,28 @@ class ImportedCase:
     ratings: int
     endpoint_created: bool
     scorer_created: bool
+    endpoint: SearchEndpoint
+    scorer: Scorer
+    # Set by `check_endpoint`: None while unchecked or when the engine answered.
+    endpoint_problem: str | None = None
+
+
+async def check_endpoint(imported: ImportedCase) -> ImportedCase:
+    """Send one query to the case's endpoint (a short wait) and note why it failed, if it did.
+
+    The import stands either way: an engine that cannot be reached from here (a Quepid
+    endpoint on a host only the browser saw, say) is reported, not refused.
+    """
+    endpoint = imported.endpoint
+    report = await endpoint_service.check_connection(
+        endpoint=endpoint,
+        query="test",
+        template=None,
+        field_spec=TEST_FIELD_SPECS[Engine(endpoint.engine)],
+        timeout_s=REACH_TIMEOUT_S,
+    )
+    imported.endpoint_problem = None if report.ok else report.message
+    return imported
 
 
 @owns_transaction
@@ -571,6 +611,8 @@ def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
         ratings=ratings,
         endpoint_created=endpoint_created,
         scorer_created=scorer_created,
+        endpoint=endpoint,
+        scorer=scorer,
     )
 
 
@@ -608,12 +650,16 @@ def _scorer_for(
             session,
             user,
             _Wanted(
-                name=wanted.name,
+                # Quepid's own scorer (its code unchanged) is named as every import names it.
+                name=quepid_scorer_name(shipped.name)
+                if shipped is not None and same
+                else wanted.name,
                 code=wanted.code,
                 scale=scale,
                 max_score=top,
                 environment=wanted.environment or QUEPID_ENVIRONMENT,
                 labels=shipped.labels if shipped is not None and same else None,
+                former_name=shipped.name if shipped is not None and same else None,
             ),
         )
     if shipped is not None:
@@ -621,12 +667,13 @@ def _scorer_for(
             session,
             user,
             _Wanted(
-                name=shipped.name,
+                name=quepid_scorer_name(shipped.name),
                 code=shipped.code,
                 scale=[float(v) for v in shipped.scale],
                 max_score=float(shipped.max_score),
                 environment=QUEPID_ENVIRONMENT,
                 labels=shipped.labels or None,
+                former_name=shipped.name,
             ),
         )
     mine = session.scalar(
@@ -667,12 +714,14 @@ class _Wanted:
     max_score: float
     environment: str
     labels: Mapping[str, str] | None
+    former_name: str | None = None  # what earlier imports named it ("AP@10")
 
 
 def _javascript_scorer(session: Session, user: User, wanted: _Wanted) -> tuple[Scorer, bool]:
     """Return the user's identical JavaScript scorer (same code, scale, max score and
-    environment), else a new one."""
+    environment) of this name, or of its former name, else a new one of this name."""
     name = wanted.name[:MAX_NAME_CHARS]
+    names = [name] if wanted.former_name is None else [name, wanted.former_name]
     config = scorer_service.build_config(
         kind=ScorerKind.JAVASCRIPT,
         params=None,
@@ -687,9 +736,9 @@ def _javascript_scorer(session: Session, user: User, wanted: _Wanted) -> tuple[S
         .where(
             Scorer.owner_id == user.id,
             Scorer.kind == ScorerKind.JAVASCRIPT,
-            Scorer.name == name,
+            Scorer.name.in_(names),
         )
-        .order_by(Scorer.id)
+        .order_by(Scorer.name != name, Scorer.id)
     )
     for scorer in candidates:
         if (
@@ -809,12 +858,20 @@ def _json_number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
+def _quepid_name_of(scorer: Scorer) -> str:
+    """Return the scorer's name for Quepid: Quepid's own name for its shipped scorers."""
+    shipped = _shipped(scorer.name) if scorer.name.endswith(QUEPID_SUFFIX) else None
+    if shipped is not None and scorer.code == shipped.code:
+        return shipped.name
+    return scorer.name
+
+
 def export_case(session: Session, case: Case) -> Iterator[str]:
     """Yield the case as Quepid's case export JSON (its current try), streamed."""
     current = case_service.current_try(session=session, case=case)
     endpoint = current.search_endpoint
     scorer = case.scorer
-    scorer_out: dict[str, Any] = {"name": scorer.name}
+    scorer_out: dict[str, Any] = {"name": _quepid_name_of(scorer)}
     if scorer.kind == ScorerKind.JAVASCRIPT:
         # Quepid's own exports name the scorer only; the code and scale make the file whole.
         scorer_out["code"] = scorer.code

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
@@ -23,7 +23,8 @@ router = APIRouter(route_class=HtmlErrorRoute)
 async def import_quepid_case(
     request: Request, user: WebUser, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
-    """Create a case from an uploaded Quepid case export and open it (or say what is wrong)."""
+    """Create a case from an uploaded Quepid case export and say what the import did (or what
+    is wrong with the file)."""
     form = await request.form()
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
@@ -35,11 +36,10 @@ async def import_quepid_case(
         )
     except Invalid as exc:
         return _cases_with_problem(request, user, session, exc.message)
-    if imported.warnings:
-        context = {"user": user, "imported": imported, "case": imported.case}
-        return render(request, "quepid_import.html", context)
-    target = request.url_for("case_page", case_id=imported.case.id)
-    return RedirectResponse(str(target), status_code=303)
+    await service.check_endpoint(imported)
+    # What the import did, before opening the case: counts, endpoint, scorer, warnings.
+    context = {"user": user, "imported": imported, "case": imported.case}
+    return render(request, "quepid_import.html", context)
 
 
 def _cases_with_problem(

@@ -19,6 +19,17 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "quepid"
 IMPORT = "/api/v1/cases/import?format=quepid"
 JSON_TYPE = {"Content-Type": "application/json"}
 MB = 1024 * 1024
+REPORT_KEYS = (
+    "queries_created",
+    "ratings_set",
+    "search_endpoint_created",
+    "search_endpoint_name",
+    "search_endpoint_url",
+    "search_endpoint_reachable",
+    "scorer_name",
+    "scorer_created",
+    "warnings",
+)
 
 
 def fixture(name: str) -> dict[str, Any]:
@@ -589,17 +600,78 @@ def test_a_shipped_scorer_name_gets_quepids_scorer_not_the_preset(api: ApiUser) 
     assert case["scorer_id"] != preset["id"]
     scorer = api.get(f"/api/v1/scorers/{case['scorer_id']}").json()
     assert scorer["kind"] == "javascript" and scorer["environment"] == "quepid"
-    assert scorer["name"] == shipped.name
+    # Named so that it is not taken for the built-in AP@10, which computes another number.
+    assert scorer["name"] == "AP@10 (Quepid)" == case["scorer_name"]
     assert scorer["code"] == shipped.code
     assert scorer["scale"] == [float(v) for v in shipped.scale]
     assert scorer["max_score"] == shipped.max_score
     # Made once: the next case named after it gets the same scorer.
     again = imported(api, data)
     assert again["scorer_id"] == case["scorer_id"] and again["scorer_created"] is False
-    # Exported with its code, and that imports to the same scorer again.
+    # Exported under Quepid's name with its code, and that imports to the same scorer again.
     out = export(api, case["id"])
-    assert out["scorer"]["name"] == shipped.name and out["scorer"]["environment"] == "quepid"
+    assert out["scorer"]["name"] == "AP@10" and out["scorer"]["environment"] == "quepid"
     assert imported(api, out)["scorer_id"] == case["scorer_id"]
+    # So does a file carrying Relevo's name for it.
+    data["scorer"] = {"name": "AP@10 (Quepid)"}
+    assert imported(api, data)["scorer_id"] == case["scorer_id"]
+
+
+def test_a_scorer_imported_under_quepids_own_name_is_reused(
+    api: ApiUser, session_factory: sessionmaker[Session]
+) -> None:
+    """Databases from before the " (Quepid)" names keep their scorer and its name."""
+    from app.scoring.quepid_scorers import shipped_scorer
+
+    shipped = shipped_scorer("NDCG@10")
+    assert shipped is not None
+    with session_factory() as session:
+        older = Scorer(
+            owner_id=api.id,
+            name="NDCG@10",
+            kind="javascript",
+            params={},
+            code=shipped.code,
+            scale=[float(v) for v in shipped.scale],
+            scale_labels=dict(shipped.labels),
+            max_score=float(shipped.max_score),
+            environment="quepid",
+        )
+        session.add(older)
+        session.commit()
+        older_id = older.id
+    data = fixture("movies_es_case.json")
+    data["scorer"] = {"name": "NDCG@10"}
+    case = imported(api, data)
+    assert (case["scorer_id"], case["scorer_created"]) == (older_id, False)
+    assert case["scorer_name"] == "NDCG@10"
+    assert imported(api, export(api, case["id"]))["scorer_id"] == older_id
+    # Another shipped scorer is made under the new name.
+    data["scorer"] = {"name": "ERR@10"}
+    assert imported(api, data)["scorer_name"] == "ERR@10 (Quepid)"
+
+
+def test_the_import_says_what_it_did(api: ApiUser) -> None:
+    data = fixture("movies_es_case.json")
+    data["scorer"] = {"name": "P@10"}
+    first = imported(api, data)
+    assert {key: first[key] for key in REPORT_KEYS} == {
+        "queries_created": 3,
+        "ratings_set": 13,
+        "search_endpoint_created": True,
+        "search_endpoint_name": "Movies on OpenSearch",
+        "search_endpoint_url": "http://127.0.0.1:9200/movies",
+        "search_endpoint_reachable": False,
+        "scorer_name": "P@10 (Quepid)",
+        "scorer_created": True,
+        "warnings": [],
+    }
+    # Nothing listens there: the import stands and says why the endpoint did not answer.
+    assert first["search_endpoint_problem"] == "cannot connect to http://127.0.0.1:9200/movies"
+    assert api.get(f"/api/v1/cases/{first['id']}").status_code == 200
+    again = imported(api, data)
+    assert again["search_endpoint_created"] is False and again["scorer_created"] is False
+    assert again["search_endpoint_name"] == "Movies on OpenSearch"
 
 
 def test_scorer_code_keeps_its_environment(api: ApiUser) -> None:

@@ -21,11 +21,14 @@ def test_a_quepid_export_imports_runs_and_scores_like_quepid(
     data["try"]["search_endpoint"]["endpoint_url"] = f"{movies_engine.index_url}/_search"
     case = imported(api, data)
     assert case["warnings"] == []
+    # The engine answered the import's one query.
+    assert (case["search_endpoint_reachable"], case["search_endpoint_problem"]) == (True, None)
+    assert case["scorer_name"] == "P@10 (Quepid)"
     endpoint = api.get(f"/api/v1/search-endpoints/{case['search_endpoint_id']}").json()
     assert (endpoint["engine"], endpoint["url"]) == ("opensearch", movies_engine.index_url)
     scorer = api.get(f"/api/v1/scorers/{case['scorer_id']}").json()
     assert (scorer["name"], scorer["kind"], scorer["environment"]) == (
-        "P@10",
+        "P@10 (Quepid)",
         "javascript",
         "quepid",
     )

@@ -21,7 +21,11 @@ def _upload(client: TestClient, token: str, body: bytes) -> Any:
     )
 
 
-def test_import_from_the_cases_list_opens_the_new_case(api: ApiUser, client: TestClient) -> None:
+def _text(page: Any, selector: str) -> str:
+    return " ".join(one(page, selector).get_text().split())
+
+
+def test_import_from_the_cases_list_says_what_it_did(api: ApiUser, client: TestClient) -> None:
     token = login(client)
     page = soup(client.get("/"))
     form = one(page, "#quepid-import-form")
@@ -29,9 +33,26 @@ def test_import_from_the_cases_list_opens_the_new_case(api: ApiUser, client: Tes
     assert one(form, "button").get_text(strip=True) == "Import Quepid case"
 
     answer = _upload(client, token, json.dumps(fixture("tmdb_solr_case_v7.json")).encode())
-    assert answer.status_code == 303
+    assert answer.status_code == 200
     (case,) = api.get("/api/v1/cases").json()
-    assert answer.headers["location"].endswith(f"/cases/{case['id']}")
+    shown = soup(answer)
+    assert attr(one(shown, "#open-case"), "href").endswith(f"/cases/{case['id']}")
+    assert _text(shown, "#import-counts") == "2 queries and 3 ratings imported."
+    assert _text(shown, "#import-endpoint") == (
+        "A search endpoint was created for it: Solr http://127.0.0.1:9/solr/tmdb/select "
+        "(http://127.0.0.1:9/solr/tmdb/select)."
+    )
+    # Nothing listens on port 9: said, and the case is imported all the same.
+    assert _text(shown, "#import-endpoint-problem") == (
+        "Relevo cannot reach this endpoint's engine (cannot connect to "
+        "http://127.0.0.1:9/solr/tmdb/select): the case cannot run until it can. Check the "
+        "endpoint's URL and credentials, or choose another endpoint in the case's settings."
+    )
+    assert _text(shown, "#import-scorer") == "Scored with a new scorer Perfect in top 5."
+    assert shown.select("#import-warnings") == []
+    again = soup(_upload(client, token, json.dumps(fixture("tmdb_solr_case_v7.json")).encode()))
+    assert _text(again, "#import-endpoint").startswith("It uses your existing search endpoint: ")
+    assert _text(again, "#import-scorer") == "Scored with the existing scorer Perfect in top 5."
     case_page = soup(client.get(f"/cases/{case['id']}"))
     link = attr(one(case_page, "#ratings-io a.export-quepid-case"), "href")
     assert link.endswith(f"/api/v1/cases/{case['id']}/export?format=quepid")
