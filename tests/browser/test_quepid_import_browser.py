@@ -94,6 +94,9 @@ def test_import_a_quepid_case_then_run_it(
 
         page.set_input_files("#quepid-import-form input[type=file]", str(good))
         page.click("#quepid-import-form button[type=submit]")
+        # The import's result comes first: what was imported, then a link to the case.
+        expect(page.locator("#open-case")).to_be_visible()
+        page.click("#open-case")
         page.wait_for_url(f"{import_app.url}/cases/*")
         expect(page.locator("h1")).to_contain_text("Movies: title boosts")
         page.click("#run-button")
