@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from types import FrameType
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
+from app.jobs.supervisor import WorkerSupervisor, exit_with_parent
 from app.models import Case
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
@@ -55,34 +57,72 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
-    children = _start_workers(workers, args.concurrency) if settings.uses_queue else []
+    supervisor = _worker_supervisor(workers, args.concurrency) if settings.uses_queue else None
+    # uvicorn stops on SIGTERM and SIGINT, then raises the signal again, which would end
+    # the process before any `finally` here: the signal becomes an exception instead.
+    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    caught: int | None = None
     try:
+        for signum in _STOP_SIGNALS:
+            signal.signal(signum, _raise_stop)
+        if supervisor is not None:
+            supervisor.start()
         # The app migrates the database and seeds the presets when it starts.
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    except _Stop as stop:
+        caught = stop.signum
     finally:
-        _stop_workers(children)
+        for signum in _STOP_SIGNALS:  # a second signal must not cut the workers' stop short
+            signal.signal(signum, signal.SIG_IGN)
+        if supervisor is not None:
+            supervisor.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if caught is not None:  # end as uvicorn would have: by the signal
+        signal.signal(caught, signal.SIG_DFL)
+        signal.raise_signal(caught)
     return 0
 
 
-def _start_workers(count: int, concurrency: int) -> list[subprocess.Popen[bytes]]:
-    command = [sys.executable, "-m", "app.cli", "worker", "--concurrency", str(concurrency)]
-    return [subprocess.Popen(command) for _ in range(count)]
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def _stop_workers(children: list[subprocess.Popen[bytes]]) -> None:
-    for child in children:
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-    for child in children:
-        try:
-            child.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+class _Stop(BaseException):
+    """SIGTERM or SIGINT reached `relevo serve`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stop(signum: int, _frame: FrameType | None) -> None:
+    raise _Stop(signum)
+
+
+def _worker_supervisor(count: int, concurrency: int) -> WorkerSupervisor:
+    """Return the supervisor of `serve`'s workers; it logs to the server's stderr."""
+    logger = logging.getLogger(WorkerSupervisor.__module__)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    command = [
+        sys.executable,
+        "-m",
+        "app.cli",
+        "worker",
+        "--concurrency",
+        str(concurrency),
+        "--parent-pid",
+        str(os.getpid()),
+    ]
+    return WorkerSupervisor(command, count)
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    from app.jobs.worker import run_worker
+    from app.jobs.worker import GRACEFUL_STOP_S, run_worker
 
     if not settings.uses_queue:
         print(
@@ -93,6 +133,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per engine request
+    if args.parent_pid is not None:
+        exit_with_parent(args.parent_pid, grace_s=GRACEFUL_STOP_S + 10)
     asyncio.run(run_worker(settings, concurrency=args.concurrency, name=args.name))
     return 0
 
@@ -239,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
     worker = sub.add_parser("worker", help="execute queued runs (PostgreSQL job queue)")
     worker.add_argument("--concurrency", type=int, default=8, help="chunks executed at once")
     worker.add_argument("--name", default=None, help="the worker's name in the queue")
+    worker.add_argument(
+        "--parent-pid",
+        type=int,
+        default=None,
+        help="stop when this process, the worker's parent, ends (`relevo serve` sets it)",
+    )
     worker.set_defaults(func=cmd_worker)
 
     db = sub.add_parser("db", help="database commands").add_subparsers(dest="db", required=True)
