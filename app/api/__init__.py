@@ -8,8 +8,6 @@ from pydantic import BaseModel
 from app.api import (
     account,
     admin,
-    book_pages,
-    books,
     cases,
     compare,
     endpoints,
@@ -23,6 +21,8 @@ from app.api import (
     sweeps,
     teams,
 )
+from app.books import api as books
+from app.books import pages_api as book_pages
 
 
 class ErrorBody(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.schemas.books import RatingsSource
+from app.books.schemas import RatingsSource
 from app.schemas.cases import CaseRead, QueryRead, TryRead
 from app.schemas.common import Out
 from app.schemas.endpoints import EndpointRead

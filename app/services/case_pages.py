@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.books import sync as book_sync
 from app.models import Case, Query, Run, RunQuery, Scorer, User
 from app.schemas.cases import TryRead
 from app.schemas.pages import (
@@ -29,7 +30,6 @@ from app.schemas.pages import (
     TeamOption,
 )
 from app.schemas.runs import RunSummary
-from app.services import book_sync
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import history as history_service

@@ -2,9 +2,9 @@
 
 from fastapi import APIRouter
 
+from app.books import web as books
 from app.web import (
     account,
-    books,
     cases,
     compare,
     deletes,

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.services.agreement import aggregate, agreement_of
+from app.books.agreement import aggregate, agreement_of
 from tests.api.book_helpers import (
     add_pairs,
     case_with_run,

@@ -206,7 +206,7 @@ def test_raters_beyond_the_bits_are_looked_up(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from app.services import books as book_service
+    from app.books import service as book_service
 
     monkeypatch.setattr(book_service, "SLOTS", 1)  # only the first rater gets a bit
     share_books_with_raters(monkeypatch, api)

@@ -14,11 +14,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.books import service as book_service
+from app.books.schemas import BookCreate
 from app.models import Book, Judgement, User
-from app.schemas.books import BookCreate
 from app.schemas.cases import CaseCreate
 from app.schemas.endpoints import EndpointCreate
-from app.services import books as book_service
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service

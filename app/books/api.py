@@ -7,8 +7,11 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Response
 
-from app.deps import BookDep, CaseDep, CurrentUser, SessionDep
-from app.schemas.books import (
+from app.books import agreement as agreement_service
+from app.books import io as book_io
+from app.books import service
+from app.books import sync as book_sync
+from app.books.schemas import (
     AgreementRead,
     BookCreate,
     BookRead,
@@ -23,9 +26,8 @@ from app.schemas.books import (
     SyncBody,
     SyncResult,
 )
-from app.services import access, book_io, book_sync, teams
-from app.services import agreement as agreement_service
-from app.services import books as service
+from app.deps import BookDep, CaseDep, CurrentUser, SessionDep
+from app.services import access, teams
 
 router = APIRouter(tags=["books"])
 

@@ -11,12 +11,12 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.books import service as book_service
+from app.books.schemas import BookCreate, JudgementPut, PairIn, check_scale
+from app.books.service import check_judgement
 from app.db import owns_transaction
 from app.errors import Invalid
 from app.models import Book, Judgement, Pair, User
-from app.schemas.books import BookCreate, JudgementPut, PairIn, check_scale
-from app.services import books as book_service
-from app.services.books import check_judgement
 
 MAX_IMPORT_PAIRS = 100_000
 

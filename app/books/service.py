@@ -9,10 +9,7 @@ from sqlalchemy import and_, exists, func, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
-from app.errors import Conflict, Invalid, NotFound
-from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
-from app.models.base import utcnow
-from app.schemas.books import (
+from app.books.schemas import (
     BookCreate,
     BookRead,
     BookUpdate,
@@ -21,6 +18,9 @@ from app.schemas.books import (
     PairIn,
     PairRead,
 )
+from app.errors import Conflict, Invalid, NotFound
+from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
+from app.models.base import utcnow
 from app.services import access, teams
 from app.services import runs as run_service
 from app.services.access import valid_id

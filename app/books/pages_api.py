@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
+from app.books import page_data as book_pages
+from app.books.page_schemas import BookPage, BooksPage, JudgePage
 from app.deps import BookDep, CurrentUser, SessionDep
-from app.schemas.book_pages import BookPage, BooksPage, JudgePage
-from app.services import book_pages
 
 router = APIRouter(prefix="/pages", tags=["pages"])
 

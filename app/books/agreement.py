@@ -20,8 +20,8 @@ from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import Integer, func, select
 from sqlalchemy.orm import Session
 
+from app.books.schemas import AgreementRead, KappaRead, SyncMethod
 from app.models import Book, Judgement, Pair, User
-from app.schemas.books import AgreementRead, KappaRead, SyncMethod
 
 DISPUTED_LIMIT = 10
 

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Book, Case, User
-from app.schemas.book_pages import (
+from app.books import agreement as agreement_service
+from app.books import service as book_service
+from app.books.page_schemas import (
     BookPage,
     BooksPage,
     CaseChoice,
@@ -17,10 +18,9 @@ from app.schemas.book_pages import (
     KappaRow,
     RaterRow,
 )
-from app.schemas.books import BookRead, JudgementRead, PairToJudge
+from app.books.schemas import BookRead, JudgementRead, PairToJudge
+from app.models import Book, Case, User
 from app.services import access
-from app.services import agreement as agreement_service
-from app.services import books as book_service
 from app.services.scorers import scale_entries
 
 MAX_SKIPS = 200

@@ -9,12 +9,12 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.books.agreement import aggregate
+from app.books.schemas import RatingsSource, SyncBody, SyncResult
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, CaseBookSync, Judgement, Pair, Query, Rating, Scorer, User
 from app.models.base import utcnow
-from app.schemas.books import RatingsSource, SyncBody, SyncResult
 from app.services import runs as run_service
-from app.services.agreement import aggregate
 from app.services.scorers import rating_bounds
 
 TOLERANCE = 1e-9

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.schemas.books import AgreementRead, BookRead, JudgementRead, PairToJudge
+from app.books.schemas import AgreementRead, BookRead, JudgementRead, PairToJudge
 from app.schemas.common import Out
 from app.schemas.pages import ScaleEntry
 
