@@ -22,9 +22,9 @@ from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.search.policy import OutboundPolicy, install_policy
 from app.services import scorers as scorer_service
-from app.services import sweeps as sweep_service
 from app.services.run_manager import RunManager
 from app.services.throttle import LoginThrottle
+from app.sweeps import service as sweep_service
 from app.web.ratings_io import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 
 __all__ = ["create_app"]

@@ -18,11 +18,11 @@ from app.api import (
     ratings_io,
     runs,
     scorers,
-    sweeps,
     teams,
 )
 from app.books import api as books
 from app.books import pages_api as book_pages
+from app.sweeps import api as sweeps
 
 
 class ErrorBody(BaseModel):

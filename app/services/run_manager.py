@@ -197,7 +197,7 @@ class RunManager:
         return count
 
     def _close_sweeps(self) -> None:
-        from app.services import sweeps as sweep_service
+        from app.sweeps import service as sweep_service
 
         with session_scope(self._session_factory) as session:
             sweep_service.close_finished_sweeps(session=session)

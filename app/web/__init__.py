@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from app.books import web as books
+from app.sweeps import web as sweeps
 from app.web import (
     account,
     cases,
@@ -15,7 +16,6 @@ from app.web import (
     ratings_io,
     scorers,
     sharing,
-    sweeps,
     teams,
 )
 

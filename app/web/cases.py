@@ -19,12 +19,12 @@ from app.services import runs as run_service
 from app.services import scorers as scorer_service
 from app.services.endpoints import DEFAULT_TEMPLATES
 from app.services.run_manager import RunManager
+from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
 from app.web.deps import FormDep, WebCaseDep
 from app.web.errors import HtmlErrorRoute
 from app.web.form_types import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
 from app.web.forms import CsrfChecked, FormErrors
-from app.web.sweep_form import SweepForm
 from app.web.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)

@@ -133,7 +133,7 @@ def test_sweeps_left_running_by_a_stop_are_failed(
     api: ApiUser, rated_case: dict[str, Any], session_factory: Any
 ) -> None:
     from app.models import Sweep
-    from app.services.sweeps import fail_interrupted_sweeps
+    from app.sweeps.service import fail_interrupted_sweeps
 
     with session_factory() as session:
         left = Sweep(case_id=rated_case["id"], try_number=1, status="running", grid={"g": [1]})

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.web.sweeps import grid_from_form
+from app.sweeps.web import grid_from_form
 from tests.api.test_sweeps import rated_case as rated_case  # the fixture
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import attr, login, one, soup

@@ -18,12 +18,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Run, Sweep, User
 from app.schemas.cases import CaseUpdate
-from app.schemas.sweeps import MAX_COMBINATIONS, SweepCreate, SweepRead, SweepResult
 from app.search.templates import extract_knobs
 from app.services import cases as case_service
 from app.services import runs as run_service
 from app.services.access import valid_id
 from app.services.runner import in_thread
+from app.sweeps.schemas import MAX_COMBINATIONS, SweepCreate, SweepRead, SweepResult
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 
 __all__ = [

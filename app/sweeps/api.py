@@ -8,10 +8,10 @@ from fastapi import APIRouter, Request, Response
 
 from app.deps import CaseDep, CurrentUser, SessionDep
 from app.schemas.cases import CaseRead
-from app.schemas.sweeps import SweepApply, SweepCreate, SweepRead, SweepStarted
 from app.services import cases as case_service
-from app.services import sweeps as service
 from app.services.run_manager import RunManager
+from app.sweeps import service
+from app.sweeps.schemas import SweepApply, SweepCreate, SweepRead, SweepStarted
 
 router = APIRouter(prefix="/cases/{case_id}/sweeps", tags=["sweeps"])
 

@@ -7,16 +7,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from app.api.sweeps import start as start_in_background
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.services import sweeps as service
+from app.sweeps import service
+from app.sweeps.api import start as start_in_background
+from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 from app.web.cases import refused_sweep
 from app.web.deps import FormDep, WebCaseDep
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked, FormErrors, field_text
-from app.web.sweep_form import SweepForm
 from app.web.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
