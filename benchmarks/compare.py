@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.compare import service as compare
 from app.config import Settings
 from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery
@@ -30,7 +31,6 @@ from app.schemas.cases import CaseCreate
 from app.schemas.endpoints import EndpointCreate
 from app.scoring.significance import paired_stats
 from app.services import cases as case_service
-from app.services import compare
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.services import users as user_service

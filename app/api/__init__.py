@@ -9,7 +9,6 @@ from app.api import (
     account,
     admin,
     cases,
-    compare,
     endpoints,
     experiments,
     pages,
@@ -22,6 +21,7 @@ from app.api import (
 )
 from app.books import api as books
 from app.books import pages_api as book_pages
+from app.compare import api as compare
 from app.sweeps import api as sweeps
 
 

@@ -3,11 +3,11 @@
 from fastapi import APIRouter
 
 from app.books import web as books
+from app.compare import web as compare
 from app.sweeps import web as sweeps
 from app.web import (
     account,
     cases,
-    compare,
     deletes,
     endpoints,
     experiments,

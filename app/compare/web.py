@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app.compare import query as side_service
+from app.compare import service
+from app.compare.schemas import COMPARE_SORTS, CompareSort
 from app.deps import SessionDep, WebUser
 from app.errors import BadRequest, NotFound
-from app.schemas.compare import COMPARE_SORTS, CompareSort
-from app.services import compare as service
-from app.services import compare_query as side_service
 from app.web.deps import WebCaseDep
 from app.web.errors import HtmlErrorRoute
 from app.web.templating import render

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from app.schemas.compare import (
+from app.compare.schemas import (
     CaseOverlap,
     ChangedQuery,
     CompareStats,

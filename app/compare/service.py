@@ -13,9 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, func, literal_column, select
 from sqlalchemy.orm import Session
 
-from app.errors import Conflict
-from app.models import Case, Query, Run, RunQuery
-from app.schemas.compare import (
+from app.compare.schemas import (
     Change,
     CompareCounts,
     CompareSide,
@@ -24,6 +22,9 @@ from app.schemas.compare import (
     QueryComparison,
     RunComparison,
 )
+from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap
+from app.errors import Conflict
+from app.models import Case, Query, Run, RunQuery
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
 from app.scoring.types import StoredDocs
 from app.search import FieldSpec
@@ -31,7 +32,6 @@ from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
-from app.services.compare_stats import case_overlap, compare_stats, in_words, query_overlap
 from app.services.stored import doc_title, field_spec_of
 from app.vocabulary import QueryStatus, ScorerKind
 

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter
 from fastapi import Query as QueryParam
 
+from app.compare import query as side_service
+from app.compare import service
+from app.compare.schemas import CompareSort, QuerySideBySide, RunComparison
 from app.deps import CaseDep, SessionDep
-from app.schemas.compare import CompareSort, QuerySideBySide, RunComparison
-from app.services import compare as service
-from app.services import compare_query as side_service
 
 # Included before the runs router: "/compare" must not be taken for a run id.
 router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
