@@ -12,11 +12,12 @@ from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
-from app.api.ratings_io import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.deps import LoginRequired
 from app.errors import install_error_handlers
+from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
+from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
@@ -25,7 +26,6 @@ from app.services import scorers as scorer_service
 from app.services.run_manager import RunManager
 from app.services.throttle import LoginThrottle
 from app.sweeps import service as sweep_service
-from app.web.ratings_io import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 
 __all__ = ["create_app"]
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
+from app.interop import ratings_io
 from app.models import Case, User
 from app.schemas.cases import CaseCreate
 from app.schemas.endpoints import EndpointCreate
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
-from app.services import ratings_io
 from app.services import scorers as scorer_service
 from app.services import users as user_service
 

@@ -12,9 +12,7 @@ from app.api import (
     endpoints,
     experiments,
     pages,
-    quepid_case,
     queries,
-    ratings_io,
     runs,
     scorers,
     teams,
@@ -22,6 +20,8 @@ from app.api import (
 from app.books import api as books
 from app.books import pages_api as book_pages
 from app.compare import api as compare
+from app.interop import quepid_api as quepid_case
+from app.interop import ratings_api as ratings_io
 from app.sweeps import api as sweeps
 
 

@@ -4,6 +4,8 @@ from fastapi import APIRouter
 
 from app.books import web as books
 from app.compare import web as compare
+from app.interop import quepid_web as quepid_case
+from app.interop import ratings_web as ratings_io
 from app.sweeps import web as sweeps
 from app.web import (
     account,
@@ -11,9 +13,7 @@ from app.web import (
     deletes,
     endpoints,
     experiments,
-    quepid_case,
     queries,
-    ratings_io,
     scorers,
     sharing,
     teams,

@@ -280,7 +280,7 @@ def test_trec_run_and_qrels_give_trec_evals_ndcg_exactly(api: ApiUser, movies_en
 def test_staged_batches_keep_the_last_line_and_count_every_bad_line(
     api: ApiUser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.services import ratings_import
+    from app.interop import ratings_import
 
     monkeypatch.setattr(ratings_import, "STAGE_BATCH", 2)  # lines cross batch boundaries
     case_id = _case(api)
@@ -336,7 +336,7 @@ def test_a_query_added_meanwhile_makes_the_import_read_the_file_again(
 ) -> None:
     from sqlalchemy.exc import IntegrityError
 
-    from app.services import ratings_import
+    from app.interop import ratings_import
 
     real = ratings_import._add_queries
     calls: list[int] = []

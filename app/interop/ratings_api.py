@@ -14,9 +14,9 @@ from starlette.concurrency import run_in_threadpool
 
 from app.deps import CaseDep, CurrentUser, SessionDep
 from app.errors import BadRequest, NotFound
+from app.interop import ratings_io as service
+from app.interop.schemas import ImportResult
 from app.models import Case, Run
-from app.schemas.ratings_io import ImportResult
-from app.services import ratings_io as service
 from app.services import runs as run_service
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["import and export"])

@@ -9,8 +9,8 @@ from starlette.datastructures import UploadFile
 
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
+from app.interop import quepid_case as service
 from app.services import case_pages
-from app.services import quepid_case as service
 from app.web.cases import new_case_form
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.deps import SessionDep, WebUser
-from app.services import ratings_io as service
+from app.interop import ratings_io as service
 from app.web.deps import WebCaseDep
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked

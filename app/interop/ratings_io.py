@@ -15,10 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Case, Query, Rating, Run, RunQuery
-from app.search.fieldspec import parse_field_spec
-from app.services import cases as case_service
-from app.services.ratings_import import (
+from app.interop.ratings_import import (
     CSV_HEADER,
     ImportFormat,
     ImportRejected,
@@ -26,6 +23,9 @@ from app.services.ratings_import import (
     import_ratings,
     trec_doc_id,
 )
+from app.models import Case, Query, Rating, Run, RunQuery
+from app.search.fieldspec import parse_field_spec
+from app.services import cases as case_service
 
 __all__ = [
     "CSV_HEADER",
