@@ -14,6 +14,8 @@ from types import FrameType
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import admin as admin_service
+from app.accounts import service as user_service
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
@@ -22,10 +24,8 @@ from app.models import Case
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.schemas.runs import RunDetail
-from app.services import admin as admin_service
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
-from app.services import users as user_service
 from app.services.run_manager import RunManager
 from app.vocabulary import RunStatus
 

@@ -12,6 +12,7 @@ from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.accounts.throttle import LoginThrottle
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.deps import LoginRequired
@@ -24,7 +25,6 @@ from app.sandbox import JsPool, install_pool
 from app.search.policy import OutboundPolicy, install_policy
 from app.services import scorers as scorer_service
 from app.services.run_manager import RunManager
-from app.services.throttle import LoginThrottle
 from app.sweeps import service as sweep_service
 
 __all__ = ["create_app"]

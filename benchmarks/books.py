@@ -28,13 +28,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete, insert, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.books import agreement as agreement_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.config import Settings
 from app.main import create_app
 from app.models import Book, BookRater, Judgement, Pair, User
-from app.services import users as user_service
 
 PAIRS = 50_000
 RATERS = 3

@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.compare import service as compare
 from app.config import Settings
 from app.main import create_app
@@ -33,7 +34,6 @@ from app.scoring.significance import paired_stats
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
-from app.services import users as user_service
 
 QUERIES = 10_000
 DOCS = 10

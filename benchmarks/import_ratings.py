@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.accounts import service as user_service
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.interop import ratings_io
@@ -26,7 +27,6 @@ from app.schemas.endpoints import EndpointCreate
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import scorers as scorer_service
-from app.services import users as user_service
 
 DOCS_PER_QUERY = 100
 

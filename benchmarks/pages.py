@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.config import Settings
 from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery, User
@@ -30,7 +31,6 @@ from app.services import case_pages
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
-from app.services import users as user_service
 
 QUERIES = 5_000
 DOCS = 10

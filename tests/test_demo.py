@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.demo.corpus import load_movies
 from app.demo.setup import (
     CASE_NAME,
@@ -24,7 +25,6 @@ from app.demo.setup import (
 from app.models import Case, Query, Rating, Run, RunQuery, SearchEndpoint, User
 from app.search import SearchClient
 from app.services import runs as run_service
-from app.services import users as user_service
 from app.services.runner import execute_run
 
 # The runner executes in threads with their own connections: its rows must be committed.

@@ -26,9 +26,9 @@ import httpx
 import pytest
 from sqlalchemy import create_engine
 
+from app.accounts import service as user_service
 from app.db import make_session_factory
 from app.jobs.supervisor import WorkerSupervisor, describe_exit
-from app.services import users as user_service
 from tests.api.slow_engine import slow_engine
 from tests.fixtures.database import _postgres_database
 from tests.fixtures.users import PASSWORD

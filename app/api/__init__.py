@@ -5,18 +5,9 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from app.api import (
-    account,
-    admin,
-    cases,
-    endpoints,
-    experiments,
-    pages,
-    queries,
-    runs,
-    scorers,
-    teams,
-)
+from app.accounts import admin_api as admin
+from app.accounts import api as account
+from app.api import cases, endpoints, experiments, pages, queries, runs, scorers, teams
 from app.books import api as books
 from app.books import pages_api as book_pages
 from app.compare import api as compare

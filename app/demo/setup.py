@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.db import session_scope
 from app.demo.corpus import load_movies
 from app.models import Case, Query, Rating, RunQuery, Scorer, SearchEndpoint
@@ -32,7 +33,6 @@ from app.search.transport import engine_http_client
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services import users as user_service
 from app.services.runner import execute_run
 
 DEMO_EMAIL = "demo@relevo.example"

@@ -2,22 +2,13 @@
 
 from fastapi import APIRouter
 
+from app.accounts import web as account
 from app.books import web as books
 from app.compare import web as compare
 from app.interop import quepid_web as quepid_case
 from app.interop import ratings_web as ratings_io
 from app.sweeps import web as sweeps
-from app.web import (
-    account,
-    cases,
-    deletes,
-    endpoints,
-    experiments,
-    queries,
-    scorers,
-    sharing,
-    teams,
-)
+from app.web import cases, deletes, endpoints, experiments, queries, scorers, sharing, teams
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)

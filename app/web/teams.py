@@ -8,10 +8,11 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from app.accounts import admin
+from app.accounts import service as users
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid, RelevoError
 from app.models import User
-from app.services import admin, users
 from app.services import teams as service
 from app.vocabulary import TeamRole
 from app.web.errors import HtmlErrorRoute

@@ -9,10 +9,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as users
+from app.accounts import sessions
+from app.accounts.throttle import LoginThrottle
 from app.errors import Invalid
 from app.models import ApiKey, User, UserSession
-from app.services import sessions, users
-from app.services.throttle import LoginThrottle
 from tests.fixtures.users import PASSWORD, ApiUser
 
 

@@ -19,6 +19,7 @@ import pytest
 import uvicorn
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.config import Settings
 from app.main import create_app
 from app.schemas.cases import CaseCreate, RatingIn
@@ -26,7 +27,6 @@ from app.schemas.endpoints import EndpointCreate
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
-from app.services import users as user_service
 from app.web.templating import NO_VALUE
 
 pytestmark = pytest.mark.browser

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.models import Book, Judgement, User
@@ -22,7 +23,6 @@ from app.schemas.endpoints import EndpointCreate
 from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
-from app.services import users as user_service
 from tests.api.book_helpers import share_everything_of
 from tests.browser import test_case_page_browser as case_page_browser
 from tests.browser.test_case_page_browser import PASSWORD, _free_port

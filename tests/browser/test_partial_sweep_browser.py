@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from app.accounts import service as user_service
 from app.models import Rating
 from app.schemas.cases import CaseCreate
 from app.schemas.endpoints import EndpointCreate
@@ -15,7 +16,6 @@ from app.services import cases as case_service
 from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.services import scorers as scorer_service
-from app.services import users as user_service
 from tests.api.flaky_engine import TEMPLATE, flaky_engine
 from tests.browser.test_case_page_browser import EMAIL, LiveApp, _login
 from tests.browser.test_case_page_browser import browser as browser  # the fixtures

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.services import users as user_service
+from app.accounts import service as user_service
 from tests.api.test_quepid_case import fixture
 from tests.browser import test_case_page_browser as case_page_browser
 from tests.browser.test_case_page_browser import PASSWORD, _free_port

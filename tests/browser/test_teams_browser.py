@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.models import Book
-from app.services import users as user_service
 from tests.browser import test_case_page_browser as case_page_browser
 from tests.browser.test_case_page_browser import PASSWORD, _free_port
 

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from pydantic import TypeAdapter
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.schemas.users import ApiKeyRead
+from app.accounts.schemas import ApiKeyRead
 from app.web.templating import NO_VALUE
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.accounts import service as users
+from app.accounts.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyRead, Me
 from app.deps import CurrentUser, KeyManager, SessionDep
-from app.schemas.users import ApiKeyCreate, ApiKeyCreated, ApiKeyRead, Me
-from app.services import users
 
 router = APIRouter(tags=["account"])
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.accounts import admin
+from app.accounts import service as users
+from app.accounts.admin_schemas import UserCreate, UserRead, UserUpdate
 from app.deps import CurrentUser, SessionDep
-from app.schemas.admin import UserCreate, UserRead, UserUpdate
-from app.services import admin, users
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 

@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
+from app.accounts import service as users
+from app.accounts import sessions
+from app.accounts.throttle import LoginThrottle
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.services import sessions, users
-from app.services.throttle import LoginThrottle
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked
 from app.web.templating import render
