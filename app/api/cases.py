@@ -6,8 +6,9 @@ from fastapi import APIRouter
 
 from app.deps import CaseDep, CurrentUser, SessionDep
 from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate, TryRead
-from app.services import access, case_updates, teams
+from app.services import access, case_updates
 from app.services import cases as service
+from app.teams import service as teams
 
 router = APIRouter(prefix="/cases", tags=["cases"])
 

@@ -12,8 +12,9 @@ from app.schemas.endpoints import (
     EndpointRead,
     EndpointUpdate,
 )
-from app.services import access, teams
+from app.services import access
 from app.services import endpoints as service
+from app.teams import service as teams
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])
 

@@ -6,8 +6,9 @@ from fastapi import APIRouter
 
 from app.deps import CurrentUser, ScorerDep, SessionDep
 from app.schemas.scorers import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
-from app.services import access, teams
+from app.services import access
 from app.services import scorers as service
+from app.teams import service as teams
 
 router = APIRouter(tags=["scorers"])
 

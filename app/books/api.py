@@ -27,7 +27,8 @@ from app.books.schemas import (
     SyncResult,
 )
 from app.deps import BookDep, CaseDep, CurrentUser, SessionDep
-from app.services import access, teams
+from app.services import access
+from app.teams import service as teams
 
 router = APIRouter(tags=["books"])
 

@@ -21,9 +21,10 @@ from app.books.schemas import (
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
 from app.models.base import utcnow
-from app.services import access, teams
+from app.services import access
 from app.services import runs as run_service
 from app.services.access import valid_id
+from app.teams import service as teams
 
 CHUNK = 500
 # Raters numbered 0-62 have a bit in Pair.rater_bits (a signed 64-bit integer); later ones

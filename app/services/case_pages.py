@@ -36,7 +36,7 @@ from app.services import history as history_service
 from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
-from app.services import teams as team_service
+from app.teams import service as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 __all__ = [

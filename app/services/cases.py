@@ -21,7 +21,6 @@ from app.search import (
     validate_template,
 )
 from app.services import scorers as scorer_service
-from app.services import teams
 
 # Another user's id answers 404 like a missing one, in bodies as in paths.
 from app.services.access import (
@@ -30,6 +29,7 @@ from app.services.access import (
     visible_endpoint,
     visible_scorer,
 )
+from app.teams import service as teams
 from app.vocabulary import Engine, RunStatus
 
 DEFAULT_KNOB = 10.0

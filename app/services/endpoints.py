@@ -19,8 +19,8 @@ from app.search import (
     SearchRequest,
     try_connection,
 )
-from app.services import teams
 from app.services.access import visible_clause
+from app.teams import service as teams
 from app.vocabulary import Engine
 
 _JSON_TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}'

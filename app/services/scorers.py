@@ -23,8 +23,8 @@ from app.scoring import (
     score_queries,
     validate_scorer,
 )
-from app.services import teams
 from app.services.access import visible_clause, visible_scorer
+from app.teams import service as teams
 
 DEFAULT_PRESET = "Classic"
 

@@ -8,7 +8,9 @@ from app.compare import web as compare
 from app.interop import quepid_web as quepid_case
 from app.interop import ratings_web as ratings_io
 from app.sweeps import web as sweeps
-from app.web import cases, deletes, endpoints, experiments, queries, scorers, sharing, teams
+from app.teams import sharing_web as sharing
+from app.teams import web as teams
+from app.web import cases, deletes, endpoints, experiments, queries, scorers
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)

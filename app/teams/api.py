@@ -7,8 +7,8 @@ from sqlalchemy.orm import Session
 
 from app.deps import CurrentUser, SessionDep
 from app.models import Team
-from app.schemas.teams import MemberPut, MemberRead, TeamCreate, TeamRead, TeamUpdate
-from app.services import teams as service
+from app.teams import service
+from app.teams.schemas import MemberPut, MemberRead, TeamCreate, TeamRead, TeamUpdate
 
 router = APIRouter(prefix="/teams", tags=["teams"])
 

@@ -13,7 +13,7 @@ from app.accounts import service as users
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid, RelevoError
 from app.models import User
-from app.services import teams as service
+from app.teams import service
 from app.vocabulary import TeamRole
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked

@@ -9,8 +9,9 @@ from sqlalchemy.orm import Session
 from app.deps import SessionDep, WebUser
 from app.errors import NotFound
 from app.models import User
-from app.services import access, teams
+from app.services import access
 from app.services.access import Shareable
+from app.teams import service as teams
 from app.web.deps import FormDep
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked
