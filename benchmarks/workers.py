@@ -35,11 +35,12 @@ from sqlalchemy import create_engine, func, select, text
 from app.accounts import service as users
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
+from app.endpoints import service as endpoints
+from app.endpoints.schemas import EndpointCreate
 from app.jobs.queue import RunQueue
 from app.models import Case, Run
 from app.schemas.cases import CaseCreate
-from app.schemas.endpoints import EndpointCreate
-from app.services import cases, endpoints, queries, runs, scorers
+from app.services import cases, queries, runs, scorers
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,9 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
+from app.endpoints import service as endpoint_service
+from app.endpoints.schemas import EndpointRead
 from app.models import Case
-from app.schemas.endpoints import EndpointRead
 from app.schemas.pages import (
     CaseHistory,
     CasePage,
@@ -23,7 +24,6 @@ from app.schemas.pages import (
     ScorersPage,
 )
 from app.services import case_pages, scorer_pages
-from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.services import rated_missing as missing_service
 from app.services import results as result_service

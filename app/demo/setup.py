@@ -25,9 +25,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.db import session_scope
 from app.demo.corpus import load_movies
+from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Rating, RunQuery, Scorer, SearchEndpoint
 from app.schemas.cases import CaseCreate, RatingIn
-from app.schemas.endpoints import EndpointCreate
 from app.search import SearchClient
 from app.search.transport import engine_http_client
 from app.services import cases as case_service
@@ -158,7 +158,7 @@ def _ensure_demo(session: Session, engine_url: str) -> DemoInfo:
     )
     index_url = engine_url.rstrip("/") + "/movies"
     if endpoint is None:
-        from app.services import endpoints as endpoint_service
+        from app.endpoints import service as endpoint_service
 
         endpoint = endpoint_service.create_endpoint(
             session=session,

@@ -34,16 +34,16 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from app.db import owns_transaction
+from app.endpoints import service as endpoint_service
+from app.endpoints.service import TEST_FIELD_SPECS
 from app.errors import Invalid
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import FieldSpecError, extract_knobs, parse_field_spec
 from app.services import cases as case_service
-from app.services import endpoints as endpoint_service
 from app.services import scorers as scorer_service
 from app.services.access import visible_clause
-from app.services.endpoints import TEST_FIELD_SPECS
 from app.vocabulary import Engine, HttpMethod, ScorerKind
 
 __all__ = [

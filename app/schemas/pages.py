@@ -8,9 +8,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from app.books.schemas import RatingsSource
+from app.endpoints.schemas import EndpointRead
 from app.schemas.cases import CaseRead, QueryRead, TryRead
 from app.schemas.common import Out
-from app.schemas.endpoints import EndpointRead
 from app.schemas.history import QueryScorePoint
 from app.schemas.runs import RunSummary
 from app.schemas.scorers import ScorerRead

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.books import sync as book_sync
+from app.endpoints import service as endpoint_service
 from app.models import Case, Query, Run, RunQuery, Scorer, User
 from app.schemas.cases import TryRead
 from app.schemas.pages import (
@@ -31,7 +32,6 @@ from app.schemas.pages import (
 )
 from app.schemas.runs import RunSummary
 from app.services import cases as case_service
-from app.services import endpoints as endpoint_service
 from app.services import history as history_service
 from app.services import queries as query_service
 from app.services import runs as run_service

@@ -5,12 +5,13 @@ from fastapi import APIRouter
 from app.accounts import web as account
 from app.books import web as books
 from app.compare import web as compare
+from app.endpoints import web as endpoints
 from app.interop import quepid_web as quepid_case
 from app.interop import ratings_web as ratings_io
 from app.sweeps import web as sweeps
 from app.teams import sharing_web as sharing
 from app.teams import web as teams
-from app.web import cases, deletes, endpoints, experiments, queries, scorers
+from app.web import cases, deletes, experiments, queries, scorers
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)

@@ -7,17 +7,17 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.deps import SessionDep, WebUser
+from app.endpoints import service as endpoint_service
+from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
 from app.schemas.pages import QUERY_SORTS, CasePage, CasesPage, QuerySort
 from app.search import DEFAULT_FIELD_SPEC
 from app.services import case_pages, case_updates
 from app.services import cases as case_service
-from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services import scorers as scorer_service
-from app.services.endpoints import DEFAULT_TEMPLATES
 from app.services.run_manager import RunManager
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine

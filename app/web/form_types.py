@@ -15,13 +15,13 @@ from typing import Any, ClassVar, Self
 
 from starlette.datastructures import FormData
 
+from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
+from app.endpoints.service import DEFAULT_TEMPLATES
 from app.schemas.cases import NOTES_MAX_LENGTH, BulkQueries, CaseCreate, CaseUpdate, QueryUpdate
-from app.schemas.endpoints import EndpointCreate, EndpointRead, EndpointUpdate
 from app.schemas.scorers import ScorerCreate, ScorerRead, ScorerUpdate
 from app.scoring import PRESETS
 from app.scoring.presets import Preset
 from app.search import FieldSpecError, TemplateError, parse_field_spec, validate_template
-from app.services.endpoints import DEFAULT_TEMPLATES
 from app.vocabulary import Engine, HttpMethod, ScorerKind
 from app.web.forms import FormErrors, WebForm, field_text
 

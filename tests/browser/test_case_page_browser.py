@@ -21,11 +21,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
 from app.config import Settings
+from app.endpoints import service as endpoint_service
+from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.schemas.cases import CaseCreate, RatingIn
-from app.schemas.endpoints import EndpointCreate
 from app.services import cases as case_service
-from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.web.templating import NO_VALUE
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
+from app.endpoints import service as endpoint_service
+from app.endpoints.schemas import EndpointCreate
 from app.models import Rating
 from app.schemas.cases import CaseCreate
-from app.schemas.endpoints import EndpointCreate
 from app.services import cases as case_service
-from app.services import endpoints as endpoint_service
 from app.services import queries as query_service
 from app.services import scorers as scorer_service
 from tests.api.flaky_engine import TEMPLATE, flaky_engine

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.deps import CurrentUser, EndpointDep, SessionDep
-from app.schemas.endpoints import (
+from app.endpoints import service
+from app.endpoints.schemas import (
     ConnectionReportRead,
     ConnectionTest,
     EndpointCreate,
@@ -13,7 +14,6 @@ from app.schemas.endpoints import (
     EndpointUpdate,
 )
 from app.services import access
-from app.services import endpoints as service
 from app.teams import service as teams
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])

@@ -6,11 +6,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from app.deps import SessionDep, WebUser
+from app.endpoints import service as endpoint_service
+from app.endpoints.schemas import EndpointRead
 from app.errors import Invalid
 from app.models import User
-from app.schemas.endpoints import EndpointRead
 from app.search import ConnectionReport
-from app.services import endpoints as endpoint_service
 from app.vocabulary import Engine
 from app.web.deps import FormDep, WebEndpointDep
 from app.web.errors import HtmlErrorRoute
