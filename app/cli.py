@@ -24,8 +24,8 @@ from app.models import Case
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.schemas.runs import RunDetail
+from app.scorers import service as scorer_service
 from app.services import runs as run_service
-from app.services import scorers as scorer_service
 from app.services.run_manager import RunManager
 from app.vocabulary import RunStatus
 

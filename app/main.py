@@ -22,8 +22,8 @@ from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
+from app.scorers import service as scorer_service
 from app.search.policy import OutboundPolicy, install_policy
-from app.services import scorers as scorer_service
 from app.services.run_manager import RunManager
 from app.sweeps import service as sweep_service
 

@@ -25,8 +25,8 @@ from app.endpoints.schemas import EndpointCreate
 from app.interop import ratings_io
 from app.models import Case, User
 from app.schemas.cases import CaseCreate
+from app.scorers import service as scorer_service
 from app.services import cases as case_service
-from app.services import scorers as scorer_service
 
 DOCS_PER_QUERY = 100
 

@@ -35,9 +35,10 @@ from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Scorer
 from app.runtime import tune_gc
 from app.schemas.cases import CaseCreate, RatingIn
+from app.scorers import service as scorers
 from app.search import SearchClient, build_es_body
 from app.search.transport import engine_http_client
-from app.services import cases, queries, runs, scorers
+from app.services import cases, queries, runs
 from app.services.runner import execute_run
 
 TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title^10", "director"]}}}'

@@ -40,7 +40,8 @@ from app.endpoints.schemas import EndpointCreate
 from app.jobs.queue import RunQueue
 from app.models import Case, Run
 from app.schemas.cases import CaseCreate
-from app.services import cases, queries, runs, scorers
+from app.scorers import service as scorers
+from app.services import cases, queries, runs
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,9 +7,9 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.models import Case, Run, SearchEndpoint, Try, User
+from app.scorers import service as scorer_service
 from app.scoring.metrics import METRICS
 from app.scoring.validation import KINDS
-from app.services import scorers as scorer_service
 from app.vocabulary import Engine, HttpMethod, RunStatus, ScorerKind
 
 

@@ -23,7 +23,8 @@ from app.schemas.pages import (
     ScorerPage,
     ScorersPage,
 )
-from app.services import case_pages, scorer_pages
+from app.scorers import page_data as scorer_pages
+from app.services import case_pages
 from app.services import queries as query_service
 from app.services import rated_missing as missing_service
 from app.services import results as result_service

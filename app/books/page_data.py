@@ -20,8 +20,8 @@ from app.books.page_schemas import (
 )
 from app.books.schemas import BookRead, JudgementRead, PairToJudge
 from app.models import Book, Case, User
+from app.scorers.service import scale_entries
 from app.services import access
-from app.services.scorers import scale_entries
 
 MAX_SKIPS = 200
 

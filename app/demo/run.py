@@ -11,7 +11,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.demo.corpus import index_movies, start_osmem
 from app.demo.setup import DEMO_EMAIL, DEMO_PASSWORD, prepare_demo
-from app.services import scorers as scorer_service
+from app.scorers import service as scorer_service
 
 # A fixed port, so that the demo endpoint's URL stays the same from one start to the next.
 DEMO_ENGINE_PORT = 9250

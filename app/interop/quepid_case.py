@@ -39,10 +39,10 @@ from app.endpoints.service import TEST_FIELD_SPECS
 from app.errors import Invalid
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
+from app.scorers import service as scorer_service
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import FieldSpecError, extract_knobs, parse_field_spec
 from app.services import cases as case_service
-from app.services import scorers as scorer_service
 from app.services.access import visible_clause
 from app.vocabulary import Engine, HttpMethod, ScorerKind
 

@@ -13,7 +13,7 @@ from app.schemas.cases import CaseRead, QueryRead, TryRead
 from app.schemas.common import Out
 from app.schemas.history import QueryScorePoint
 from app.schemas.runs import RunSummary
-from app.schemas.scorers import ScorerRead
+from app.scorers.schemas import ScorerRead
 from app.vocabulary import Engine, QueryStatus
 
 QuerySort = Literal["position", "score", "score_desc", "text"]

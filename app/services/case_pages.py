@@ -31,11 +31,11 @@ from app.schemas.pages import (
     TeamOption,
 )
 from app.schemas.runs import RunSummary
+from app.scorers import service as scorer_service
 from app.services import cases as case_service
 from app.services import history as history_service
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services import scorers as scorer_service
 from app.teams import service as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 

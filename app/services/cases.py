@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, selectinload
 from app.errors import Invalid, NotFound
 from app.models import Case, Query, Run, Try, User
 from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate
+from app.scorers import service as scorer_service
 from app.search import (
     FieldSpecError,
     TemplateError,
@@ -20,7 +21,6 @@ from app.search import (
     parse_field_spec,
     validate_template,
 )
-from app.services import scorers as scorer_service
 
 # Another user's id answers 404 like a missing one, in bodies as in paths.
 from app.services.access import (

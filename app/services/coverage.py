@@ -10,13 +10,13 @@ from sqlalchemy.orm import Session
 
 from app.models import Case, Query, RunQuery, Scorer
 from app.schemas.coverage import CaseCoverage, QueryCoverage, RateNext
+from app.scorers import service as scorer_service
 from app.scoring import case_score, score_queries
 from app.scoring.coverage import bands, rating_impacts
 from app.search import FieldSpec
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services import scorers as scorer_service
 from app.services.stored import doc_title, field_spec_of
 from app.vocabulary import QueryStatus
 

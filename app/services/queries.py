@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
 from app.schemas.cases import QueryCreate, QueryUpdate, RatingIn
+from app.scorers.service import rating_bounds
 from app.services.access import valid_id
-from app.services.scorers import rating_bounds
 
 T = TypeVar("T")
 

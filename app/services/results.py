@@ -10,11 +10,11 @@ from sqlalchemy.orm import Session
 from app.models import Case, Query, Run, RunQuery, Try
 from app.schemas.cases import QueryRead
 from app.schemas.pages import DocField, QueryResults, ResultDoc
+from app.scorers import service as scorer_service
 from app.search import FieldSpec
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services import scorers as scorer_service
 from app.services.stored import doc_title, latest_row, shown_text, spec_of
 
 __all__ = ["query_results", "result_doc", "results_of"]

@@ -21,13 +21,13 @@ from app.endpoints.service import engine_config
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint, Try
 from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
+from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services.access import valid_id
 from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError
-from app.services.scorers import config_of
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES

@@ -8,10 +8,11 @@ from app.compare import web as compare
 from app.endpoints import web as endpoints
 from app.interop import quepid_web as quepid_case
 from app.interop import ratings_web as ratings_io
+from app.scorers import web as scorers
 from app.sweeps import web as sweeps
 from app.teams import sharing_web as sharing
 from app.teams import web as teams
-from app.web import cases, deletes, experiments, queries, scorers
+from app.web import cases, deletes, experiments, queries
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)

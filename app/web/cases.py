@@ -12,12 +12,12 @@ from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
 from app.schemas.pages import QUERY_SORTS, CasePage, CasesPage, QuerySort
+from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
 from app.services import case_pages, case_updates
 from app.services import cases as case_service
 from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services import scorers as scorer_service
 from app.services.run_manager import RunManager
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine

@@ -18,7 +18,7 @@ from starlette.datastructures import FormData
 from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.schemas.cases import NOTES_MAX_LENGTH, BulkQueries, CaseCreate, CaseUpdate, QueryUpdate
-from app.schemas.scorers import ScorerCreate, ScorerRead, ScorerUpdate
+from app.scorers.schemas import ScorerCreate, ScorerRead, ScorerUpdate
 from app.scoring import PRESETS
 from app.scoring.presets import Preset
 from app.search import FieldSpecError, TemplateError, parse_field_spec, validate_template

@@ -6,8 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
-from app.services.scorers import build_config
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,

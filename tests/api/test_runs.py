@@ -12,8 +12,8 @@ import pytest
 
 from app import cli
 from app.demo.corpus import index_movies, start_osmem
+from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
-from app.services.scorers import build_config
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import ApiUser
 

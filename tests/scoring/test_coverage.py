@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from app.scoring.coverage import bands, rating_impacts, unrated_top
-from app.services.scorers import build_config
 
 NDCG = build_config(
     kind="ndcg", params={"k": 3}, scale=[0, 1, 2, 3], scale_labels=None, code=None, max_score=None

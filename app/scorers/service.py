@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, selectinload
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, Scorer, User
 from app.schemas.pages import ScaleEntry, ScorerOption
-from app.schemas.scorers import ScorerCreate, ScoreRequest, ScorerRead, ScorerUpdate
+from app.scorers.schemas import ScorerCreate, ScoreRequest, ScorerRead, ScorerUpdate
 from app.scoring import (
     PRESETS,
     Outcome,

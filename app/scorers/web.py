@@ -10,8 +10,9 @@ from app.deps import SessionDep, WebUser
 from app.errors import Invalid, NotFound
 from app.models import Query, User
 from app.schemas.pages import ScorerPage, TryOutcome
-from app.services import access, scorer_pages
-from app.services import scorers as scorer_service
+from app.scorers import page_data as scorer_pages
+from app.scorers import service as scorer_service
+from app.services import access
 from app.vocabulary import ScorerKind
 from app.web.deps import FormDep, WebScorerDep
 from app.web.errors import HtmlErrorRoute

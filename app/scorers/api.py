@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.deps import CurrentUser, ScorerDep, SessionDep
-from app.schemas.scorers import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
+from app.scorers import service
+from app.scorers.schemas import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
 from app.services import access
-from app.services import scorers as service
 from app.teams import service as teams
 
 router = APIRouter(tags=["scorers"])
