@@ -24,16 +24,16 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate
 from app.compare import service as compare
 from app.config import Settings
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery
-from app.schemas.cases import CaseCreate
 from app.scoring.significance import paired_stats
-from app.services import cases as case_service
-from app.services import queries as query_service
 
 QUERIES = 10_000
 DOCS = 10

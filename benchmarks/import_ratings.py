@@ -18,15 +18,15 @@ import time
 from pathlib import Path
 
 from app.accounts import service as user_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.interop import ratings_io
 from app.models import Case, User
-from app.schemas.cases import CaseCreate
 from app.scorers import service as scorer_service
-from app.services import cases as case_service
 
 DOCS_PER_QUERY = 100
 

@@ -27,6 +27,9 @@ import httpx
 from sqlalchemy import select
 
 from app.accounts import service as users
+from app.cases import queries
+from app.cases import service as cases
+from app.cases.schemas import CaseCreate, RatingIn
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.demo.corpus import index_movies, load_movies, start_osmem
@@ -34,11 +37,10 @@ from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Scorer
 from app.runtime import tune_gc
-from app.schemas.cases import CaseCreate, RatingIn
 from app.scorers import service as scorers
 from app.search import SearchClient, build_es_body
 from app.search.transport import engine_http_client
-from app.services import cases, queries, runs
+from app.services import runs
 from app.services.runner import execute_run
 
 TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title^10", "director"]}}}'

@@ -33,15 +33,17 @@ import orjson
 from sqlalchemy import create_engine, func, select, text
 
 from app.accounts import service as users
+from app.cases import queries
+from app.cases import service as cases
+from app.cases.schemas import CaseCreate
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.jobs.queue import RunQueue
 from app.models import Case, Run
-from app.schemas.cases import CaseCreate
 from app.scorers import service as scorers
-from app.services import cases, queries, runs
+from app.services import runs
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]

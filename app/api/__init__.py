@@ -7,9 +7,13 @@ from pydantic import BaseModel
 
 from app.accounts import admin_api as admin
 from app.accounts import api as account
-from app.api import cases, experiments, pages, queries, runs
+from app.api import runs
 from app.books import api as books
 from app.books import pages_api as book_pages
+from app.cases import api as cases
+from app.cases import experiments_api as experiments
+from app.cases import pages_api as pages
+from app.cases import queries_api as queries
 from app.compare import api as compare
 from app.endpoints import api as endpoints
 from app.interop import quepid_api as quepid_case

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.books.schemas import AgreementRead, BookRead, JudgementRead, PairToJudge
+from app.cases.page_schemas import ScaleEntry
 from app.schemas.common import Out
-from app.schemas.pages import ScaleEntry
 
 
 class CaseChoice(Out):

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.schemas.cases import QueryText
+from app.cases.schemas import QueryText
 from app.schemas.common import Body, Name, Out, TeamIds
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]

@@ -7,14 +7,14 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
 from app.compare.schemas import DocMark, QuerySideBySide, SideDoc
 from app.compare.service import stored_rows, top_docs
 from app.compare.stats import query_overlap
 from app.models import Case, Scorer
 from app.scorers import service as scorer_service
 from app.search import FieldSpec
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.stored import doc_title, field_spec_of
 

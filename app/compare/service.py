@@ -13,6 +13,8 @@ from typing import Any
 from sqlalchemy import JSON, func, literal_column, select
 from sqlalchemy.orm import Session
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
 from app.compare.schemas import (
     Change,
     CompareCounts,
@@ -29,8 +31,6 @@ from app.scorers import service as scorer_service
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
 from app.scoring.types import StoredDocs
 from app.search import FieldSpec
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.stored import doc_title, field_spec_of
 from app.vocabulary import QueryStatus, ScorerKind

@@ -23,15 +23,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate, RatingIn
 from app.db import session_scope
 from app.demo.corpus import load_movies
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Rating, RunQuery, Scorer, SearchEndpoint
-from app.schemas.cases import CaseCreate, RatingIn
 from app.search import SearchClient
 from app.search.transport import engine_http_client
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.runner import execute_run
 

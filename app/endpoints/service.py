@@ -8,10 +8,10 @@ import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+from app.cases.page_schemas import EndpointOption, EndpointsPage
 from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
 from app.errors import Conflict, Invalid
 from app.models import SearchEndpoint, Try, User
-from app.schemas.pages import EndpointOption, EndpointsPage
 from app.search import (
     DEFAULT_FIELD_SPEC,
     ConnectionReport,

@@ -33,6 +33,7 @@ import httpx
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from app.cases import service as case_service
 from app.db import owns_transaction
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import TEST_FIELD_SPECS
@@ -42,7 +43,6 @@ from app.models.base import utcnow
 from app.scorers import service as scorer_service
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import FieldSpecError, extract_knobs, parse_field_spec
-from app.services import cases as case_service
 from app.services.access import visible_clause
 from app.vocabulary import Engine, HttpMethod, ScorerKind
 

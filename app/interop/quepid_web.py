@@ -7,11 +7,11 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app.cases import page_data as case_pages
+from app.cases.web import new_case_form
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.interop import quepid_case as service
-from app.services import case_pages
-from app.web.cases import new_case_form
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked
 from app.web.templating import render

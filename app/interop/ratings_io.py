@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases import service as case_service
 from app.interop.ratings_import import (
     CSV_HEADER,
     ImportFormat,
@@ -25,7 +26,6 @@ from app.interop.ratings_import import (
 )
 from app.models import Case, Query, Rating, Run, RunQuery
 from app.search.fieldspec import parse_field_spec
-from app.services import cases as case_service
 
 __all__ = [
     "CSV_HEADER",

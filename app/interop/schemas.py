@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from app.schemas.cases import CaseRead
+from app.cases.schemas import CaseRead
 
 
 class ImportResult(BaseModel):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.page_schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
 from app.models import Case, Query, Scorer, User
-from app.schemas.pages import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
 from app.scorers import service as scorer_service
 from app.scoring import ScorerConfig, score_queries
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.stored import latest_row
 from app.vocabulary import QueryStatus

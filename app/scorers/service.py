@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
+from app.cases.page_schemas import ScaleEntry, ScorerOption
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, Scorer, User
-from app.schemas.pages import ScaleEntry, ScorerOption
 from app.scorers.schemas import ScorerCreate, ScoreRequest, ScorerRead, ScorerUpdate
 from app.scoring import (
     PRESETS,

@@ -6,10 +6,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from app.cases.page_schemas import ScorerPage, TryOutcome
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid, NotFound
 from app.models import Query, User
-from app.schemas.pages import ScorerPage, TryOutcome
 from app.scorers import page_data as scorer_pages
 from app.scorers import service as scorer_service
 from app.services import access

@@ -17,6 +17,8 @@ from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
 from app.endpoints.service import engine_config
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint, Try
@@ -24,8 +26,6 @@ from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, R
 from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services.access import valid_id
 from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus

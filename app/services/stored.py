@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases import service as case_service
 from app.models import Case, Query, Run, RunQuery, Try
 from app.search import FieldSpec, FieldSpecError, parse_field_spec
-from app.services import cases as case_service
 from app.vocabulary import QueryStatus
 
 __all__ = ["doc_title", "field_spec_of", "has_ranking", "latest_row", "shown_text", "spec_of"]

@@ -6,9 +6,9 @@ from concurrent.futures import Future
 
 from fastapi import APIRouter, Request, Response
 
+from app.cases import service as case_service
+from app.cases.schemas import CaseRead
 from app.deps import CaseDep, CurrentUser, SessionDep
-from app.schemas.cases import CaseRead
-from app.services import cases as case_service
 from app.services.run_manager import RunManager
 from app.sweeps import service
 from app.sweeps.schemas import SweepApply, SweepCreate, SweepRead, SweepStarted

@@ -4,6 +4,9 @@ from fastapi import APIRouter
 
 from app.accounts import web as account
 from app.books import web as books
+from app.cases import experiments_web as experiments
+from app.cases import queries_web as queries
+from app.cases import web as cases
 from app.compare import web as compare
 from app.endpoints import web as endpoints
 from app.interop import quepid_web as quepid_case
@@ -12,7 +15,7 @@ from app.scorers import web as scorers
 from app.sweeps import web as sweeps
 from app.teams import sharing_web as sharing
 from app.teams import web as teams
-from app.web import cases, deletes, experiments, queries
+from app.web import deletes
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
 from app.deps import SessionDep, WebUser
 from app.endpoints import service as endpoint_service
 from app.models import User
 from app.scorers import service as scorer_service
 from app.services import access
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.web.deps import WebCaseDep, WebEndpointDep, WebQueryDep, WebScorerDep
 from app.web.errors import HtmlErrorRoute
 from app.web.forms import CsrfChecked

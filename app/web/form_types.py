@@ -15,9 +15,9 @@ from typing import Any, ClassVar, Self
 
 from starlette.datastructures import FormData
 
+from app.cases.schemas import NOTES_MAX_LENGTH, BulkQueries, CaseCreate, CaseUpdate, QueryUpdate
 from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
 from app.endpoints.service import DEFAULT_TEMPLATES
-from app.schemas.cases import NOTES_MAX_LENGTH, BulkQueries, CaseCreate, CaseUpdate, QueryUpdate
 from app.scorers.schemas import ScorerCreate, ScorerRead, ScorerUpdate
 from app.scoring import PRESETS
 from app.scoring.presets import Preset

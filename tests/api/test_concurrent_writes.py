@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.cases import queries
+from app.cases.schemas import RatingIn
 from app.models import Case, Query, Rating, Scorer, User
-from app.schemas.cases import RatingIn
-from app.services import queries
 from tests.api.helpers import add_queries, make_case, make_endpoint
 from tests.fixtures.users import ApiUser
 

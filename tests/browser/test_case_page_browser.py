@@ -20,13 +20,13 @@ import uvicorn
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate, RatingIn
 from app.config import Settings
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
-from app.schemas.cases import CaseCreate, RatingIn
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.web.templating import NO_VALUE
 
 pytestmark = pytest.mark.browser
@@ -269,8 +269,8 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
 ) -> None:
     from playwright.sync_api import expect
 
+    from app.cases import ratings as rating_service
     from app.models import Case, Run, Scorer
-    from app.services import rating as rating_service
     from app.services import runs as run_service
     from app.web.templating import fmt_score
 

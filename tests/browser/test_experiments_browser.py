@@ -8,10 +8,10 @@ import pytest
 from sqlalchemy import select
 
 from app.accounts import service as user_service
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate
 from app.models import Rating, RunQuery
-from app.schemas.cases import CaseCreate
-from app.services import cases as case_service
-from app.services import queries as query_service
 from tests.browser.test_case_page_browser import EMAIL, LiveApp, _login
 from tests.browser.test_case_page_browser import browser as browser  # the fixtures
 from tests.browser.test_case_page_browser import live_app as live_app

@@ -17,12 +17,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Book, Judgement, User
-from app.schemas.cases import CaseCreate
-from app.services import cases as case_service
-from app.services import queries as query_service
 from tests.api.book_helpers import share_everything_of
 from tests.browser import test_case_page_browser as case_page_browser
 from tests.browser.test_case_page_browser import PASSWORD, _free_port

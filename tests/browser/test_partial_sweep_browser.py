@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Rating
-from app.schemas.cases import CaseCreate
 from app.scorers import service as scorer_service
-from app.services import cases as case_service
-from app.services import queries as query_service
 from tests.api.flaky_engine import TEMPLATE, flaky_engine
 from tests.browser.test_case_page_browser import EMAIL, LiveApp, _login
 from tests.browser.test_case_page_browser import browser as browser  # the fixtures

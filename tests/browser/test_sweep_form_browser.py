@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate
 from app.models import Case, Sweep
-from app.schemas.cases import CaseCreate
-from app.services import cases as case_service
 from tests.browser import test_case_page_browser as case_page_browser
 from tests.browser.test_case_page_browser import LiveApp, _login
 

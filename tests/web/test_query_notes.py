@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.schemas.cases import NOTES_MAX_LENGTH
+from app.cases.schemas import NOTES_MAX_LENGTH
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import add_queries, attr, login, movies_case, one, soup
 

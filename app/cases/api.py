@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.cases import flows as case_updates
+from app.cases import service
+from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate, TryRead
 from app.deps import CaseDep, CurrentUser, SessionDep
-from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate, TryRead
-from app.services import access, case_updates
-from app.services import cases as service
+from app.services import access
 from app.teams import service as teams
 
 router = APIRouter(prefix="/cases", tags=["cases"])

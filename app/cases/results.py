@@ -7,13 +7,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.page_schemas import DocField, QueryResults, ResultDoc
+from app.cases.schemas import QueryRead
 from app.models import Case, Query, Run, RunQuery, Try
-from app.schemas.cases import QueryRead
-from app.schemas.pages import DocField, QueryResults, ResultDoc
 from app.scorers import service as scorer_service
 from app.search import FieldSpec
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.stored import doc_title, latest_row, shown_text, spec_of
 

@@ -14,10 +14,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.books import sync as book_sync
-from app.endpoints import service as endpoint_service
-from app.models import Case, Query, Run, RunQuery, Scorer, User
-from app.schemas.cases import TryRead
-from app.schemas.pages import (
+from app.cases import history as history_service
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.page_schemas import (
     PER_PAGE,
     CaseHistory,
     CasePage,
@@ -30,11 +30,11 @@ from app.schemas.pages import (
     ScorePoint,
     TeamOption,
 )
+from app.cases.schemas import TryRead
+from app.endpoints import service as endpoint_service
+from app.models import Case, Query, Run, RunQuery, Scorer, User
 from app.schemas.runs import RunSummary
 from app.scorers import service as scorer_service
-from app.services import cases as case_service
-from app.services import history as history_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.teams import service as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus

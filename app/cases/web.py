@@ -6,17 +6,18 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from app.cases import flows as case_updates
+from app.cases import page_data as case_pages
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.page_schemas import QUERY_SORTS, CasePage, CasesPage, QuerySort
 from app.deps import SessionDep, WebUser
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
-from app.schemas.pages import QUERY_SORTS, CasePage, CasesPage, QuerySort
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
-from app.services import case_pages, case_updates
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.run_manager import RunManager
 from app.sweeps.forms import SweepForm

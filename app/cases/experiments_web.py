@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app.cases import coverage as coverage_service
+from app.cases import history as history_service
 from app.deps import SessionDep, WebUser
-from app.services import coverage as coverage_service
-from app.services import history as history_service
 from app.web.deps import WebCaseDep, WebQueryDep
 from app.web.errors import HtmlErrorRoute
 from app.web.templating import render

@@ -10,9 +10,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid, NotFound
 from app.models import Case, Query, Run, Try, User
-from app.schemas.cases import CaseCreate, CaseRead, CaseUpdate
 from app.scorers import service as scorer_service
 from app.search import (
     FieldSpecError,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.deps import CaseDep, CurrentUser, SessionDep
-from app.schemas.cases import (
+from app.cases import queries as service
+from app.cases import ratings as rating_service
+from app.cases.schemas import (
     BulkQueries,
     BulkQueriesRead,
     QueryCreate,
@@ -18,8 +19,7 @@ from app.schemas.cases import (
     RatingsPut,
     RatingsRead,
 )
-from app.services import queries as service
-from app.services import rating as rating_service
+from app.deps import CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/queries", tags=["queries"])
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from app.cases import service as case_service
+from app.cases.schemas import CaseUpdate
 from app.models import Case, Run, User
-from app.schemas.cases import CaseUpdate
-from app.services import cases as case_service
 from app.services import runs as run_service
 
 __all__ = ["rescore_latest", "update_case"]

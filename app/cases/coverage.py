@@ -8,14 +8,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
-from app.schemas.coverage import CaseCoverage, QueryCoverage, RateNext
 from app.scorers import service as scorer_service
 from app.scoring import case_score, score_queries
 from app.scoring.coverage import bands, rating_impacts
 from app.search import FieldSpec
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
 from app.services.stored import doc_title, field_spec_of
 from app.vocabulary import QueryStatus

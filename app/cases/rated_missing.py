@@ -14,15 +14,15 @@ from typing import Any
 import httpx
 from sqlalchemy.orm import Session
 
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.page_schemas import RatedMissing, ResultDoc
+from app.cases.results import result_doc
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query
-from app.schemas.pages import RatedMissing, ResultDoc
 from app.scorers import service as scorer_service
 from app.search import MAX_LOOKUP_IDS, EndpointConfig, FieldSpec, SearchClient, SearchError
-from app.services import cases as case_service
-from app.services import queries as query_service
 from app.services import runs as run_service
-from app.services.results import result_doc
 from app.services.stored import latest_row, spec_of
 
 __all__ = ["MissingLookup", "fetch_rated_missing", "missing_ids", "plan_rated_missing"]

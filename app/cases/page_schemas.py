@@ -8,10 +8,10 @@ from typing import Any, Literal
 from pydantic import Field
 
 from app.books.schemas import RatingsSource
+from app.cases.history_schemas import QueryScorePoint
+from app.cases.schemas import CaseRead, QueryRead, TryRead
 from app.endpoints.schemas import EndpointRead
-from app.schemas.cases import CaseRead, QueryRead, TryRead
 from app.schemas.common import Out
-from app.schemas.history import QueryScorePoint
 from app.schemas.runs import RunSummary
 from app.scorers.schemas import ScorerRead
 from app.vocabulary import Engine, QueryStatus

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.cases import coverage as coverage_service
+from app.cases import history as history_service
+from app.cases import queries as query_service
+from app.cases.coverage_schemas import CaseCoverage
+from app.cases.history_schemas import QueryHistory
 from app.deps import CaseDep, SessionDep
-from app.schemas.coverage import CaseCoverage
-from app.schemas.history import QueryHistory
-from app.services import coverage as coverage_service
-from app.services import history as history_service
-from app.services import queries as query_service
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["cases"])
 

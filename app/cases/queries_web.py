@@ -8,15 +8,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app.cases import page_data as case_pages
+from app.cases import queries as query_service
+from app.cases import rated_missing as missing_service
+from app.cases import ratings as rating_service
+from app.cases import results as result_service
+from app.cases.schemas import RatingIn
 from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.models import Query
-from app.schemas.cases import RatingIn
-from app.services import case_pages
-from app.services import queries as query_service
-from app.services import rated_missing as missing_service
-from app.services import rating as rating_service
-from app.services import results as result_service
 from app.web.deps import FormDep, WebCaseDep, WebQueryDep
 from app.web.errors import HtmlErrorRoute, error_page
 from app.web.form_types import NotesForm

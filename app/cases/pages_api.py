@@ -6,11 +6,11 @@ from fastapi import APIRouter
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
-from app.endpoints import service as endpoint_service
-from app.endpoints.schemas import EndpointRead
-from app.models import Case
-from app.schemas.pages import (
+from app.cases import page_data as case_pages
+from app.cases import queries as query_service
+from app.cases import rated_missing as missing_service
+from app.cases import results as result_service
+from app.cases.page_schemas import (
     CaseHistory,
     CasePage,
     CaseScore,
@@ -23,11 +23,11 @@ from app.schemas.pages import (
     ScorerPage,
     ScorersPage,
 )
+from app.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
+from app.endpoints import service as endpoint_service
+from app.endpoints.schemas import EndpointRead
+from app.models import Case
 from app.scorers import page_data as scorer_pages
-from app.services import case_pages
-from app.services import queries as query_service
-from app.services import rated_missing as missing_service
-from app.services import results as result_service
 
 router = APIRouter(prefix="/pages", tags=["pages"])
 

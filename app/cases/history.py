@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases.history_schemas import QueryHistory, QueryHistoryPoint, QueryScorePoint
 from app.models import Case, Query, Run, RunQuery
-from app.schemas.history import QueryHistory, QueryHistoryPoint, QueryScorePoint
 from app.vocabulary import QueryStatus, RunStatus
 
 __all__ = ["SPARKLINE_RUNS", "query_history", "score_histories"]
