@@ -15,17 +15,21 @@ from starlette.middleware.sessions import SessionMiddleware
 from app.accounts.throttle import LoginThrottle
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
-from app.deps import LoginRequired
 from app.errors import install_error_handlers
 from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
-from app.middleware import BaseUrlMiddleware, BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.scorers import service as scorer_service
 from app.search.policy import OutboundPolicy, install_policy
 from app.services.run_manager import RunManager
 from app.sweeps import service as sweep_service
+from app.web_common.deps import LoginRequired
+from app.web_common.middleware import (
+    BaseUrlMiddleware,
+    BodyLimitMiddleware,
+    SecurityHeadersMiddleware,
+)
 
 __all__ = ["create_app"]
 
@@ -131,9 +135,9 @@ def create_app(settings: Settings) -> FastAPI:
 
 
 def _include_routers(app: FastAPI) -> None:
-    from app.api import router as api_router
-    from app.docs_page import router as docs_router
-    from app.web import router as web_router
+    from app.web_common.api_routes import router as api_router
+    from app.web_common.docs_page import router as docs_router
+    from app.web_common.web_routes import router as web_router
 
     app.include_router(api_router)
     app.include_router(web_router)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.access import valid_id
 from app.accounts import service as users
 from app.accounts import sessions
 from app.db import owns_transaction
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import User
 from app.security import hash_password
-from app.services.access import valid_id
 
 
 def require_admin(user: User) -> None:

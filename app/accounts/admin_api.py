@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from app.accounts import admin
 from app.accounts import service as users
 from app.accounts.admin_schemas import UserCreate, UserRead, UserUpdate
-from app.deps import CurrentUser, SessionDep
+from app.web_common.deps import CurrentUser, SessionDep
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from app.accounts import service as users
 from app.accounts.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyRead, Me
-from app.deps import CurrentUser, KeyManager, SessionDep
+from app.web_common.deps import CurrentUser, KeyManager, SessionDep
 
 router = APIRouter(tags=["account"])
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from app.schemas.common import Body, Out
+from app.bodies import Body, Out
 
 
 class ApiKeyCreate(Body):

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.access import valid_id
 from app.accounts import sessions
 from app.db import owns_transaction
 from app.errors import Conflict, Invalid, NotFound
 from app.models import ApiKey, User
 from app.security import hash_api_key, hash_password, new_api_key, verify_password
-from app.services.access import valid_id
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 MIN_PASSWORD = 12

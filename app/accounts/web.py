@@ -10,11 +10,11 @@ from fastapi.responses import RedirectResponse, Response
 from app.accounts import service as users
 from app.accounts import sessions
 from app.accounts.throttle import LoginThrottle
-from app.deps import SessionDep, WebUser
 from app.errors import Invalid
-from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.deps import CaseDep, CurrentUser, SessionDep
 from app.models import Case
 from app.schemas.runs import RunCreate, RunDetail, RunStarted, RunSummary
 from app.services import runs as service
 from app.services.run_manager import RunManager
 from app.vocabulary import RunStatus
+from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Response
 
+from app import access
 from app.books import agreement as agreement_service
 from app.books import io as book_io
 from app.books import service
@@ -26,9 +27,8 @@ from app.books.schemas import (
     SyncBody,
     SyncResult,
 )
-from app.deps import BookDep, CaseDep, CurrentUser, SessionDep
-from app.services import access
 from app.teams import service as teams
+from app.web_common.deps import BookDep, CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(tags=["books"])
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import access
 from app.books import agreement as agreement_service
 from app.books import service as book_service
 from app.books.page_schemas import (
@@ -21,7 +22,6 @@ from app.books.page_schemas import (
 from app.books.schemas import BookRead, JudgementRead, PairToJudge
 from app.models import Book, Case, User
 from app.scorers.service import scale_entries
-from app.services import access
 
 MAX_SKIPS = 200
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from app.bodies import Out
 from app.books.schemas import AgreementRead, BookRead, JudgementRead, PairToJudge
 from app.cases.page_schemas import ScaleEntry
-from app.schemas.common import Out
 
 
 class CaseChoice(Out):

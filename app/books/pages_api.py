@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 
 from app.books import page_data as book_pages
 from app.books.page_schemas import BookPage, BooksPage, JudgePage
-from app.deps import BookDep, CurrentUser, SessionDep
+from app.web_common.deps import BookDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from app.bodies import Body, Name, Out, TeamIds
 from app.cases.schemas import QueryText
-from app.schemas.common import Body, Name, Out, TeamIds
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]
 DocId = Annotated[str, StringConstraints(min_length=1, max_length=500)]

@@ -9,6 +9,8 @@ from sqlalchemy import and_, exists, func, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from app import access
+from app.access import valid_id
 from app.books.schemas import (
     BookCreate,
     BookRead,
@@ -21,9 +23,7 @@ from app.books.schemas import (
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
 from app.models.base import utcnow
-from app.services import access
 from app.services import runs as run_service
-from app.services.access import valid_id
 from app.teams import service as teams
 
 CHUNK = 500

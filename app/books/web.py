@@ -9,20 +9,20 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 
+from app import access
 from app.books import io as book_io
 from app.books import page_data as book_pages
 from app.books import service as book_service
 from app.books import sync as book_sync
 from app.books.pages_api import parse_skip
 from app.books.schemas import BookCreate, JudgementPut, Populate, SyncBody
-from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.models import Book
-from app.services import access
-from app.web.deps import FormDep
-from app.web.errors import HtmlErrorRoute, error_page
-from app.web.forms import CsrfChecked, FormErrors, field_text, parse_body
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web_common.html_errors import HtmlErrorRoute, error_page
+from app.web_common.templating import render
+from app.web_common.web_deps import FormDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

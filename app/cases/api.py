@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app import access
 from app.cases import flows as case_updates
 from app.cases import service
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate, TryRead
-from app.deps import CaseDep, CurrentUser, SessionDep
-from app.services import access
 from app.teams import service as teams
+from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
 

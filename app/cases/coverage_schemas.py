@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from app.schemas.common import Out
+from app.bodies import Out
 from app.vocabulary import QueryStatus
 
 

@@ -9,7 +9,7 @@ from app.cases import history as history_service
 from app.cases import queries as query_service
 from app.cases.coverage_schemas import CaseCoverage
 from app.cases.history_schemas import QueryHistory
-from app.deps import CaseDep, SessionDep
+from app.web_common.deps import CaseDep, SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["cases"])
 

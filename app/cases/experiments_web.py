@@ -7,10 +7,10 @@ from fastapi.responses import Response
 
 from app.cases import coverage as coverage_service
 from app.cases import history as history_service
-from app.deps import SessionDep, WebUser
-from app.web.deps import WebCaseDep, WebQueryDep
-from app.web.errors import HtmlErrorRoute
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
+from app.web_common.web_deps import WebCaseDep, WebQueryDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

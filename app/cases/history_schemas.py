@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from app.schemas.common import Out
+from app.bodies import Out
 from app.vocabulary import QueryStatus
 
 

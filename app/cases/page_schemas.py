@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from app.bodies import Out
 from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
 from app.cases.schemas import CaseRead, QueryRead, TryRead
 from app.endpoints.schemas import EndpointRead
-from app.schemas.common import Out
 from app.schemas.runs import RunSummary
 from app.scorers.schemas import ScorerRead
 from app.vocabulary import Engine, QueryStatus

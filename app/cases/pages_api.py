@@ -23,11 +23,11 @@ from app.cases.page_schemas import (
     ScorerPage,
     ScorersPage,
 )
-from app.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointRead
 from app.models import Case
 from app.scorers import page_data as scorer_pages
+from app.web_common.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])
 

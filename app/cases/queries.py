@@ -10,11 +10,11 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.access import valid_id
 from app.cases.schemas import QueryCreate, QueryUpdate, RatingIn
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
 from app.scorers.service import rating_bounds
-from app.services.access import valid_id
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from app.cases.schemas import (
     RatingsPut,
     RatingsRead,
 )
-from app.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/queries", tags=["queries"])
 

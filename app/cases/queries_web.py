@@ -14,14 +14,14 @@ from app.cases import rated_missing as missing_service
 from app.cases import ratings as rating_service
 from app.cases import results as result_service
 from app.cases.schemas import RatingIn
-from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.models import Query
-from app.web.deps import FormDep, WebCaseDep, WebQueryDep
-from app.web.errors import HtmlErrorRoute, error_page
-from app.web.form_types import NotesForm
-from app.web.forms import CsrfChecked, FormErrors, field_text
-from app.web.templating import is_htmx, render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.form_types import NotesForm
+from app.web_common.forms import CsrfChecked, FormErrors, field_text
+from app.web_common.html_errors import HtmlErrorRoute, error_page
+from app.web_common.templating import is_htmx, render
+from app.web_common.web_deps import FormDep, WebCaseDep, WebQueryDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.schemas.common import Body, Name, Options, Out, TeamIds
+from app.bodies import Body, Name, Options, Out, TeamIds
 from app.search.models import DEFAULT_FIELD_SPEC
 
 QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]

@@ -10,6 +10,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+# Another user's id answers 404 like a missing one, in bodies as in paths.
+from app.access import valid_id, visible_clause, visible_endpoint, visible_scorer
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid, NotFound
 from app.models import Case, Query, Run, Try, User
@@ -20,14 +22,6 @@ from app.search import (
     extract_knobs,
     parse_field_spec,
     validate_template,
-)
-
-# Another user's id answers 404 like a missing one, in bodies as in paths.
-from app.services.access import (
-    valid_id,
-    visible_clause,
-    visible_endpoint,
-    visible_scorer,
 )
 from app.teams import service as teams
 from app.vocabulary import Engine, RunStatus

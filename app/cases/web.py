@@ -11,7 +11,6 @@ from app.cases import page_data as case_pages
 from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.page_schemas import QUERY_SORTS, CasePage, CasesPage, QuerySort
-from app.deps import SessionDep, WebUser
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
@@ -22,11 +21,12 @@ from app.services import runs as run_service
 from app.services.run_manager import RunManager
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
-from app.web.deps import FormDep, WebCaseDep
-from app.web.errors import HtmlErrorRoute
-from app.web.form_types import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
-from app.web.forms import CsrfChecked, FormErrors
-from app.web.templating import is_htmx, render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.form_types import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
+from app.web_common.forms import CsrfChecked, FormErrors
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import is_htmx, render
+from app.web_common.web_deps import FormDep, WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from app.schemas.common import Out
+from app.bodies import Out
 from app.vocabulary import QueryStatus
 
 CompareSort = Literal["delta", "text", "position"]

@@ -8,11 +8,11 @@ from fastapi.responses import Response
 from app.compare import query as side_service
 from app.compare import service
 from app.compare.schemas import COMPARE_SORTS, CompareSort
-from app.deps import SessionDep, WebUser
 from app.errors import BadRequest, NotFound
-from app.web.deps import WebCaseDep
-from app.web.errors import HtmlErrorRoute
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
+from app.web_common.web_deps import WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

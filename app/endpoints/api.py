@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.deps import CurrentUser, EndpointDep, SessionDep
+from app import access
 from app.endpoints import service
 from app.endpoints.schemas import (
     ConnectionReportRead,
@@ -13,8 +13,8 @@ from app.endpoints.schemas import (
     EndpointRead,
     EndpointUpdate,
 )
-from app.services import access
 from app.teams import service as teams
+from app.web_common.deps import CurrentUser, EndpointDep, SessionDep
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])
 

@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator
 
-from app.schemas.common import Body, Name, Out, PositiveTimeout, TeamIds
+from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
 from app.search.models import DEFAULT_FIELD_SPEC
 from app.vocabulary import Engine, HttpMethod
 

@@ -8,6 +8,7 @@ import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
+from app.access import visible_clause
 from app.cases.page_schemas import EndpointOption, EndpointsPage
 from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
 from app.errors import Conflict, Invalid
@@ -19,7 +20,6 @@ from app.search import (
     SearchRequest,
     try_connection,
 )
-from app.services.access import visible_clause
 from app.teams import service as teams
 from app.vocabulary import Engine
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from app.deps import SessionDep, WebUser
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointRead
 from app.errors import Invalid
 from app.models import User
 from app.search import ConnectionReport
 from app.vocabulary import Engine
-from app.web.deps import FormDep, WebEndpointDep
-from app.web.errors import HtmlErrorRoute
-from app.web.form_types import EndpointForm
-from app.web.forms import CsrfChecked, FormErrors, field_text
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.form_types import EndpointForm
+from app.web_common.forms import CsrfChecked, FormErrors, field_text
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
+from app.web_common.web_deps import FormDep, WebEndpointDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

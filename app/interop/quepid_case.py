@@ -33,6 +33,7 @@ import httpx
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from app.access import visible_clause
 from app.cases import service as case_service
 from app.db import owns_transaction
 from app.endpoints import service as endpoint_service
@@ -43,7 +44,6 @@ from app.models.base import utcnow
 from app.scorers import service as scorer_service
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import FieldSpecError, extract_knobs, parse_field_spec
-from app.services.access import visible_clause
 from app.vocabulary import Engine, HttpMethod, ScorerKind
 
 __all__ = [

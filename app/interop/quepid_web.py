@@ -9,12 +9,12 @@ from starlette.datastructures import UploadFile
 
 from app.cases import page_data as case_pages
 from app.cases.web import new_case_form
-from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.interop import quepid_case as service
-from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -12,12 +12,12 @@ from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.deps import CaseDep, CurrentUser, SessionDep
 from app.errors import BadRequest, NotFound
 from app.interop import ratings_io as service
 from app.interop.schemas import ImportResult
 from app.models import Case, Run
 from app.services import runs as run_service
+from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["import and export"])
 

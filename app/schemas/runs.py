@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from app.schemas.common import Body, Out
+from app.bodies import Body, Out
 from app.vocabulary import QueryStatus, RunStatus
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.deps import CurrentUser, ScorerDep, SessionDep
+from app import access
 from app.scorers import service
 from app.scorers.schemas import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
-from app.services import access
 from app.teams import service as teams
+from app.web_common.deps import CurrentUser, ScorerDep, SessionDep
 
 router = APIRouter(tags=["scorers"])
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from app.schemas.common import Body, Name, Out, TeamIds
+from app.bodies import Body, Name, Out, TeamIds
 from app.vocabulary import QueryStatus, ScorerKind
 
 # What a JavaScript scorer's code runs in: Relevo's documented helpers, or Quepid's

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
+from app.access import visible_clause, visible_scorer
 from app.cases.page_schemas import ScaleEntry, ScorerOption
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, Scorer, User
@@ -23,7 +24,6 @@ from app.scoring import (
     score_queries,
     validate_scorer,
 )
-from app.services.access import visible_clause, visible_scorer
 from app.teams import service as teams
 
 DEFAULT_PRESET = "Classic"

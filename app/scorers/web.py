@@ -6,19 +6,19 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from app import access
 from app.cases.page_schemas import ScorerPage, TryOutcome
-from app.deps import SessionDep, WebUser
 from app.errors import Invalid, NotFound
 from app.models import Query, User
 from app.scorers import page_data as scorer_pages
 from app.scorers import service as scorer_service
-from app.services import access
 from app.vocabulary import ScorerKind
-from app.web.deps import FormDep, WebScorerDep
-from app.web.errors import HtmlErrorRoute
-from app.web.form_types import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
-from app.web.forms import CsrfChecked, FormErrors, field_text
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.form_types import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
+from app.web_common.forms import CsrfChecked, FormErrors, field_text
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
+from app.web_common.web_deps import FormDep, WebScorerDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -17,6 +17,7 @@ from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.access import valid_id
 from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.endpoints.service import engine_config
@@ -26,7 +27,6 @@ from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, R
 from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
-from app.services.access import valid_id
 from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 

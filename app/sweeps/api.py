@@ -8,10 +8,10 @@ from fastapi import APIRouter, Request, Response
 
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
-from app.deps import CaseDep, CurrentUser, SessionDep
 from app.services.run_manager import RunManager
 from app.sweeps import service
 from app.sweeps.schemas import SweepApply, SweepCreate, SweepRead, SweepStarted
+from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/sweeps", tags=["sweeps"])
 

@@ -15,7 +15,7 @@ from typing import ClassVar, Self
 from starlette.datastructures import FormData
 
 from app.sweeps.schemas import SweepCreate
-from app.web.forms import FormErrors, WebForm, field_text
+from app.web_common.forms import FormErrors, WebForm, field_text
 
 __all__ = ["SWEEP_FIELD", "SWEEP_PREFIX", "SweepForm"]
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import AllowInfNan, Field, Strict
 
-from app.schemas.common import Body, Out
+from app.bodies import Body, Out
 from app.vocabulary import RunStatus
 
 MAX_COMBINATIONS = 100

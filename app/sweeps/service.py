@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.access import valid_id
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Run, Sweep, User
 from app.search.templates import extract_knobs
 from app.services import runs as run_service
-from app.services.access import valid_id
 from app.services.runner import in_thread
 from app.sweeps.schemas import MAX_COMBINATIONS, SweepCreate, SweepRead, SweepResult
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus

@@ -8,16 +8,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from app.cases.web import refused_sweep
-from app.deps import SessionDep, WebUser
 from app.errors import Invalid
 from app.sweeps import service
 from app.sweeps.api import start as start_in_background
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
-from app.web.deps import FormDep, WebCaseDep
-from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked, FormErrors, field_text
-from app.web.templating import is_htmx, render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked, FormErrors, field_text
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import is_htmx, render
+from app.web_common.web_deps import FormDep, WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 PREFIX = "sweep."

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sqlalchemy.orm import Session
 
-from app.deps import CurrentUser, SessionDep
 from app.models import Team
 from app.teams import service
 from app.teams.schemas import MemberPut, MemberRead, TeamCreate, TeamRead, TeamUpdate
+from app.web_common.deps import CurrentUser, SessionDep
 
 router = APIRouter(prefix="/teams", tags=["teams"])
 

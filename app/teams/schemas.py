@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from app.schemas.common import Body, Name, Out
+from app.bodies import Body, Name, Out
 from app.vocabulary import TeamRole
 
 

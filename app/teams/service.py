@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app import access
+from app.access import Shareable, valid_id
 from app.db import owns_transaction
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Team, TeamMember, User
-from app.services import access
-from app.services.access import Shareable, valid_id
 from app.vocabulary import TeamRole
 
 

@@ -6,16 +6,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app.deps import SessionDep, WebUser
+from app import access
+from app.access import Shareable
 from app.errors import NotFound
 from app.models import User
-from app.services import access
-from app.services.access import Shareable
 from app.teams import service as teams
-from app.web.deps import FormDep
-from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked
-from app.web.templating import is_htmx, render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import is_htmx, render
+from app.web_common.web_deps import FormDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

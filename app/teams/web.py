@@ -10,14 +10,14 @@ from sqlalchemy.orm import Session
 
 from app.accounts import admin
 from app.accounts import service as users
-from app.deps import SessionDep, WebUser
 from app.errors import Invalid, RelevoError
 from app.models import User
 from app.teams import service
 from app.vocabulary import TeamRole
-from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked
-from app.web.templating import render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import Select, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import access
 from app.models import User
-from app.services import access
 from tests.api.helpers import scorer_id
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import doc, finished_run, movies_case

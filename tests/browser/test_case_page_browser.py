@@ -27,7 +27,7 @@ from app.config import Settings
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
-from app.web.templating import NO_VALUE
+from app.web_common.templating import NO_VALUE
 
 pytestmark = pytest.mark.browser
 
@@ -272,7 +272,7 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
     from app.cases import ratings as rating_service
     from app.models import Case, Run, Scorer
     from app.services import runs as run_service
-    from app.web.templating import fmt_score
+    from app.web_common.templating import fmt_score
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()

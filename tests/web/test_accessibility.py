@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.web.templating import templates
+from app.web_common.templating import templates
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.web.templating import chart_points, chart_segments, coverage, polyline, templates
+from app.web_common.templating import chart_points, chart_segments, coverage, polyline, templates
 
 
 def test_a_missing_score_keeps_its_place_and_is_no_point() -> None:

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Case, Query, Scorer, SearchEndpoint
-from app.web.forms import friendly_message, parse_body
+from app.web_common.forms import friendly_message, parse_body
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import attr, login, movies_case, one, scorer_id, soup
 
@@ -432,7 +432,7 @@ class _Sample(BaseModel):
 def test_validation_errors_read_as_sentences(
     values: dict[str, Any], expected: dict[str, str]
 ) -> None:
-    from app.web.forms import FormErrors
+    from app.web_common.forms import FormErrors
 
     with pytest.raises(FormErrors) as raised:
         parse_body(_Sample, values, {"count": "How many"})

@@ -9,7 +9,7 @@ from pydantic import TypeAdapter
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts.schemas import ApiKeyRead
-from app.web.templating import NO_VALUE
+from app.web_common.templating import NO_VALUE
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,

@@ -15,7 +15,7 @@ from app.scorers import web as scorers
 from app.sweeps import web as sweeps
 from app.teams import sharing_web as sharing
 from app.teams import web as teams
-from app.web import deletes
+from app.web_common import deletes
 
 router = APIRouter(include_in_schema=False)
 router.include_router(account.router)

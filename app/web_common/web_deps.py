@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 from starlette.datastructures import FormData
 
+from app import access
 from app.cases import queries as query_service
-from app.deps import SessionDep, WebUser
 from app.models import Case, Query, Scorer, SearchEndpoint
-from app.services import access
+from app.web_common.deps import SessionDep, WebUser
 
 __all__ = ["FormDep", "WebCaseDep", "WebEndpointDep", "WebQueryDep", "WebScorerDep"]
 

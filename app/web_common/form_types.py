@@ -23,7 +23,7 @@ from app.scoring import PRESETS
 from app.scoring.presets import Preset
 from app.search import FieldSpecError, TemplateError, parse_field_spec, validate_template
 from app.vocabulary import Engine, HttpMethod, ScorerKind
-from app.web.forms import FormErrors, WebForm, field_text
+from app.web_common.forms import FormErrors, WebForm, field_text
 
 __all__ = [
     "ENVIRONMENTS",

@@ -12,17 +12,17 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from app import access
 from app.cases import queries as query_service
 from app.cases import service as case_service
-from app.deps import SessionDep, WebUser
 from app.endpoints import service as endpoint_service
 from app.models import User
 from app.scorers import service as scorer_service
-from app.services import access
-from app.web.deps import WebCaseDep, WebEndpointDep, WebQueryDep, WebScorerDep
-from app.web.errors import HtmlErrorRoute
-from app.web.forms import CsrfChecked
-from app.web.templating import is_htmx, render
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import is_htmx, render
+from app.web_common.web_deps import WebCaseDep, WebEndpointDep, WebQueryDep, WebScorerDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -15,7 +15,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 
 from app.errors import RelevoError
-from app.web.templating import render
+from app.web_common.templating import render
 
 __all__ = ["HtmlErrorRoute", "error_page"]
 

@@ -8,12 +8,12 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import access
 from app.accounts import service as users
 from app.accounts import sessions
 from app.config import Settings
 from app.models import Book, Case, Scorer, SearchEndpoint, User
 from app.security import csrf_matches
-from app.services import access
 
 __all__ = [
     "BookDep",
