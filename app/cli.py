@@ -19,14 +19,14 @@ from app.accounts import service as user_service
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
-from app.jobs.supervisor import WorkerSupervisor, exit_with_parent
 from app.models import Case
+from app.runs import service as run_service
+from app.runs.manager import RunManager
+from app.runs.schemas import RunDetail
+from app.runs.supervisor import WorkerSupervisor, exit_with_parent
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
-from app.schemas.runs import RunDetail
 from app.scorers import service as scorer_service
-from app.services import runs as run_service
-from app.services.run_manager import RunManager
 from app.vocabulary import RunStatus
 
 __all__ = ["main"]
@@ -122,7 +122,7 @@ def _worker_supervisor(count: int, concurrency: int) -> WorkerSupervisor:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    from app.jobs.worker import GRACEFUL_STOP_S, run_worker
+    from app.runs.worker import GRACEFUL_STOP_S, run_worker
 
     if not settings.uses_queue:
         print(

@@ -18,11 +18,11 @@ from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import install_error_handlers
 from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
+from app.runs.manager import RunManager
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.scorers import service as scorer_service
 from app.search.policy import OutboundPolicy, install_policy
-from app.services.run_manager import RunManager
 from app.sweeps import service as sweep_service
 from app.web_common.deps import LoginRequired
 from app.web_common.middleware import (
@@ -59,7 +59,7 @@ def create_app(settings: Settings) -> FastAPI:
                 sweep_service.fail_interrupted_sweeps(session=session)
         queue = None
         if settings.uses_queue:
-            from app.jobs.queue import RunQueue
+            from app.runs.queue import RunQueue
 
             queue = RunQueue(
                 database_url=settings.resolved_database_url,

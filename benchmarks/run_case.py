@@ -36,12 +36,12 @@ from app.demo.corpus import index_movies, load_movies, start_osmem
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Scorer
+from app.runs import service as runs
+from app.runs.runner import execute_run
 from app.runtime import tune_gc
 from app.scorers import service as scorers
 from app.search import SearchClient, build_es_body
 from app.search.transport import engine_http_client
-from app.services import runs
-from app.services.runner import execute_run
 
 TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title^10", "director"]}}}'
 

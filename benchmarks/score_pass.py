@@ -23,9 +23,9 @@ from typing import Any
 import pytrec_eval
 
 from app.models import RunQuery
+from app.runs.service import stored_input
 from app.runtime import tune_gc
 from app.scoring import PRESETS, score_queries, tally, validate_scorer
-from app.services.runs import stored_input
 
 
 def make_run(count: int, seed: int = 11) -> tuple[list[RunQuery], list[dict[str, float]]]:

@@ -40,10 +40,10 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
-from app.jobs.queue import RunQueue
 from app.models import Case, Run
+from app.runs import service as runs
+from app.runs.queue import RunQueue
 from app.scorers import service as scorers
-from app.services import runs
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]

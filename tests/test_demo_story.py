@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.demo.setup import KNOBS, prepare_demo
 from app.models import Case, Rating, Run, RunQuery
+from app.runs import service as run_service
+from app.runs.runner import execute_run
 from app.search import SearchClient
-from app.services import runs as run_service
-from app.services.runner import execute_run
 
 # The runner executes in threads with their own connections: its rows must be committed.
 pytestmark = pytest.mark.runner

@@ -23,7 +23,7 @@ from app.books.schemas import (
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
 from app.models.base import utcnow
-from app.services import runs as run_service
+from app.runs import service as run_service
 from app.teams import service as teams
 
 CHUNK = 500

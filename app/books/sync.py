@@ -14,8 +14,8 @@ from app.books.schemas import RatingsSource, SyncBody, SyncResult
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, CaseBookSync, Judgement, Pair, Query, Rating, Scorer, User
 from app.models.base import utcnow
+from app.runs import service as run_service
 from app.scorers.service import rating_bounds
-from app.services import runs as run_service
 
 TOLERANCE = 1e-9
 

@@ -12,12 +12,12 @@ from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
+from app.runs import service as run_service
+from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
 from app.scoring import case_score, score_queries
 from app.scoring.coverage import bands, rating_impacts
 from app.search import FieldSpec
-from app.services import runs as run_service
-from app.services.stored import doc_title, field_spec_of
 from app.vocabulary import QueryStatus
 
 __all__ = ["RATE_NEXT", "case_coverage"]

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.models import Case, Run, User
-from app.services import runs as run_service
+from app.runs import service as run_service
 
 __all__ = ["rescore_latest", "update_case"]
 

@@ -33,9 +33,9 @@ from app.cases.page_schemas import (
 from app.cases.schemas import TryRead
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query, Run, RunQuery, Scorer, User
-from app.schemas.runs import RunSummary
+from app.runs import service as run_service
+from app.runs.schemas import RunSummary
 from app.scorers import service as scorer_service
-from app.services import runs as run_service
 from app.teams import service as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 

@@ -12,7 +12,7 @@ from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
 from app.cases.schemas import CaseRead, QueryRead, TryRead
 from app.endpoints.schemas import EndpointRead
-from app.schemas.runs import RunSummary
+from app.runs.schemas import RunSummary
 from app.scorers.schemas import ScorerRead
 from app.vocabulary import Engine, QueryStatus
 

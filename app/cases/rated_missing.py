@@ -20,10 +20,10 @@ from app.cases.page_schemas import RatedMissing, ResultDoc
 from app.cases.results import result_doc
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query
+from app.runs import service as run_service
+from app.runs.stored import latest_row, spec_of
 from app.scorers import service as scorer_service
 from app.search import MAX_LOOKUP_IDS, EndpointConfig, FieldSpec, SearchClient, SearchError
-from app.services import runs as run_service
-from app.services.stored import latest_row, spec_of
 
 __all__ = ["MissingLookup", "fetch_rated_missing", "missing_ids", "plan_rated_missing"]
 

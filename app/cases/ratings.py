@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.cases import queries as query_service
 from app.cases.schemas import RatingIn
 from app.models import Case, Query, Run, RunQuery, Try, User
-from app.services import runs as run_service
+from app.runs import service as run_service
 
 __all__ = ["Rated", "rate"]
 

@@ -12,10 +12,10 @@ from app.cases import service as case_service
 from app.cases.page_schemas import DocField, QueryResults, ResultDoc
 from app.cases.schemas import QueryRead
 from app.models import Case, Query, Run, RunQuery, Try
+from app.runs import service as run_service
+from app.runs.stored import doc_title, latest_row, shown_text, spec_of
 from app.scorers import service as scorer_service
 from app.search import FieldSpec
-from app.services import runs as run_service
-from app.services.stored import doc_title, latest_row, shown_text, spec_of
 
 __all__ = ["query_results", "result_doc", "results_of"]
 

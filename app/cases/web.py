@@ -15,10 +15,10 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
+from app.runs import service as run_service
+from app.runs.manager import RunManager
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
-from app.services import runs as run_service
-from app.services.run_manager import RunManager
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
 from app.web_common.deps import SessionDep, WebUser

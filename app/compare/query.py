@@ -13,10 +13,10 @@ from app.compare.schemas import DocMark, QuerySideBySide, SideDoc
 from app.compare.service import stored_rows, top_docs
 from app.compare.stats import query_overlap
 from app.models import Case, Scorer
+from app.runs import service as run_service
+from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
 from app.search import FieldSpec
-from app.services import runs as run_service
-from app.services.stored import doc_title, field_spec_of
 
 __all__ = ["side_by_side"]
 

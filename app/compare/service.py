@@ -27,12 +27,12 @@ from app.compare.schemas import (
 from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap
 from app.errors import Conflict
 from app.models import Case, Query, Run, RunQuery
+from app.runs import service as run_service
+from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
 from app.scoring.types import StoredDocs
 from app.search import FieldSpec
-from app.services import runs as run_service
-from app.services.stored import doc_title, field_spec_of
 from app.vocabulary import QueryStatus, ScorerKind
 
 __all__ = [

@@ -16,7 +16,7 @@ from app.errors import BadRequest, NotFound
 from app.interop import ratings_io as service
 from app.interop.schemas import ImportResult
 from app.models import Case, Run
-from app.services import runs as run_service
+from app.runs import service as run_service
 from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["import and export"])

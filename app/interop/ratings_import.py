@@ -41,8 +41,8 @@ from sqlalchemy.orm import Session
 from app.errors import RelevoError
 from app.models import Case, Query, Rating, User
 from app.models.base import utcnow
+from app.runs import service as run_service
 from app.scorers.service import rating_bounds
-from app.services import runs as run_service
 
 __all__ = [
     "CSV_HEADER",

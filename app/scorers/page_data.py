@@ -9,10 +9,10 @@ from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.page_schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
 from app.models import Case, Query, Scorer, User
+from app.runs import service as run_service
+from app.runs.stored import latest_row
 from app.scorers import service as scorer_service
 from app.scoring import ScorerConfig, score_queries
-from app.services import runs as run_service
-from app.services.stored import latest_row
 from app.vocabulary import QueryStatus
 
 __all__ = ["scorer_page", "scorers_page", "try_scorer"]

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
-from app.services.run_manager import RunManager
+from app.runs.manager import RunManager
 from app.sweeps import service
 from app.sweeps.schemas import SweepApply, SweepCreate, SweepRead, SweepStarted
 from app.web_common.deps import CaseDep, CurrentUser, SessionDep

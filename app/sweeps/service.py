@@ -20,9 +20,9 @@ from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Run, Sweep, User
+from app.runs import service as run_service
+from app.runs.runner import in_thread
 from app.search.templates import extract_knobs
-from app.services import runs as run_service
-from app.services.runner import in_thread
 from app.sweeps.schemas import MAX_COMBINATIONS, SweepCreate, SweepRead, SweepResult
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 

@@ -7,7 +7,6 @@ from pydantic import BaseModel
 
 from app.accounts import admin_api as admin
 from app.accounts import api as account
-from app.api import runs
 from app.books import api as books
 from app.books import pages_api as book_pages
 from app.cases import api as cases
@@ -18,6 +17,7 @@ from app.compare import api as compare
 from app.endpoints import api as endpoints
 from app.interop import quepid_api as quepid_case
 from app.interop import ratings_api as ratings_io
+from app.runs import api as runs
 from app.scorers import api as scorers
 from app.sweeps import api as sweeps
 from app.teams import api as teams

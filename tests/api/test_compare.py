@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Case
+from app.runs import service as run_service
 from app.scorers.service import build_config
 from app.scoring import Outcome, QueryInput, ScoreDoc, score_query
-from app.services import runs as run_service
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import ApiUser
 

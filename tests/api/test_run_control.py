@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.main import create_app
 from app.models import Case, Run
-from app.services import runs as run_service
+from app.runs import service as run_service
 from tests.api.gate_engine import GateEngine, gate_engine
 from tests.api.helpers import add_queries, make_case, make_endpoint
 from tests.fixtures.users import ApiUser

@@ -24,11 +24,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import make_session_factory
-from app.jobs.queue import RunQueue
 from app.main import create_app
 from app.models import Case
-from app.services import runs as run_service
-from app.services.run_manager import RunManager
+from app.runs import service as run_service
+from app.runs.manager import RunManager
+from app.runs.queue import RunQueue
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.api.slow_engine import SlowEngine, ranking_for, slow_engine
 from tests.fixtures.database import _postgres_database

@@ -223,7 +223,7 @@ def test_runs_left_unfinished_by_a_stop_are_marked_failed(
     case, _ids = _ndcg_case(api, "http://127.0.0.1:9/movies")
     with session_factory() as session:
         from app.models import Case
-        from app.services import runs as run_service
+        from app.runs import service as run_service
 
         stale = run_service.create_run(session=session, case=session.get(Case, case["id"]))
         plan = run_service.load_plan(session=session, run_id=stale.id)

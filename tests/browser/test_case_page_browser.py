@@ -271,7 +271,7 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
 
     from app.cases import ratings as rating_service
     from app.models import Case, Run, Scorer
-    from app.services import runs as run_service
+    from app.runs import service as run_service
     from app.web_common.templating import fmt_score
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})

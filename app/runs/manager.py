@@ -22,14 +22,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import TooManyRequests
+from app.runs import service as run_service
+from app.runs.runner import execute_run
 from app.search import SearchClient
 from app.search.transport import engine_http_client
-from app.services import runs as run_service
-from app.services.runner import execute_run
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 if TYPE_CHECKING:
-    from app.jobs.queue import RunQueue
+    from app.runs.queue import RunQueue
 
 log = logging.getLogger(__name__)
 

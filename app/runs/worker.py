@@ -16,13 +16,13 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
-from app.jobs.engine_limits import PostgresEngineLimits
-from app.jobs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
+from app.runs.engine_limits import PostgresEngineLimits
+from app.runs.manager import RunManager
+from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
 from app.sandbox import JsPool, install_pool
 from app.search import SearchClient
 from app.search.policy import OutboundPolicy, install_policy
 from app.search.transport import engine_http_client
-from app.services.run_manager import RunManager
 
 __all__ = ["run_worker"]
 

@@ -20,11 +20,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.cases import queries as query_service
 from app.db import session_scope
 from app.errors import NotFound, public_message
+from app.runs import service as run_service
+from app.runs.plan import FetchedQuery, QueryPlan, RunPlan, RunSetupError, score_fetched
 from app.sandbox import in_scoring_thread
 from app.scoring import Outcome
 from app.search import EngineError, SearchClient
-from app.services import runs as run_service
-from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError, score_fetched
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.models import Case
-from app.schemas.runs import RunCreate, RunDetail, RunStarted, RunSummary
-from app.services import runs as service
-from app.services.run_manager import RunManager
+from app.runs import service
+from app.runs.manager import RunManager
+from app.runs.schemas import RunCreate, RunDetail, RunStarted, RunSummary
 from app.vocabulary import RunStatus
 from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 

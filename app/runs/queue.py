@@ -20,9 +20,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.runs import service as run_service
+from app.runs.runner import execute_chunk
 from app.search import SearchClient
-from app.services import runs as run_service
-from app.services.runner import execute_chunk
 
 __all__ = ["CHUNK_TASK", "RUN_QUEUE", "RunQueue", "WorkerDeps", "build_job_app", "libpq_url"]
 

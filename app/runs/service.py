@@ -23,11 +23,11 @@ from app.cases import service as case_service
 from app.endpoints.service import engine_config
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint, Try
-from app.schemas.runs import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
+from app.runs.plan import FetchedQuery, QueryPlan, RunPlan, RunSetupError
+from app.runs.schemas import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
 from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
-from app.services.pipeline import FetchedQuery, QueryPlan, RunPlan, RunSetupError
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES
