@@ -1,22 +1,21 @@
-"""Relevo's own exceptions and the one JSON error shape: {"detail": ...}.
+"""Relevo's own exceptions: what a service raises when it refuses.
 
-RelevoError
-├── NotFound        404  (also for another user's resource)
-├── Forbidden       403  (a team member trying what only the resource's owner may do)
-├── Conflict        409
-├── BadRequest      400
-└── Invalid         422  (names the field, in FastAPI's validation shape)
+RelevoError              400  (the base: ``message`` is what the user reads)
+├── NotFound             404  (also for another user's resource)
+├── Forbidden            403  (a team member trying what only the resource's owner may do)
+├── Conflict             409
+├── TooManyRequests      429  (``retry_after_s`` goes out as Retry-After)
+├── BadRequest           400
+└── Invalid              422  (names the field, in FastAPI's validation shape)
+
+No web framework here: the handlers that turn these into responses live in
+app/web_common/errors.py (JSON) and app/web_common/html_errors.py (pages).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
-
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 
 __all__ = [
     "BadRequest",
@@ -26,11 +25,8 @@ __all__ = [
     "NotFound",
     "RelevoError",
     "TooManyRequests",
-    "install_error_handlers",
     "public_message",
 ]
-
-log = logging.getLogger(__name__)
 
 
 class RelevoError(Exception):
@@ -120,35 +116,3 @@ def public_message(exc: BaseException) -> str:
     if isinstance(exc, RelevoError | SearchError):
         return exc.message
     return f"an internal error ({type(exc).__name__}); it has been logged"
-
-
-def install_error_handlers(app: FastAPI) -> None:
-    """Make every error, expected or not, answer with {"detail": ...}.
-
-    FastAPI's own handler already answers HTTPException (404 for unknown routes, 405...)
-    in that shape, so only our errors, validation errors and the unexpected need one.
-    """
-
-    async def relevo_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, RelevoError)
-        headers = (
-            {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, TooManyRequests) else None
-        )
-        body = {"detail": exc.detail(), **exc.extra()}
-        return JSONResponse(body, status_code=exc.status_code, headers=headers)
-
-    async def validation_error(_request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, RequestValidationError)
-        errors = [
-            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-            for e in exc.errors()
-        ]
-        return JSONResponse({"detail": errors}, status_code=422)
-
-    async def unexpected(_request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error", exc_info=exc)
-        return JSONResponse({"detail": "Internal error; it has been logged."}, status_code=500)
-
-    app.add_exception_handler(RelevoError, relevo_error)
-    app.add_exception_handler(RequestValidationError, validation_error)
-    app.add_exception_handler(Exception, unexpected)

@@ -15,7 +15,6 @@ from starlette.middleware.sessions import SessionMiddleware
 from app.accounts.throttle import LoginThrottle
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
-from app.errors import install_error_handlers
 from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
@@ -25,6 +24,7 @@ from app.scorers import service as scorer_service
 from app.search.policy import OutboundPolicy, install_policy
 from app.sweeps import service as sweep_service
 from app.web_common.deps import LoginRequired
+from app.web_common.errors import install_error_handlers
 from app.web_common.middleware import (
     BaseUrlMiddleware,
     BodyLimitMiddleware,
@@ -135,9 +135,8 @@ def create_app(settings: Settings) -> FastAPI:
 
 
 def _include_routers(app: FastAPI) -> None:
-    from app.web_common.api_routes import router as api_router
+    from app.routes import api_router, web_router
     from app.web_common.docs_page import router as docs_router
-    from app.web_common.web_routes import router as web_router
 
     app.include_router(api_router)
     app.include_router(web_router)

@@ -9,7 +9,8 @@ from fastapi import FastAPI, HTTPException
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from app.errors import BadRequest, Conflict, Invalid, NotFound, install_error_handlers
+from app.errors import BadRequest, Conflict, Invalid, NotFound
+from app.web_common.errors import install_error_handlers
 from tests.fixtures.users import ApiUser
 
 

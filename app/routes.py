@@ -1,0 +1,107 @@
+"""Every domain's routers, assembled: the JSON API under /api/v1 and the HTML pages.
+
+Pages are server-rendered Jinja2, enhanced with htmx, every one usable without JavaScript.
+The order of each list is the order routes are matched in.
+"""
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from app.accounts import admin_api
+from app.accounts import api as accounts_api
+from app.accounts import web as accounts_web
+from app.books import api as books_api
+from app.books import pages_api as book_pages_api
+from app.books import web as books_web
+from app.cases import (
+    api as cases_api,
+)
+from app.cases import (
+    experiments_api,
+    experiments_web,
+    pages_api,
+    queries_api,
+    queries_web,
+)
+from app.cases import (
+    web as cases_web,
+)
+from app.compare import api as compare_api
+from app.compare import web as compare_web
+from app.endpoints import api as endpoints_api
+from app.endpoints import web as endpoints_web
+from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
+from app.runs import api as runs_api
+from app.scorers import api as scorers_api
+from app.scorers import web as scorers_web
+from app.sweeps import api as sweeps_api
+from app.sweeps import web as sweeps_web
+from app.teams import api as teams_api
+from app.teams import sharing_web
+from app.teams import web as teams_web
+from app.web_common import deletes
+
+
+class ErrorBody(BaseModel):
+    """The one error shape: {"detail": ...}."""
+
+    detail: Any
+
+
+# The error answers any API route may give, written once for the whole API.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in {
+        400: "Bad request (for example a NUL character in the query string)",
+        401: "Missing, wrong or expired API key",
+        403: "Missing CSRF header, or a key without the right for this",
+        404: "No such thing, or it belongs to another user",
+        409: "Conflicts with the current state",
+        413: "Request body too large",
+        429: "Too many requests; see Retry-After",
+    }.items()
+}
+
+api_router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
+for _module in (
+    accounts_api,
+    endpoints_api,
+    scorers_api,
+    cases_api,
+    queries_api,
+    compare_api,
+    ratings_api,
+    quepid_api,
+    runs_api,
+    sweeps_api,
+    experiments_api,
+    books_api,
+    pages_api,
+    book_pages_api,
+    teams_api,
+    admin_api,
+):
+    api_router.include_router(_module.router)
+
+web_router = APIRouter(include_in_schema=False)
+for _module in (
+    accounts_web,
+    quepid_web,
+    cases_web,
+    compare_web,
+    queries_web,
+    scorers_web,
+    endpoints_web,
+    sweeps_web,
+    experiments_web,
+    books_web,
+    deletes,
+    ratings_web,
+    teams_web,
+    sharing_web,
+):
+    web_router.include_router(_module.router)
+
+__all__ = ["ERROR_RESPONSES", "api_router", "web_router"]
