@@ -25,6 +25,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff format --check app tests benchmarks migrations
 	$(BIN)/ruff check app tests benchmarks migrations
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy app
