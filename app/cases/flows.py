@@ -1,6 +1,6 @@
 """Case changes that reach past the case itself: a new scorer re-scores the latest run.
 
-Kept apart from app.services.cases because re-scoring needs app.services.runs, which
+Kept apart from app.cases.service because re-scoring needs app.runs.service, which
 already depends on the cases service.
 """
 

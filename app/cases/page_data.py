@@ -1,7 +1,7 @@
 """The cases list and the case page: scores, history, the query list and the settings' choices.
 
-One function per page or partial, feeding both the HTML page (app/web) and its JSON twin
-(app/api/pages.py), so that both show the same numbers.
+One function per page or partial, feeding both the HTML page (cases/web.py) and its JSON twin
+(cases/pages_api.py), so that both show the same numbers.
 """
 
 from __future__ import annotations

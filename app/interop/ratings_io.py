@@ -1,7 +1,7 @@
 """Ratings out of a case (CSV, TREC qrels, RRE and Quepid JSON) and runs as TREC runs.
 
 Every export is a generator of text read from the database in batches, so a case of any
-size streams. Imports live in app.services.ratings_import (re-exported here).
+size streams. Imports live in app.interop.ratings_import (re-exported here).
 """
 
 from __future__ import annotations

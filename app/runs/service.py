@@ -1,7 +1,7 @@
 """Runs: persistence. Plan a case's execution, record outcomes, re-score after rating changes.
 
-The pipeline's plain data (plans, fetched queries) lives in app.services.pipeline and the
-runner itself (fetching and scoring) in app.services.runner; it is a plain function of a
+The pipeline's plain data (plans, fetched queries) lives in app.runs.plan and the
+runner itself (fetching and scoring) in app.runs.runner; it is a plain function of a
 run id and a session factory, callable in-process or from a worker.
 """
 

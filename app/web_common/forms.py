@@ -1,6 +1,6 @@
 """Form posts: the CSRF check written once, and the base of the typed page forms.
 
-A page form (app/web/form_types.py) reads the posted fields, keeps them to show again,
+A page form (app/web_common/form_types.py) reads the posted fields, keeps them to show again,
 turns them into an API body and collects its errors by field, in the user's words:
 "Name is required", not the validator's "String should have at least 1 character".
 """
