@@ -13,6 +13,7 @@ import pytest
 
 from app.search import (
     EndpointConfig,
+    EngineHTTPError,
     EngineResponseError,
     EngineTimeout,
     EngineUnavailable,
@@ -104,8 +105,9 @@ def test_error_answer_is_truncated_and_has_no_headers() -> None:
             client = SearchClient(http, sleep=_no_sleep)
             await client.search(EndpointConfig(Engine.ELASTICSEARCH, "http://es:9200/m"), REQUEST)
 
-    with pytest.raises(Exception) as info:
+    with pytest.raises(EngineHTTPError) as info:
         asyncio.run(go())
+    assert "418" in str(info.value)
     assert len(str(info.value)) < 400
     assert "secret-header" not in str(info.value)
 
