@@ -15,6 +15,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from app.accounts.throttle import LoginThrottle
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
+from app.endpoints.api import RESULTS_PATH as RESULTS_UPLOAD_PATH
 from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
@@ -37,7 +38,11 @@ ROOT = Path(__file__).resolve().parent.parent
 STATIC_DIR = ROOT / "static"
 # Routes (path regular expressions) that accept bodies up to Settings.max_upload_bytes
 # (RELEVO_MAX_UPLOAD_MB) instead of max_body_bytes (RELEVO_MAX_BODY_MB): uploads go here.
-LARGE_BODY_PATHS: tuple[str, ...] = (RATINGS_IMPORT_PATH, RATINGS_IMPORT_PAGE_PATH)
+LARGE_BODY_PATHS: tuple[str, ...] = (
+    RATINGS_IMPORT_PATH,
+    RATINGS_IMPORT_PAGE_PATH,
+    RESULTS_UPLOAD_PATH,
+)
 
 
 def create_app(settings: Settings) -> FastAPI:

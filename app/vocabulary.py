@@ -49,6 +49,9 @@ class Engine(StrEnum):
     SOLR = "solr"
     ELASTICSEARCH = "elasticsearch"
     OPENSEARCH = "opensearch"
+    SEARCHAPI = "searchapi"  # any JSON or HTML API, read by the endpoint's JavaScript mapper
+    VESPA = "vespa"
+    STATIC = "static"  # an uploaded result file (TREC run or CSV): no network at all
 
 
 class HttpMethod(StrEnum):

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import io
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
 
 from app import access
-from app.endpoints import service
+from app.endpoints import results, service, trying
 from app.endpoints.schemas import (
     ConnectionReportRead,
     ConnectionTest,
     EndpointCreate,
     EndpointRead,
     EndpointUpdate,
+    ResultsUploaded,
+    TryRequest,
+    TryResult,
 )
+from app.interop.ratings_api import _spooled_body
+from app.interop.ratings_import import ImportRejected
 from app.teams import service as teams
+from app.vocabulary import Engine
 from app.web_common.deps import CurrentUser, EndpointDep, SessionDep
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])
@@ -70,3 +80,45 @@ async def test_endpoint(body: ConnectionTest, endpoint: EndpointDep) -> Connecti
         message=report.message,
         duration_ms=report.duration_ms,
     )
+
+
+# The path the body limit middleware lets carry a large upload (RELEVO_MAX_UPLOAD_MB).
+RESULTS_PATH = r"/api/v1/search-endpoints/[0-9]+/results"
+
+
+@router.put("/{endpoint_id}/results", response_model=ResultsUploaded)
+async def upload_results(
+    endpoint: EndpointDep,
+    session: SessionDep,
+    request: Request,
+    format: Literal["trec", "csv"] = "trec",
+) -> ResultsUploaded:
+    """Replace a static endpoint's results with a TREC run or CSV file, all or nothing."""
+    raw = await _spooled_body(request)
+
+    def work() -> results.ResultsSummary:
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+        try:
+            return results.store_results(
+                session=session, endpoint=endpoint, stream=text, fmt=format
+            )
+        except UnicodeDecodeError as exc:
+            raise ImportRejected(
+                "The file is not UTF-8 text; nothing was stored.",
+                [(1, f"byte {exc.start} of the file is not UTF-8")],
+            ) from exc
+        finally:
+            text.close()
+
+    summary = await run_in_threadpool(work)
+    return ResultsUploaded(queries=summary.queries, docs=summary.docs, replaced=summary.replaced)
+
+
+@router.post("/{endpoint_id}/try", response_model=TryResult)
+async def try_endpoint(body: TryRequest, endpoint: EndpointDep, session: SessionDep) -> TryResult:
+    """Send one query and return the raw answer (first 20,000 characters) and the docs."""
+    if endpoint.engine == Engine.STATIC:
+        return await run_in_threadpool(
+            trying.try_static, session=session, endpoint=endpoint, body=body
+        )
+    return await trying.try_endpoint(endpoint=endpoint, body=body)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
 from app.search.models import DEFAULT_FIELD_SPEC
@@ -38,10 +39,18 @@ def _check_basic_auth(value: str | None) -> str | None:
     return value
 
 
+MapperCode = Annotated[str, Field(max_length=100_000)]
+
+
+def _check_optional_url(value: str) -> str:
+    # A static endpoint (a result file) has no URL: empty text.
+    return "" if not value.strip() else _check_url(value)
+
+
 class EndpointCreate(Body):
     name: Name
     engine: Engine
-    url: str = Field(max_length=2000)
+    url: str = Field(default="", max_length=2000)
     method: HttpMethod = HttpMethod.GET
     headers: dict[str, str] = Field(default_factory=dict)
     basic_auth: str | None = None
@@ -49,8 +58,17 @@ class EndpointCreate(Body):
     requests_per_minute: int = Field(default=0, ge=0, le=100_000)
     max_concurrency: int = Field(default=8, ge=1, le=64)
     team_ids: TeamIds = Field(default_factory=list)
+    mapper_code: MapperCode | None = None
 
-    _url = field_validator("url")(_check_url)
+    _url = field_validator("url")(_check_optional_url)
+
+    @model_validator(mode="after")
+    def _engine_needs(self) -> EndpointCreate:
+        problem = engine_problem(self.engine, self.url, self.mapper_code)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
     _auth = field_validator("basic_auth")(_check_basic_auth)
     _headers = field_validator("headers")(_check_headers)
 
@@ -66,6 +84,7 @@ class EndpointUpdate(Body):
     requests_per_minute: int | None = Field(default=None, ge=0, le=100_000)
     max_concurrency: int | None = Field(default=None, ge=1, le=64)
     team_ids: TeamIds | None = None
+    mapper_code: MapperCode | None = None
 
     @field_validator("url")
     @classmethod
@@ -74,6 +93,15 @@ class EndpointUpdate(Body):
 
     _auth = field_validator("basic_auth")(_check_basic_auth)
     _headers = field_validator("headers")(_check_headers)
+
+
+def engine_problem(engine: Engine, url: str, mapper_code: str | None) -> str | None:
+    """Return why these settings do not make an endpoint of that engine, or None."""
+    if engine != Engine.STATIC and not url:
+        return f"a {engine} endpoint needs a url (http:// or https://)"
+    if engine == Engine.SEARCHAPI and not (mapper_code or "").strip():
+        return "a searchapi endpoint needs mapper_code defining docsMapper(data)"
+    return None
 
 
 class EndpointRead(Out):
@@ -88,6 +116,8 @@ class EndpointRead(Out):
     requests_per_minute: int
     max_concurrency: int
     team_ids: list[int] = Field(default_factory=list)
+    mapper_code: str | None = None
+    has_results: bool = False  # static: whether a result file was uploaded
 
 
 class ConnectionTest(Body):
@@ -102,3 +132,30 @@ class ConnectionReportRead(Out):
     sample: dict[str, object] | None
     message: str
     duration_ms: float
+
+
+class TryRequest(Body):
+    query_text: str = Field(default="test", max_length=2000)
+    template: str | None = Field(default=None, max_length=100_000)
+    field_spec: str | None = Field(default=None, max_length=2000)
+    rows: int = Field(default=10, ge=1, le=100)
+
+
+class TryDoc(Out):
+    id: str
+    rank: int
+    fields: dict[str, object]
+
+
+class TryResult(Out):
+    status: int | None  # the engine's HTTP status, when it answered
+    raw: str  # the answer's first 20,000 characters
+    docs: list[TryDoc]
+    num_found: int | None
+    error: str | None
+
+
+class ResultsUploaded(Out):
+    queries: int
+    docs: int
+    replaced: bool

@@ -7,6 +7,7 @@ from app.models.endpoints import SearchEndpoint
 from app.models.engine_limits import EngineRate, EngineSlot
 from app.models.runs import Run, RunQuery
 from app.models.scorers import Scorer
+from app.models.static_results import StaticResult
 from app.models.sweeps import Sweep
 from app.models.teams import Team, TeamMember
 from app.models.users import ApiKey, User, UserSession
@@ -28,6 +29,7 @@ __all__ = [
     "RunQuery",
     "Scorer",
     "SearchEndpoint",
+    "StaticResult",
     "Sweep",
     "Team",
     "TeamMember",

@@ -57,6 +57,11 @@ class Run(Base):
     # lists the chunks whose results are committed; it has finished when all of them are.
     chunks: Mapped[int | None] = mapped_column(default=None)
     chunks_done: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
+    # The case's extra metric scorers when the run was created (None: none, or older run),
+    # and their case scores when it finished ([{scorer_id, name, case_score, scored}]),
+    # never changed afterwards, like recorded_score.
+    metric_scorer_ids: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
+    recorded_metrics: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
 
     case: Mapped[Case] = relationship()
     scorer: Mapped[Scorer | None] = relationship(foreign_keys=[scorer_id])
@@ -95,3 +100,6 @@ class RunQuery(Base):
     # the run (or its latest re-score) scored it; pages read the current ratings instead.
     docs: Mapped[list[Any]] = mapped_column(default=list)
     log: Mapped[list[Any]] = mapped_column(default=list)
+    # Every metric's score of this query: {str(scorer_id): score or None}, the primary
+    # included (None on rows of runs older than metrics).
+    metric_scores: Mapped[dict[str, Any] | None] = mapped_column(JsonType, default=None)

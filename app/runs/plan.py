@@ -17,7 +17,19 @@ from app.scoring.types import StoredDocs
 from app.search import EndpointConfig, SearchRequest
 from app.vocabulary import QueryStatus
 
-__all__ = ["FetchedQuery", "QueryPlan", "RunPlan", "RunSetupError", "score_fetched"]
+__all__ = [
+    "FetchedQuery",
+    "MetricScores",
+    "QueryPlan",
+    "RunPlan",
+    "RunSetupError",
+    "score_fetched",
+    "score_fetched_metrics",
+    "score_metrics",
+]
+
+# One query's score under each metric of the run: {str(scorer_id): score or None}.
+MetricScores = dict[str, float | None]
 
 
 class RunSetupError(Exception):
@@ -51,6 +63,10 @@ class RunPlan:
     lease: str = field(default_factory=lambda: uuid.uuid4().hex)
     # Whose share of the JavaScript workers the run's scoring uses: the case's owner.
     owner_id: int | None = None
+    # The primary scorer's id and the extra metrics (scorer id, config), scored in the
+    # same pass over the fetched results.
+    scorer_id: int = 0
+    metrics: Sequence[tuple[int, ScorerConfig]] = ()
 
     def request_for(self, query: QueryPlan) -> SearchRequest:
         """Return the search request of one query."""
@@ -79,6 +95,17 @@ def score_fetched(
     *, plan: RunPlan, fetched: Sequence[FetchedQuery], ratings: Mapping[int, Mapping[str, float]]
 ) -> list[Outcome]:
     """Score every fetched query with the run's scorer; fetch errors score nothing."""
+    return score_fetched_metrics(plan=plan, fetched=fetched, ratings=ratings)[0]
+
+
+def score_fetched_metrics(
+    *, plan: RunPlan, fetched: Sequence[FetchedQuery], ratings: Mapping[int, Mapping[str, float]]
+) -> tuple[list[Outcome], list[MetricScores]]:
+    """Score every fetched query with the run's scorer and each of its metrics.
+
+    The scoring inputs are built once and shared by every metric; fetch errors score
+    nothing. Returns the primary outcomes and, per query, every metric's score.
+    """
     inputs = [
         QueryInput(
             docs=StoredDocs(f.docs or []).as_sequence(),
@@ -91,10 +118,34 @@ def score_fetched(
         for f in fetched
         if f.error is None
     ]
-    outcomes = iter(score_queries(plan.scorer, inputs, owner=plan.owner_id))
-    return [
-        next(outcomes)
-        if f.error is None
-        else Outcome(status=QueryStatus.ERROR, score=None, raw_score=None, reason=f.error)
-        for f in fetched
-    ]
+    primary = score_queries(plan.scorer, inputs, owner=plan.owner_id)
+    extra = score_metrics(plan.metrics, inputs, owner=plan.owner_id)
+    outcomes, scores, answered = [], [], iter(range(len(inputs)))
+    for f in fetched:
+        if f.error is not None:
+            outcomes.append(
+                Outcome(status=QueryStatus.ERROR, score=None, raw_score=None, reason=f.error)
+            )
+            scores.append(dict.fromkeys([str(plan.scorer_id), *(str(m) for m, _ in plan.metrics)]))
+            continue
+        index = next(answered)
+        outcomes.append(primary[index])
+        outcome = primary[index]
+        score = outcome.score if outcome.status == QueryStatus.SCORED else None
+        scores.append({str(plan.scorer_id): score, **extra[index]})
+    return outcomes, scores
+
+
+def score_metrics(
+    metrics: Sequence[tuple[int, ScorerConfig]],
+    inputs: Sequence[QueryInput],
+    *,
+    owner: int | None = None,
+) -> list[MetricScores]:
+    """Return, per input, the score of each metric (None when it did not score)."""
+    result: list[MetricScores] = [{} for _ in inputs]
+    for scorer_id, config in metrics:
+        key = str(scorer_id)
+        for scores, outcome in zip(result, score_queries(config, inputs, owner=owner), strict=True):
+            scores[key] = outcome.score if outcome.status == QueryStatus.SCORED else None
+    return result

@@ -21,7 +21,14 @@ from app.cases import queries as query_service
 from app.db import session_scope
 from app.errors import NotFound, public_message
 from app.runs import service as run_service
-from app.runs.plan import FetchedQuery, QueryPlan, RunPlan, RunSetupError, score_fetched
+from app.runs.plan import (
+    FetchedQuery,
+    MetricScores,
+    QueryPlan,
+    RunPlan,
+    RunSetupError,
+    score_fetched_metrics,
+)
 from app.sandbox import in_scoring_thread
 from app.scoring import Outcome
 from app.search import EngineError, SearchClient
@@ -138,7 +145,12 @@ async def execute_chunk(
         await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
         return
 
-    async def store(fetched: list[FetchedQuery], outcomes: list[Outcome], ratings: Any) -> None:
+    async def store(
+        fetched: list[FetchedQuery],
+        outcomes: list[Outcome],
+        ratings: Any,
+        metric_scores: list[MetricScores],
+    ) -> None:
         await in_thread(
             db,
             run_service.store_chunk,
@@ -148,6 +160,7 @@ async def execute_chunk(
             fetched=fetched,
             outcomes=outcomes,
             ratings=ratings,
+            metric_scores=metric_scores,
         )
 
     progress = _Progress()
@@ -169,7 +182,7 @@ async def execute_chunk(
         await asyncio.gather(beat, return_exceptions=True)
 
 
-Store = Callable[[list[FetchedQuery], list[Outcome], Any], Awaitable[None]]
+Store = Callable[[list[FetchedQuery], list[Outcome], Any, list[MetricScores]], Awaitable[None]]
 
 
 async def _work(
@@ -195,14 +208,21 @@ async def _work(
         raise
     ratings = await reading
     # In the scoring threads, not the ones database work uses: a JavaScript batch may wait.
-    outcomes = await in_scoring_thread(
-        functools.partial(score_fetched, plan=plan, fetched=fetched, ratings=ratings)
+    # Every metric of the case in the same pass: one fetch, one set of scoring inputs.
+    outcomes, metric_scores = await in_scoring_thread(
+        functools.partial(score_fetched_metrics, plan=plan, fetched=fetched, ratings=ratings)
     )
     if store is not None:
-        await store(fetched, outcomes, ratings)
+        await store(fetched, outcomes, ratings, metric_scores)
         return
     await in_thread(
-        db, run_service.finish_run, plan=plan, fetched=fetched, outcomes=outcomes, ratings=ratings
+        db,
+        run_service.finish_run,
+        plan=plan,
+        fetched=fetched,
+        outcomes=outcomes,
+        ratings=ratings,
+        metric_scores=metric_scores,
     )
 
 

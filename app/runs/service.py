@@ -23,10 +23,26 @@ from app.cases import service as case_service
 from app.endpoints.service import engine_config
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint, Try
-from app.runs.plan import FetchedQuery, QueryPlan, RunPlan, RunSetupError
-from app.runs.schemas import RunDetail, RunDocRead, RunProgress, RunQueryRead, RunSummary
+from app.runs.metrics import metric_ids, recorded, run_metrics
+from app.runs.plan import (
+    FetchedQuery,
+    MetricScores,
+    QueryPlan,
+    RunPlan,
+    RunSetupError,
+    score_metrics,
+)
+from app.runs.schemas import (
+    MetricRead,
+    RunDetail,
+    RunDocRead,
+    RunProgress,
+    RunQueryRead,
+    RunSummary,
+    TagRead,
+)
 from app.scorers.service import config_of
-from app.scoring import Outcome, QueryInput, score_queries
+from app.scoring import Outcome, QueryInput, ScorerConfig, score_queries
 from app.scoring.types import StoredDocs
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
@@ -63,6 +79,7 @@ def create_run(
         total=total or 0,
         knobs=None if knobs is None else dict(knobs),
         sweep_id=sweep_id,
+        metric_scorer_ids=list(case.metric_scorer_ids or []),
     )
     session.add(run)
     if commit:
@@ -109,8 +126,19 @@ def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None 
         queries=queries,
         explain=run.explain,
         owner_id=case.owner_id,
+        scorer_id=scorer.id,
+        metrics=_metric_configs(session, run),
         **shared,
     )
+
+
+def _metric_configs(session: Session, run: Run) -> list[tuple[int, ScorerConfig]]:
+    """Return the run's extra metric scorers' configs (deleted scorers are left out)."""
+    ids = metric_ids(run)[1:]
+    if not ids:
+        return []
+    found = {s.id: s for s in session.scalars(select(Scorer).where(Scorer.id.in_(ids)))}
+    return [(i, config_of(found[i])) for i in ids if i in found]
 
 
 def plan_chunks(*, session: Session, run_id: int, chunk_size: int) -> list[list[int]]:
@@ -180,6 +208,7 @@ def store_chunk(
     fetched: Sequence[FetchedQuery],
     outcomes: Sequence[Outcome],
     ratings: Mapping[int, Mapping[str, float]],
+    metric_scores: Sequence[MetricScores] | None = None,
 ) -> bool:
     """Commit one chunk's results; the last chunk finishes the run. Return whether it did.
 
@@ -199,7 +228,7 @@ def store_chunk(
         session.execute(
             delete(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id.in_(query_ids))
         )
-    rows = _result_rows(plan, fetched, outcomes, ratings)
+    rows = _result_rows(plan, fetched, outcomes, ratings, metric_scores)
     if rows:
         session.execute(insert(RUN_QUERIES), rows)
     done_chunks = sorted({*(run.chunks_done or []), chunk})
@@ -214,6 +243,7 @@ def store_chunk(
             finished_at=datetime.now(UTC),
             recorded_score=Run.case_score,
             recorded_scorer_id=Run.scorer_id,
+            recorded_metrics=_recorded_metrics(session, run),
         )
     session.execute(update(Run).where(Run.id == run.id).values(**values))
     session.commit()
@@ -353,6 +383,7 @@ def finish_run(
     fetched: Sequence[FetchedQuery],
     outcomes: Sequence[Outcome],
     ratings: Mapping[int, Mapping[str, float]],
+    metric_scores: Sequence[MetricScores] | None = None,
 ) -> None:
     """Store every query's outcome and the case score, and mark the run finished.
 
@@ -366,14 +397,20 @@ def finish_run(
     if not getattr(ended, "rowcount", 0):
         session.rollback()
         return
-    rows = _result_rows(plan, fetched, outcomes, ratings)
+    rows = _result_rows(plan, fetched, outcomes, ratings, metric_scores)
     if rows:
         session.execute(insert(RUN_QUERIES), rows)
     _refresh_totals(session, plan.run_id)
+    run = session.get(Run, plan.run_id)
     session.execute(
         update(Run)
         .where(Run.id == plan.run_id)
-        .values(done=len(rows), recorded_score=Run.case_score, recorded_scorer_id=Run.scorer_id)
+        .values(
+            done=len(rows),
+            recorded_score=Run.case_score,
+            recorded_scorer_id=Run.scorer_id,
+            recorded_metrics=None if run is None else _recorded_metrics(session, run),
+        )
     )
     session.commit()
 
@@ -383,9 +420,13 @@ def _result_rows(
     fetched: Sequence[FetchedQuery],
     outcomes: Sequence[Outcome],
     ratings: Mapping[int, Mapping[str, float]],
+    metric_scores: Sequence[MetricScores] | None = None,
 ) -> list[dict[str, Any]]:
     rows = []
-    for f, outcome in zip(fetched, outcomes, strict=True):
+    scores: Sequence[MetricScores | None] = (
+        metric_scores if metric_scores is not None else [None] * len(fetched)
+    )
+    for f, outcome, metric in zip(fetched, outcomes, scores, strict=True):
         query_ratings = ratings.get(f.plan.query_id, {})
         docs = [{**d, "rating": query_ratings.get(d["id"])} for d in f.docs or []]
         rows.append(
@@ -403,9 +444,19 @@ def _result_rows(
                 "duration_ms": round(f.duration_ms, 2),
                 "docs": docs,
                 "log": list(outcome.log),
+                "metric_scores": metric,
             }
         )
     return rows
+
+
+def _recorded_metrics(session: Session, run: Run) -> list[dict[str, Any]] | None:
+    """Return what the run's metrics score as it finishes (None for a run of one metric)."""
+    session.flush()
+    session.refresh(run)
+    if not run.metric_scorer_ids:
+        return None
+    return recorded(run_metrics(session=session, run=run))
 
 
 def _refresh_totals(session: Session, run_id: int) -> None:
@@ -417,6 +468,8 @@ def _refresh_totals(session: Session, run_id: int) -> None:
     ).all()
     counts = {status: count for status, count, _mean in groups}
     mean = next((m for status, _count, m in groups if status == QueryStatus.SCORED), None)
+    if _weighted_run(session, run_id):
+        mean = session.scalar(_weighted_score(run_id))
     session.execute(
         update(Run)
         .where(Run.id == run_id)
@@ -426,6 +479,25 @@ def _refresh_totals(session: Session, run_id: int) -> None:
             unscored=counts.get(QueryStatus.UNSCORED, 0),
             errors=counts.get(QueryStatus.ERROR, 0),
         )
+    )
+
+
+def _weighted_run(session: Session, run_id: int) -> bool:
+    aggregate = session.scalar(
+        select(Case.aggregate).join(Run, Run.case_id == Case.id).where(Run.id == run_id)
+    )
+    return aggregate == "weighted_mean"
+
+
+def _weighted_score(run_id: int) -> Any:
+    """Return a SELECT of the run's weighted case score, Σ wᵢ·sᵢ / Σ wᵢ over scored queries
+    (a deleted query weighs 1)."""
+    weight = func.coalesce(Query.weight, 1.0)
+    return (
+        select(func.sum(RunQuery.score * weight) / func.nullif(func.sum(weight), 0))
+        .select_from(RunQuery)
+        .outerjoin(Query, Query.id == RunQuery.query_id)
+        .where(RunQuery.run_id == run_id, RunQuery.status == QueryStatus.SCORED)
     )
 
 
@@ -514,6 +586,12 @@ def rescore_row(
     stored = stored_input(row, ratings, query.options or {}, case.options or {})
     outcome = score_queries(config_of(scorer), [stored])[0]
     _apply(row, outcome, ratings)
+    metrics = _metric_configs(session, run)
+    if metrics:
+        row.metric_scores = {
+            str(scorer.id): outcome.score if outcome.status == QueryStatus.SCORED else None,
+            **score_metrics(metrics, [stored])[0],
+        }
     session.flush()
     _refresh_totals_of(session, run)
     session.commit()
@@ -534,7 +612,11 @@ def _refresh_totals_of(session: Session, run: Run) -> None:
         update(Run)
         .where(Run.id == run.id)
         .values(
-            case_score=of(QueryStatus.SCORED, func.avg(RunQuery.score)),
+            case_score=(
+                _weighted_score(run.id).scalar_subquery()
+                if _weighted_run(session, run.id)
+                else of(QueryStatus.SCORED, func.avg(RunQuery.score))
+            ),
             scored=of(QueryStatus.SCORED, func.count()),
             unscored=of(QueryStatus.UNSCORED, func.count()),
             errors=of(QueryStatus.ERROR, func.count()),
@@ -608,11 +690,38 @@ def detail(*, session: Session, run: Run) -> RunDetail:
             num_found=row.num_found,
             duration_ms=row.duration_ms,
             docs=[RunDocRead.model_validate(d) for d in row.docs],
+            metric_scores=_row_scores(run, row),
         )
         for row in run_queries(session=session, run=run)
     ]
     base = summary(run).model_dump()
-    return RunDetail(**base, progress=RunProgress(done=run.done, total=run.total), queries=queries)
+    return RunDetail(
+        **base,
+        progress=RunProgress(done=run.done, total=run.total),
+        queries=queries,
+        metrics=metrics_read(session=session, run=run),
+    )
+
+
+def metrics_read(*, session: Session, run: Run, tag: str | None = None) -> list[MetricRead]:
+    """Return the API view of every metric of the run (the primary first)."""
+    return [
+        MetricRead(
+            scorer_id=m.scorer_id,
+            name=m.name,
+            case_score=m.case_score,
+            scored=m.scored,
+            by_tag=[TagRead(tag=t.tag, count=t.count, mean=t.mean, min=t.min) for t in m.by_tag],
+        )
+        for m in run_metrics(session=session, run=run, tag=tag)
+    ]
+
+
+def _row_scores(run: Run, row: RunQuery) -> dict[str, float | None]:
+    scores = dict(row.metric_scores or {})
+    if run.scorer_id is not None:
+        scores[str(run.scorer_id)] = row.score if row.status == QueryStatus.SCORED else None
+    return scores
 
 
 def rescore_run(*, session: Session, run: Run) -> Run:
@@ -629,7 +738,8 @@ def rescore_run(*, session: Session, run: Run) -> Run:
     ratings = query_service.ratings_of(
         session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
     )
-    inputs = (  # a generator: each input is scored as soon as it is made
+    metrics = _metric_configs(session, run)
+    made = (
         stored_input(
             r,
             ratings.get(r.query_id or 0, {}),
@@ -638,8 +748,16 @@ def rescore_run(*, session: Session, run: Run) -> Run:
         )
         for r in fetched
     )
-    for row, outcome in zip(fetched, score_queries(config_of(scorer), inputs), strict=True):
+    # One metric: a generator, each input scored as soon as it is made; several: the
+    # inputs are made once and every metric scores the same list.
+    inputs = list(made) if metrics else made
+    outcomes = score_queries(config_of(scorer), inputs)
+    extra = score_metrics(metrics, list(inputs)) if metrics else None
+    for index, (row, outcome) in enumerate(zip(fetched, outcomes, strict=True)):
         _apply(row, outcome, ratings.get(row.query_id or 0, {}))
+        if extra is not None:
+            primary = outcome.score if outcome.status == QueryStatus.SCORED else None
+            row.metric_scores = {str(scorer.id): primary, **extra[index]}
     session.flush()
     _refresh_totals(session, run.id)
     session.commit()

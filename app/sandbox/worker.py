@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
+from app.sandbox import mapper
 from app.sandbox.protocol import HEADER, Request, cap_memory, encode_frame
 from app.scoring import javascript
 from app.scoring.types import Outcome
@@ -39,6 +40,9 @@ def serve(requests: BinaryIO, frames: BinaryIO) -> None:
         if len(payload) < size:
             return
         request: Request = pickle.loads(payload)
+        if request[0] == mapper.KIND:  # a search API mapper, not a scorer batch
+            mapper.serve_mapper(request, send)
+            continue
         code, scale, max_score, parts, single_until, time_s, heap_bytes, in_a_row, env = request
         sent = 0
 

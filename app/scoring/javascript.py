@@ -11,6 +11,17 @@ slice, not per query. A slice's eval may last ``JS_TIME_LIMIT_S + JS_SLICE_S``; 
 query only starts within the first ``JS_SLICE_S``, each query gets at least its full time
 limit, and a slice that times out was stopped inside a query that overran it.
 
+Each query starts from the state a fresh isolate would give it. The prelude deletes the
+globals the previous query made; on top of that the isolate is locked further once
+(``_LOCKDOWN``: the prelude's own objects, the global object's prototype, the intrinsics only
+instances reach) and the function the prelude calls per query is ``_RUNNER``, which compiles
+the user's code into a new function for every query (V8's compilation cache makes that
+cheap), so nothing hangs off the function object or its prototype, and clears RegExp's
+legacy match state. A global the prelude could not delete, or a global object made
+non-extensible or given another prototype, cannot be undone in place: ``_RUNNER`` then
+refuses to run the query (``restart``) and the batch reruns it, and the rest, in a new
+isolate.
+
 Before each eval the batch calls its optional ``step`` hook with the outcomes finished since
 the previous call, how many queries the eval may touch (0: none in particular) and how long
 it may take, so that a supervising process knows which queries a crash can be blamed on.
@@ -20,9 +31,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import secrets
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -117,16 +131,125 @@ def encode_query(query: QueryInput) -> str:
             ) from exc
 
 
+# Evaluated once per isolate, right after the prelude; returns how many own keys the global
+# object has, which is how many it must have when a query starts. It freezes what the prelude
+# leaves open: the methods of ``__relevo``, the intrinsics that only instances reach (V8's
+# Intl segments and iterator helpers), and the global object's own prototype, an open object
+# that would carry globals from one query to the next; the global object inherits from the
+# frozen Object.prototype directly instead, so that _RUNNER can check it has not changed.
+_LOCKDOWN = r"""
+(function () {
+  'use strict';
+  const seen = new Set();
+  const lock = (value) => {
+    if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return;
+    if (seen.has(value)) return;
+    seen.add(value);
+    Object.freeze(value);
+    lock(Object.getPrototypeOf(value));
+    for (const key of Reflect.ownKeys(value)) {
+      const d = Object.getOwnPropertyDescriptor(value, key);
+      if ('value' in d) lock(d.value); else { lock(d.get); lock(d.set); }
+    }
+  };
+  lock(Object.getPrototypeOf(globalThis));
+  Object.setPrototypeOf(globalThis, Object.prototype);
+  lock(globalThis.__relevo);
+  if (typeof Intl === 'object' && typeof Intl.Segmenter === 'function') {
+    const segments = new Intl.Segmenter().segment('');
+    lock(segments);
+    lock(segments[Symbol.iterator]());
+  }
+  if (typeof Iterator === 'function') {
+    lock([].values().map((x) => x));
+    lock(Iterator.from({ next() { return { done: true }; } }));
+  }
+  return Reflect.ownKeys(globalThis).length;
+})()
+"""
+
+# The body of the function the prelude calls once per query, with the helpers as arguments.
+# Strict, so that the user's function cannot reach it through ``caller``. It refuses to run
+# the query (throws RESTART) when the global object is not as a fresh isolate has it, locks
+# the prelude's objects that only the arguments reach (the first time it sees them), resets
+# RegExp.$1, lastMatch and the rest, and runs the user's code as a new function.
+_RUNNER = """'use strict';
+if (Reflect.ownKeys(globalThis).length !== %(globals)d || !Object.isExtensible(globalThis)
+    || Object.getPrototypeOf(globalThis) !== Object.prototype) {
+  throw new Error(%(restart)s);
+}
+/(?:)/.exec('');
+if (!Object.isFrozen(console.log)) {
+  for (const key of Reflect.ownKeys(console)) Object.freeze(console[key]);
+}
+for (const list of [docs, bestDocs]) {
+  const proto = list.length > 0 ? Object.getPrototypeOf(list[0]) : null;
+  if (proto !== null && !Object.isFrozen(proto.getRating)) {
+    for (const key of Reflect.ownKeys(proto)) Object.freeze(proto[key]);
+  }
+}
+return Reflect.apply(new Function(%(params)s, %(body)s), undefined, arguments);
+//# sourceURL=relevo-runner.js"""
+
+
+def _runner_body(body: str, globals_count: int, marker: str) -> str:
+    """Return _RUNNER for the user's function body (as ``function_body`` makes it)."""
+    params = ", ".join(json.dumps(name) for name in PARAMS)
+    values = {"globals": globals_count, "restart": json.dumps(marker)}
+    return _RUNNER % {**values, "params": params, "body": json.dumps(body)}
+
+
+class _Creator:
+    """The one thread of a process that creates its V8 contexts.
+
+    V8 aborts ("Check failed: !IsConfigurablePoolInitialized()") or crashes the process when
+    several threads create their first contexts at once, and a lock is not enough: contexts
+    created or closed one at a time, but by different threads that all existed before V8
+    started, crash it too. So one thread creates and closes them all; any thread may use them.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pid = 0
+        self.executor: ThreadPoolExecutor | None = None
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self.lock:
+            if self.executor is None or self.pid != os.getpid():  # a forked child: a new one
+                self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="relevo-v8")
+                self.pid = os.getpid()
+            return self.executor
+
+    def new_racer(self) -> MiniRacer:
+        """Return a new V8 context, created on this process's V8 thread."""
+        return self._executor().submit(MiniRacer).result()
+
+    def close(self, racer: MiniRacer) -> None:
+        """Close a context on this process's V8 thread."""
+        self._executor().submit(racer.close).result()
+
+
+_CREATOR = _Creator()
+_new_racer = _CREATOR.new_racer
+_close_racer = _CREATOR.close
+
+
 class _Isolate:
     """One V8 isolate with the prelude installed and the user's code compiled."""
 
-    SETUP_S = 2 * _SETUP_TIMEOUT_S  # the longest __init__ may take: two evals
+    # The longest __init__ may take: the evals that can be slow (the prelude, the lockdown
+    # and two compiles of the user's code).
+    SETUP_S = 4 * _SETUP_TIMEOUT_S
 
     def __init__(
         self, code: str, scale: Sequence[float], heap_limit: int, environment: str = "relevo"
     ) -> None:
-        self._racer = MiniRacer()
+        self._racer = _new_racer()
         self._token = json.dumps(secrets.token_hex(16))
+        # The message _RUNNER throws when it refuses to run a query; unguessable by the scorer.
+        marker = "relevo-restart-" + secrets.token_hex(16)
+        self.refusal = "Error: " + marker  # what the prelude reports for that query
+        self.scored = 0  # queries whose outcome this isolate gave
         try:
             self._racer.set_hard_memory_limit(heap_limit)
             slice_ms = max(1, round(JS_SLICE_S * 1000))
@@ -134,13 +257,22 @@ class _Isolate:
             self._racer.eval("delete globalThis.WebAssembly", timeout_sec=_SETUP_TIMEOUT_S)
             setup = f"({prelude_source()})(globalThis, {self._token}, {slice_ms})"
             self._racer.eval(setup, timeout_sec=_SETUP_TIMEOUT_S)
-            body, scale_json = json.dumps(function_body(code)), json.dumps(json.dumps(list(scale)))
-            env = json.dumps(environment)
-            error = self._eval(f"__relevo.setup({self._token}, {body}, {scale_json}, {env})")
+            globals_count = int(self._eval(_LOCKDOWN))
+            body = function_body(code)
+            error = self._setup(body, scale, environment)  # the user's code, to see it compile
+            if error is None:
+                runner = _runner_body(body, globals_count, marker)
+                error = self._setup(runner, scale, environment)
         except BaseException:
             self.close()
             raise
-        self.compile_error = error if isinstance(error, str) else None
+        self.compile_error = error
+
+    def _setup(self, body: str, scale: Sequence[float], environment: str) -> str | None:
+        scale_json = json.dumps(json.dumps(list(scale)))
+        args = f"{self._token}, {json.dumps(body)}, {scale_json}, {json.dumps(environment)}"
+        error = self._eval(f"__relevo.setup({args})")
+        return error if isinstance(error, str) else None
 
     def _eval(self, expression: str, timeout: float = _SETUP_TIMEOUT_S) -> Any:
         return self._racer.eval(expression, timeout_sec=timeout)
@@ -159,7 +291,7 @@ class _Isolate:
         return result["r"], bool(result["running"]), list(result["logs"])
 
     def close(self) -> None:
-        self._racer.close()
+        _close_racer(self._racer)
 
 
 def _to_outcome(item: Sequence[Any], max_score: float) -> Outcome:
@@ -225,11 +357,25 @@ class _Batch:
             self.reported = self.pos
             self.step(done, count, seconds)
 
-    def _store(self, items: Sequence[Sequence[Any]]) -> None:
+    def _store(self, items: Sequence[Sequence[Any]]) -> bool:
+        """Keep the outcomes of items in order; False: a query refused to run, start afresh.
+
+        The queries from the refusing one on (the rest of the items refused too) are run
+        again in a new isolate; one that refuses in a new isolate is an error, so a batch
+        never loops.
+        """
+        assert self.isolate is not None
         for item in items:
+            if item[0] == "e" and item[1] == self.isolate.refusal:
+                if self.isolate.scored == 0:
+                    self._fail_current("scorer failed: its isolate could not be set up")
+                self._drop_isolate()
+                return False
             self.outcomes[self.pos] = _to_outcome(item, self.max_score)
             self.pos += 1
+            self.isolate.scored += 1
             self.timeouts_in_a_row = 0
+        return True
 
     def _fail_current(self, message: str, logs: Sequence[str] = ()) -> None:
         self.outcomes[self.pos] = failed(message, tuple(logs))
@@ -314,7 +460,8 @@ class _Batch:
         except JSEvalException as exc:
             self._recover(end, max_count, f"scorer failed: {exc}", keep=False)
             return
-        self._store(items)
+        if not self._store(items):
+            return
         if tainted:  # a global could not be deleted: later queries get a clean isolate
             self._drop_isolate()
 
@@ -327,7 +474,8 @@ class _Batch:
         except JSEvalException:
             keep = False
         else:
-            self._store(items)
+            if not self._store(items):
+                return
             if running and self.pos < len(self.parts):
                 self._fail_current(message, logs)
         if not keep:
@@ -403,7 +551,7 @@ _SYNTAX_LINE = re.compile(r":(\d+): (SyntaxError: [^\n]*)")
 
 @lru_cache(maxsize=256)
 def _syntax_problem(code: str) -> tuple[str, int | None] | None:
-    racer = MiniRacer()
+    racer = _new_racer()
     try:
         params = ", ".join(json.dumps(name) for name in PARAMS)
         racer.eval(f"new Function({params}, {json.dumps(function_body(code))}); 0", timeout_sec=5)
@@ -415,7 +563,7 @@ def _syntax_problem(code: str) -> tuple[str, int | None] | None:
         line = min(max(1, int(match.group(1)) - LINE_OFFSET), code.count("\n") + 1)
         return (match.group(2), line)
     finally:
-        racer.close()
+        _close_racer(racer)
     return None
 
 

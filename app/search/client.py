@@ -40,7 +40,10 @@ from app.search.limits import EndpointLimits, SharedLimits
 from app.search.lookup import build_es_ids_body, build_solr_ids_params
 from app.search.models import EndpointConfig, SearchRequest, SearchResult
 from app.search.policy import OutboundPolicy, check_destination, current_policy
+from app.search.searchapi import build_searchapi_body, build_searchapi_params, map_answer
 from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
+from app.search.vespa import build_vespa_body, parse_vespa_response, vespa_error_message
+from app.vocabulary import Engine
 
 __all__ = ["RETRY_STATUSES", "SearchClient", "build_http_request", "build_ids_http_request"]
 
@@ -74,6 +77,8 @@ def build_http_request(
     headers = {"Accept": "application/json", **endpoint.headers}
     timeout = httpx.Timeout(endpoint.timeout_s)
     url = _base_url(endpoint.url)
+    if endpoint.engine in _OTHER_ENGINES:
+        return _build_other(http, endpoint, request, headers, timeout)
     if endpoint.engine != "solr":
         content = _json_bytes(build_es_body(request))
         headers = {"Content-Type": "application/json", **headers}
@@ -90,10 +95,41 @@ def build_http_request(
     return built
 
 
+_OTHER_ENGINES = frozenset({Engine.VESPA, Engine.SEARCHAPI, Engine.STATIC})
+
+
+def _build_other(
+    http: httpx.AsyncClient,
+    endpoint: EndpointConfig,
+    request: SearchRequest,
+    headers: dict[str, str],
+    timeout: httpx.Timeout,
+) -> httpx.Request:
+    if endpoint.engine == Engine.STATIC:
+        raise RequestBuildError("a result file endpoint is read from its file, not over HTTP")
+    if endpoint.engine == Engine.VESPA:
+        base = _base_url(endpoint.url)
+        url = base.copy_with(path=base.path.rstrip("/") + "/search/")
+        content = _json_bytes(build_vespa_body(request))
+        headers = {"Content-Type": "application/json", **headers}
+        return http.build_request("POST", url, content=content, headers=headers, timeout=timeout)
+    headers = {"Accept": "application/json, text/html;q=0.9, */*;q=0.5", **endpoint.headers}
+    if endpoint.method == "POST":
+        content = _json_bytes(build_searchapi_body(request))
+        headers = {"Content-Type": "application/json", **headers}
+        return http.build_request(
+            "POST", _base_url(endpoint.url), content=content, headers=headers, timeout=timeout
+        )
+    full = _base_url(endpoint.url).copy_merge_params(tuple(build_searchapi_params(request)))
+    return http.build_request("GET", full, headers=headers, timeout=timeout)
+
+
 def build_ids_http_request(
     http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
 ) -> httpx.Request:
     """Return the httpx request fetching these doc ids (auth is added on send)."""
+    if endpoint.engine in _OTHER_ENGINES:
+        raise RequestBuildError(f"a {endpoint.engine} endpoint cannot look docs up by id")
     headers = {"Accept": "application/json", **endpoint.headers}
     timeout = httpx.Timeout(endpoint.timeout_s)
     if endpoint.engine != "solr":
@@ -185,7 +221,7 @@ def _snippet(answer: _Answer) -> str:
 
 async def _http_error(endpoint: EndpointConfig, answer: _Answer) -> EngineError:
     body = await _json(answer)
-    extract = solr_error_message if endpoint.engine == "solr" else es_error_message
+    extract = _ERROR_MESSAGES.get(endpoint.engine, es_error_message)
     detail = (extract(body) if isinstance(body, dict) else None) or _snippet(answer)
     detail = (detail or answer.reason_phrase)[:300]
     message = f"HTTP {answer.status_code} from {endpoint.safe_url}: {detail}"
@@ -194,18 +230,31 @@ async def _http_error(endpoint: EndpointConfig, answer: _Answer) -> EngineError:
     return EngineHTTPError(message, status_code=answer.status_code)
 
 
+_ERROR_MESSAGES: dict[str, Callable[[Any], str | None]] = {
+    Engine.SOLR: solr_error_message,
+    Engine.VESPA: vespa_error_message,
+    Engine.SEARCHAPI: lambda body: None,  # an unknown service: its answer's start says most
+}
+
+
 async def _parse(
-    endpoint: EndpointConfig, answer: _Answer, spec: FieldSpec, explain: bool
+    endpoint: EndpointConfig, answer: _Answer, spec: FieldSpec, explain: bool, rows: int = 10
 ) -> SearchResult:
     body = await _json(answer)
+    if endpoint.engine == Engine.SEARCHAPI:
+        text = answer.content.decode("utf-8", "replace")
+        usable = body if body is not None and body is not _TOO_DEEP else None
+        return await map_answer(endpoint.mapper_code or "", usable, text, rows)
     if body is _TOO_DEEP:
         raise EngineResponseError(f"the answer from {endpoint.safe_url} is nested too deeply")
     if body is None:
         raise EngineResponseError(
             f"response from {endpoint.safe_url} is not JSON: {_snippet(answer)!r}"
         )
-    if endpoint.engine == "solr":
+    if endpoint.engine == Engine.SOLR:
         return parse_solr_response(body, spec, explain=explain)
+    if endpoint.engine == Engine.VESPA:
+        return parse_vespa_response(body, spec, explain=explain)
     return parse_es_response(body, spec)
 
 
@@ -255,6 +304,7 @@ class SearchClient:
             request.field_spec,
             lambda spec: build_http_request(self._http, endpoint, request),
             explain=request.explain,
+            rows=request.rows,
         )
 
     async def fetch_ids(
@@ -275,6 +325,8 @@ class SearchClient:
         build: Callable[[FieldSpec], httpx.Request],
         *,
         explain: bool,
+        rows: int = 10,
+        seen: Callable[[int, bytes], None] | None = None,
     ) -> SearchResult:
         try:
             spec = parse_field_spec(field_spec)
@@ -282,9 +334,24 @@ class SearchClient:
         except SearchError as exc:
             raise RequestBuildError(exc.message) from exc
         answer = await self._send_with_retry(endpoint, built)
+        if seen is not None:
+            seen(answer.status_code, answer.content)
         if answer.status_code >= 400:
             raise await _http_error(endpoint, answer)
-        return await _parse(endpoint, answer, spec, explain)
+        return await _parse(endpoint, answer, spec, explain, rows)
+
+    async def trial(
+        self, endpoint: EndpointConfig, request: SearchRequest, seen: Callable[[int, bytes], None]
+    ) -> SearchResult:
+        """Return the parsed result of one query, passing the raw answer to ``seen`` first."""
+        return await self._engine_request(
+            endpoint,
+            request.field_spec,
+            lambda spec: build_http_request(self._http, endpoint, request),
+            explain=request.explain,
+            rows=request.rows,
+            seen=seen,
+        )
 
     async def _send_with_retry(self, endpoint: EndpointConfig, built: httpx.Request) -> _Answer:
         limits = self._limits_for(endpoint)

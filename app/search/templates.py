@@ -260,10 +260,14 @@ def validate_template(
     engine: Engine, template: str, *, case_options: Mapping[str, Any] | None = None
 ) -> None:
     """Raise TemplateError if ``template`` cannot be rendered into a request for ``engine``."""
+    if engine == Engine.STATIC:
+        return  # a result file: the template is never rendered
     if not template.strip():
         raise TemplateError("template is empty")
     ctx = RenderContext(SAMPLE_QUERY, {}, case_options or {}, {})
-    if engine == Engine.SOLR:
+    # A search API's GET template is parameters like Solr's; its POST template is JSON.
+    pairs = engine == Engine.SEARCHAPI and not template.lstrip().startswith("{")
+    if engine == Engine.SOLR or pairs:
         render_solr_pairs(template, ctx)
     else:
         parse_json_body(render_json_template(template, ctx))

@@ -1,0 +1,62 @@
+"""Search API endpoints: any HTTP search service, its answers read by the user's mapper.
+
+GET sends the rendered template as query parameters (``a=1&b=#$query##``; each value is
+URL-encoded when sent, so ``café & crème`` arrives intact); POST sends it as a JSON body.
+The answer, parsed JSON or else the raw text (an HTML page, say), goes to the endpoint's
+``docsMapper(data)`` and ``numberOfResultsMapper(data)`` in the JavaScript sandbox
+(:mod:`app.sandbox.mapper`). The docs keep the fields the mapper gave; ids become strings;
+the case's rows limits how many are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from app.sandbox import in_scoring_thread
+from app.sandbox.mapper import MapperError, run_mapper
+from app.search.errors import EngineResponseError
+from app.search.models import Doc, SearchRequest, SearchResult
+from app.search.templates import (
+    RenderContext,
+    parse_json_body,
+    render_json_template,
+    render_solr_pairs,
+)
+
+__all__ = ["build_searchapi_body", "build_searchapi_params", "map_answer", "mapped_result"]
+
+
+def build_searchapi_params(request: SearchRequest) -> list[tuple[str, str]]:
+    """Return the (name, value) query parameters of a GET search API request."""
+    return render_solr_pairs(request.template, RenderContext.from_request(request))
+
+
+def build_searchapi_body(request: SearchRequest) -> dict[str, Any]:
+    """Return the JSON body of a POST search API request."""
+    return parse_json_body(
+        render_json_template(request.template, RenderContext.from_request(request))
+    )
+
+
+def mapped_result(docs: list[dict[str, Any]], num_found: int, rows: int) -> SearchResult:
+    """Return a search result from a mapper's docs (ids already strings), cut to ``rows``."""
+    kept = [
+        Doc(
+            id=doc["id"],
+            position=position,
+            fields={k: v for k, v in doc.items() if k != "id"},
+        )
+        for position, doc in enumerate(docs[:rows], start=1)
+    ]
+    return SearchResult(docs=kept, num_found=num_found)
+
+
+async def map_answer(code: str, body: Any, text: str, rows: int) -> SearchResult:
+    """Return the mapper's reading of an answer (``body`` parsed JSON or None for text)."""
+    is_json = body is not None
+    try:
+        mapped = await in_scoring_thread(functools.partial(run_mapper, code, text, is_json=is_json))
+    except MapperError as exc:
+        raise EngineResponseError(str(exc)) from exc
+    return mapped_result(mapped.docs, mapped.num_found, rows)
