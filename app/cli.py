@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from types import FrameType
 
+from cryptography.fernet import Fernet
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import admin as admin_service
@@ -27,6 +28,7 @@ from app.runs.supervisor import WorkerSupervisor, exit_with_parent
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
 from app.scorers import service as scorer_service
+from app.secret_box import KeyConfigError, Keyring, install_keyring, reseal_all
 from app.vocabulary import RunStatus
 
 __all__ = ["main"]
@@ -142,6 +144,32 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_db_upgrade(_args: argparse.Namespace, settings: Settings) -> int:
     _factory(settings)
     print(f"Database at {settings.resolved_database_url.split('@')[-1]} is up to date.")
+    return 0
+
+
+def cmd_secrets_rotate(_args: argparse.Namespace, settings: Settings) -> int:
+    """Re-seal every stored secret with the first key of RELEVO_ENCRYPTION_KEYS."""
+    engine = make_engine(settings.resolved_database_url)
+    try:
+        migrate(engine)  # plaintext left from before sealing is sealed by the migration
+        with engine.begin() as connection:
+            report = reseal_all(connection)
+    finally:
+        engine.dispose()
+    print(f"Re-sealed {report.resealed} stored secrets with the newest encryption key.")
+    if report.unreadable:
+        print(
+            f"{len(report.unreadable)} secrets open with none of the keys and were left as they "
+            "are (keep the old key until they are entered again): " + ", ".join(report.unreadable),
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def cmd_secrets_new_key(_args: argparse.Namespace, _settings: Settings) -> int:
+    """Print a new encryption key, for the front of RELEVO_ENCRYPTION_KEYS."""
+    print(Fernet.generate_key().decode("ascii"))
     return 0
 
 
@@ -308,6 +336,16 @@ def build_parser() -> argparse.ArgumentParser:
     reset.add_argument("--password-stdin", action="store_true", help="read the password")
     reset.set_defaults(func=cmd_users_reset_password)
 
+    secrets = sub.add_parser("secrets", help="secrets encrypted at rest").add_subparsers(
+        dest="secrets", required=True
+    )
+    secrets.add_parser(
+        "rotate", help="re-seal every stored secret with the first RELEVO_ENCRYPTION_KEYS key"
+    ).set_defaults(func=cmd_secrets_rotate)
+    secrets.add_parser("new-key", help="print a new encryption key").set_defaults(
+        func=cmd_secrets_new_key
+    )
+
     keys = sub.add_parser("api-keys", help="API keys").add_subparsers(dest="keys", required=True)
     key = keys.add_parser("create", help="create a key; printed once, as the last line")
     key.add_argument("email")
@@ -350,6 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     tune_gc()
     settings = Settings.from_env()
+    try:
+        install_keyring(Keyring.load(keys=settings.encryption_keys, data_dir=settings.data_dir))
+    except KeyConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     # The command's JavaScript workers (the app and `relevo worker` install their own).
     with JsPool() as js_pool:
         previous = install_pool(js_pool)

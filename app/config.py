@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 __all__ = ["Settings"]
@@ -44,6 +44,14 @@ class Settings:
     run_chunk_size: int = 100
     # A worker silent this long is gone: its chunks go back to the queue.
     worker_stalled_s: int = 30
+    # Alerts by e-mail (smtp://[user:pass@]host:port, smtps://, smtp+starttls://) and sender.
+    smtp_url: str | None = None
+    alert_email_from: str = "relevo@localhost"
+    # How often a server that fires schedules itself (no job queue) looks for due ones.
+    schedule_tick_s: float = 15.0
+    # Fernet keys for secrets at rest: the first seals, all unseal (app/secret_box.py);
+    # none: a key generated once and kept in the data directory.
+    encryption_keys: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -73,6 +81,11 @@ class Settings:
             run_queue=_run_queue(env),
             run_chunk_size=_int(env, "RELEVO_RUN_CHUNK_SIZE", 100),
             worker_stalled_s=_int(env, "RELEVO_WORKER_STALLED_S", 30),
+            smtp_url=env.get("RELEVO_SMTP_URL") or None,
+            alert_email_from=env.get("RELEVO_ALERT_EMAIL_FROM") or "relevo@localhost",
+            encryption_keys=tuple(
+                k.strip() for k in env.get("RELEVO_ENCRYPTION_KEYS", "").split(",") if k.strip()
+            ),
         )
 
     @property

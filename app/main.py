@@ -10,6 +10,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.orm import Session, sessionmaker
 from starlette.middleware.sessions import SessionMiddleware
 
 from app.accounts.throttle import LoginThrottle
@@ -21,8 +22,12 @@ from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
+from app.schedules.delivery import DeliveryConfig
+from app.schedules.delivery import install_config as install_delivery
+from app.schedules.hooks import Ticker
 from app.scorers import service as scorer_service
 from app.search.policy import OutboundPolicy, install_policy
+from app.secret_box import Keyring, install_keyring
 from app.sweeps import service as sweep_service
 from app.web_common.deps import LoginRequired
 from app.web_common.errors import install_error_handlers
@@ -83,9 +88,12 @@ def create_app(settings: Settings) -> FastAPI:
         # Only runs whose process has gone silent: another replica's runs go on.
         manager.start_reaper()
         app.state.run_manager = manager
+        ticker = _schedule_ticker(settings, session_factory, manager)
         try:
             yield
         finally:
+            if ticker is not None:
+                await ticker.aclose()
             await manager.aclose()
             if queue is not None:
                 await queue.close()
@@ -102,6 +110,7 @@ def create_app(settings: Settings) -> FastAPI:
         per_address=settings.login_attempts_per_address,
         window_s=settings.login_window_s,
     )
+    install_keyring(Keyring.load(keys=settings.encryption_keys, data_dir=settings.data_dir))
     install_policy(
         OutboundPolicy(
             allowed_hosts=settings.allowed_engine_hosts,
@@ -137,6 +146,28 @@ def create_app(settings: Settings) -> FastAPI:
     _include_routers(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     return app
+
+
+def _schedule_ticker(
+    settings: Settings, session_factory: sessionmaker[Session], manager: RunManager
+) -> Ticker | None:
+    """Install the alert delivery settings; without a job queue, fire schedules here."""
+    install_delivery(
+        DeliveryConfig(
+            base_url=settings.base_url or "http://127.0.0.1:8000",
+            smtp_url=settings.smtp_url,
+            email_from=settings.alert_email_from,
+        )
+    )
+    if settings.uses_queue:  # workers fire them (app.runs.queue's periodic task)
+        return None
+    ticker = Ticker(
+        session_factory=lambda: session_factory,
+        start=manager.start,
+        every_s=settings.schedule_tick_s,
+    )
+    ticker.start()
+    return ticker
 
 
 def _include_routers(app: FastAPI) -> None:

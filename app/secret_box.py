@@ -26,11 +26,13 @@ from typing import Any, Literal
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy import JSON, Column, Connection, Integer, Text, select, table, update
+from sqlalchemy.dialects.postgresql import JSONB
 
 __all__ = [
     "ENV_VAR",
     "KEY_FILE",
     "PREFIX",
+    "KeyConfigError",
     "Keyring",
     "ResealReport",
     "SealedColumn",
@@ -215,6 +217,7 @@ class SealedColumn:
 
 
 _registry: dict[tuple[str, str], SealedColumn] = {}
+_JSON = JSON().with_variant(JSONB(), "postgresql")
 
 
 def register_sealed_column(
@@ -233,7 +236,7 @@ def registered_columns() -> list[SealedColumn]:
 
 @dataclass
 class ResealReport:
-    """What a re-seal did: values re-sealed, and the rows whose values no key opens."""
+    """What a re-seal did: rows changed, and the values no key opens (table.column of row)."""
 
     resealed: int = 0
     unreadable: list[str] = field(default_factory=list)
@@ -245,14 +248,25 @@ def reseal_column(
     *,
     keyring: Keyring | None = None,
     report: ResealReport | None = None,
+    mode: Literal["reseal", "seal_plaintext", "unseal"] = "reseal",
 ) -> ResealReport:
     """Re-seal every value of one column with the newest key (plaintext gets sealed).
 
+    ``seal_plaintext`` only seals values stored in plaintext (a migration: no key needs to
+    open the sealed ones); ``unseal`` stores plaintext again (a migration's downgrade).
     A value no key opens is left as it is and named in the report. The caller commits.
     """
     ring = keyring or current_keyring()
     report = report if report is not None else ResealReport()
-    value_type = JSON() if spec.kind == "json_values" else Text()
+
+    def convert(value: str) -> str:
+        if mode == "unseal":
+            return ring.unseal(value)
+        if mode == "seal_plaintext":
+            return value if is_sealed(value) else ring.seal(value)
+        return ring.reseal(value)
+
+    value_type = _JSON if spec.kind == "json_values" else Text()
     tbl = table(spec.table, Column(spec.primary_key, Integer), Column(spec.column, value_type))
     pk, col = tbl.c[spec.primary_key], tbl.c[spec.column]
     rows = connection.execute(select(pk, col).where(col.is_not(None)).order_by(pk)).all()
@@ -263,17 +277,16 @@ def reseal_column(
                 if not isinstance(value, dict) or not value:
                     continue
                 new: Any = {
-                    name: ring.reseal(v) if isinstance(v, str) else v for name, v in value.items()
+                    name: convert(v) if isinstance(v, str) else v for name, v in value.items()
                 }
-                count = sum(isinstance(v, str) for v in value.values())
             else:
-                new, count = ring.reseal(value), 1
+                new = convert(value)
         except SecretUnreadable:
             report.unreadable.append(where)
             continue
         if new != value:
             connection.execute(update(tbl).where(pk == row_id).values({spec.column: new}))
-        report.resealed += count
+            report.resealed += 1
     return report
 
 

@@ -6,12 +6,11 @@ import dataclasses
 
 import httpx
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, object_session, selectinload
+from sqlalchemy.orm import Session, selectinload
 
 from app.access import visible_clause
 from app.cases.page_schemas import EndpointOption, EndpointsPage
-from app.endpoints import results
-from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate, engine_problem
+from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
 from app.errors import Conflict, Invalid
 from app.models import SearchEndpoint, Try, User
 from app.search import (
@@ -21,6 +20,7 @@ from app.search import (
     SearchRequest,
     try_connection,
 )
+from app.secret_box import SecretUnreadable, unseal, unseal_values
 from app.teams import service as teams
 from app.vocabulary import Engine
 
@@ -29,9 +29,6 @@ DEFAULT_TEMPLATES: dict[Engine, str] = {
     Engine.SOLR: "q=#$query##",
     Engine.ELASTICSEARCH: _JSON_TEMPLATE,
     Engine.OPENSEARCH: _JSON_TEMPLATE,
-    Engine.SEARCHAPI: "q=#$query##",
-    Engine.VESPA: '{"yql": "select * from sources * where userQuery()", "query": "#$query##"}',
-    Engine.STATIC: "",
 }
 # What the endpoint page's connection test shows unless told otherwise: Solr's unique key
 # is a stored field, the others' is the document's _id.
@@ -39,9 +36,6 @@ TEST_FIELD_SPECS: dict[Engine, str] = {
     Engine.SOLR: "id:id title:title",
     Engine.ELASTICSEARCH: DEFAULT_FIELD_SPEC,
     Engine.OPENSEARCH: DEFAULT_FIELD_SPEC,
-    Engine.SEARCHAPI: "id:id title:title",
-    Engine.VESPA: "id:id title:title",
-    Engine.STATIC: "id:id",
 }
 
 
@@ -91,10 +85,6 @@ def update_endpoint(
         if value is None and name != "basic_auth":
             continue
         setattr(endpoint, name, value)
-    problem = engine_problem(endpoint.engine, endpoint.url, endpoint.mapper_code)
-    if problem is not None:
-        session.rollback()
-        raise Invalid("engine", problem[0].upper() + problem[1:] + ".")
     session.commit()
     return endpoint
 
@@ -145,30 +135,32 @@ def to_read(endpoint: SearchEndpoint) -> EndpointRead:
         requests_per_minute=endpoint.requests_per_minute,
         max_concurrency=endpoint.max_concurrency,
         team_ids=teams.team_ids(endpoint),
-        mapper_code=endpoint.mapper_code,
-        has_results=_has_results(endpoint),
     )
 
 
-def _has_results(endpoint: SearchEndpoint) -> bool:
-    session = object_session(endpoint)
-    if endpoint.engine != Engine.STATIC or session is None:
-        return False
-    return results.has_results(session=session, endpoint_id=endpoint.id)
-
-
 def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
-    """Return the plain engine settings the search adapters take."""
+    """Return the plain engine settings the search adapters take, secrets decrypted.
+
+    Secrets that cannot be decrypted (the key they were sealed with is gone) leave the
+    config without them and with ``secrets_error``: each query then fails saying so.
+    """
+    secrets_error = None
+    try:
+        headers = unseal_values(endpoint.headers or {})
+        basic_auth = unseal(endpoint.basic_auth) if endpoint.basic_auth else None
+    except SecretUnreadable as exc:
+        headers, basic_auth = {}, None
+        secrets_error = f"The search endpoint's headers or basic auth are unusable: {exc}"
     return EndpointConfig(
         engine=endpoint.engine,
         url=endpoint.url,
         method=endpoint.method,
-        headers=dict(endpoint.headers or {}),
-        basic_auth=endpoint.basic_auth,
+        headers=headers,
+        basic_auth=basic_auth,
+        secrets_error=secrets_error,
         timeout_s=endpoint.timeout_s,
         requests_per_minute=endpoint.requests_per_minute,
         max_concurrency=endpoint.max_concurrency,
-        mapper_code=endpoint.mapper_code,
     )
 
 

@@ -6,12 +6,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ForeignKey, String, Text
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column, relationship, validates
 
 if TYPE_CHECKING:
     from app.models.teams import Team
 
 from app.models.base import Base, utcnow
+from app.secret_box import register_sealed_column, seal, seal_values
 from app.vocabulary import Engine, HttpMethod
 
 
@@ -24,14 +25,25 @@ class SearchEndpoint(Base):
     engine: Mapped[Engine]
     url: Mapped[str] = mapped_column(Text)
     method: Mapped[HttpMethod] = mapped_column(default=HttpMethod.GET)
-    # Secrets: written by the owner, sent to the engine, never returned by the API.
+    # Secrets: written by the owner, sent to the engine, never returned by the API; sealed
+    # at rest (app/secret_box.py): header values and basic auth are stored encrypted.
     headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     basic_auth: Mapped[str | None] = mapped_column(Text, default=None)
     timeout_s: Mapped[float] = mapped_column(default=10.0)
     requests_per_minute: Mapped[int] = mapped_column(default=0)
     max_concurrency: Mapped[int] = mapped_column(default=8)
-    # searchapi only: JavaScript defining docsMapper(data) and numberOfResultsMapper(data).
-    mapper_code: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # The teams whose members may use it (only the owner changes this).
     teams: Mapped[list[Team]] = relationship(secondary="search_endpoint_teams", order_by="Team.id")
+
+    @validates("headers", "basic_auth")
+    def _seal(self, key: str, value: Any) -> Any:
+        # Every writer (service, Quepid import, tests) stores sealed values; sealed ones pass.
+        if key == "headers":
+            return seal_values(value) if value else value
+        return seal(value) if value else value
+
+
+# `relevo secrets rotate` re-seals these with the newest key.
+register_sealed_column("search_endpoints", "headers", kind="json_values")
+register_sealed_column("search_endpoints", "basic_auth")

@@ -328,6 +328,8 @@ class SearchClient:
         rows: int = 10,
         seen: Callable[[int, bytes], None] | None = None,
     ) -> SearchResult:
+        if endpoint.secrets_error:  # nothing is sent without the endpoint's credentials
+            raise RequestBuildError(endpoint.secrets_error)
         try:
             spec = parse_field_spec(field_spec)
             built = build(spec)

@@ -50,6 +50,8 @@ class EndpointConfig:
     timeout_s: float = 10.0
     requests_per_minute: int = 0
     max_concurrency: int = 8
+    # Set when the stored secrets cannot be decrypted: every request fails with this message.
+    secrets_error: str | None = field(default=None, repr=False)
     # searchapi: the JavaScript that turns an answer into docs (docsMapper and friends).
     mapper_code: str | None = field(default=None, repr=False)
 
