@@ -34,6 +34,8 @@ from app.endpoints import api as endpoints_api
 from app.endpoints import web as endpoints_web
 from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
 from app.runs import api as runs_api
+from app.schedules import api as schedules_api
+from app.schedules import web as schedules_web
 from app.scorers import api as scorers_api
 from app.scorers import web as scorers_web
 from app.sweeps import api as sweeps_api
@@ -82,11 +84,13 @@ for _module in (
     book_pages_api,
     teams_api,
     admin_api,
+    schedules_api,
 ):
     api_router.include_router(_module.router)
 
 web_router = APIRouter(include_in_schema=False)
 for _module in (
+    schedules_web,
     accounts_web,
     quepid_web,
     cases_web,

@@ -6,6 +6,16 @@ from app.models.cases import Case, Query, Rating, Try
 from app.models.endpoints import SearchEndpoint
 from app.models.engine_limits import EngineRate, EngineSlot
 from app.models.runs import Run, RunQuery
+from app.models.schedules import (
+    Alert,
+    AlertCheck,
+    AlertEvent,
+    Annotation,
+    CaseSchedule,
+    Delivery,
+    ScheduleFiring,
+    Webhook,
+)
 from app.models.scorers import Scorer
 from app.models.static_results import StaticResult
 from app.models.sweeps import Sweep
@@ -13,12 +23,18 @@ from app.models.teams import Team, TeamMember
 from app.models.users import ApiKey, User, UserSession
 
 __all__ = [
+    "Alert",
+    "AlertCheck",
+    "AlertEvent",
+    "Annotation",
     "ApiKey",
     "Base",
     "Book",
     "BookRater",
     "Case",
     "CaseBookSync",
+    "CaseSchedule",
+    "Delivery",
     "EngineRate",
     "EngineSlot",
     "Judgement",
@@ -27,6 +43,7 @@ __all__ = [
     "Rating",
     "Run",
     "RunQuery",
+    "ScheduleFiring",
     "Scorer",
     "SearchEndpoint",
     "StaticResult",
@@ -36,4 +53,5 @@ __all__ = [
     "Try",
     "User",
     "UserSession",
+    "Webhook",
 ]

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from app.models.scorers import Scorer
 
 
+def _default_trigger(context: Any) -> str:
+    return "sweep" if context.get_current_parameters().get("sweep_id") else "user"
+
+
 class Run(Base):
     __tablename__ = "runs"
     __table_args__ = (Index("ix_runs_case_created", "case_id", "id"),)
@@ -57,6 +61,10 @@ class Run(Base):
     # lists the chunks whose results are committed; it has finished when all of them are.
     chunks: Mapped[int | None] = mapped_column(default=None)
     chunks_done: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
+    # What started it: "user", "api", "schedule" or "sweep" (a sweep's runs say so by default).
+    trigger: Mapped[str] = mapped_column(
+        String(10), default=_default_trigger, server_default="user"
+    )
     # The case's extra metric scorers when the run was created (None: none, or older run),
     # and their case scores when it finished ([{scorer_id, name, case_score, scored}]),
     # never changed afterwards, like recorded_score.

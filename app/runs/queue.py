@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 RUN_QUEUE = "runs"
 CHUNK_TASK = "relevo.run_chunk"
+SCHEDULES_TASK = "relevo.fire_schedules"
 # A chunk stopped by its worker's shutdown goes back to the queue; a chunk whose own work
 # failed has already failed its run and is not retried.
 CHUNK_ATTEMPTS = 20
@@ -72,6 +73,38 @@ async def _run_chunk(context: JobContext, run_id: int, chunk: int, query_ids: li
     )
 
 
+async def _fire_schedules(context: JobContext, timestamp: int) -> None:
+    # Every minute, one job (procrastinate defers each periodic tick once, whatever the
+    # number of workers); the schedules' own claim makes each due time start one run even
+    # if two ticks overlap. The runs it queues are split into chunks like any other.
+    from app.schedules.hooks import fire_and_deliver
+
+    deps: WorkerDeps = context.additional_context["relevo"]
+    job_app = context.app
+    started: list[int] = []
+    await fire_and_deliver(session_factory=deps.session_factory, start=started.append)
+    for run_id in started:
+        with session_scope(deps.session_factory) as session:
+            chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=100)
+        jobs: list[JSONDict] = [
+            {"run_id": run_id, "chunk": number, "query_ids": list[JSONValue](ids)}
+            for number, ids in enumerate(chunks)
+        ]
+        await job_app.configure_task(CHUNK_TASK, queue=RUN_QUEUE).batch_defer_async(*jobs)
+
+
+async def _judge_run(context: JobContext, run_id: int) -> None:
+    from app.judges.client import JudgeClient
+    from app.judges.runner import execute_judge_run
+    from app.search.transport import engine_http_client
+
+    deps: WorkerDeps = context.additional_context["relevo"]
+    async with engine_http_client() as http:
+        await execute_judge_run(
+            session_factory=deps.session_factory, run_id=run_id, client=JudgeClient(http)
+        )
+
+
 def build_job_app(database_url: str) -> App:
     """Return the queue's procrastinate app (not yet open) for this database."""
     job_app = App(connector=PsycopgConnector(conninfo=libpq_url(database_url)))
@@ -81,6 +114,10 @@ def build_job_app(database_url: str) -> App:
         pass_context=True,
         retry=RetryStrategy(max_attempts=CHUNK_ATTEMPTS),
     )(_run_chunk)
+    job_app.task(name=JUDGE_TASK, queue=RUN_QUEUE, pass_context=True)(_judge_run)
+    job_app.periodic(cron="* * * * *", periodic_id="schedules")(
+        job_app.task(name=SCHEDULES_TASK, queue=RUN_QUEUE, pass_context=True)(_fire_schedules)
+    )
     return job_app
 
 

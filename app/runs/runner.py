@@ -110,6 +110,7 @@ async def execute_run(
     finally:
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
+    await _ended(db, run_id)
 
 
 STOPPED = "Interrupted: the server stopped during the run."
@@ -180,6 +181,15 @@ async def execute_chunk(
     finally:
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
+    await _ended(db, run_id)
+
+
+async def _ended(db: sessionmaker[Session], run_id: int) -> None:
+    # The one hook where a run's end is seen: alert rules are evaluated (once per run, in
+    # whichever process ends it); it never raises and leaves deliveries to a background task.
+    from app.schedules.hooks import run_ended  # the runs domain does not depend on it to load
+
+    await run_ended(session_factory=db, run_id=run_id)
 
 
 Store = Callable[[list[FetchedQuery], list[Outcome], Any, list[MetricScores]], Awaitable[None]]

@@ -1,0 +1,1 @@
+"""Watching a case over time: schedules, alerts, webhooks, annotations and the dashboard."""

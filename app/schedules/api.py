@@ -1,0 +1,166 @@
+"""JSON API: schedules, alerts and their events, webhooks, annotations, the dashboard."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from app.schedules import alerts, notes, service, webhooks
+from app.schedules.dashboard import dashboard
+from app.schedules.schemas import (
+    AlertCreate,
+    AlertRead,
+    AlertUpdate,
+    AnnotationCreate,
+    AnnotationRead,
+    AnnotationUpdate,
+    Dashboard,
+    EventRead,
+    ScheduleBody,
+    ScheduleRead,
+    WebhookCreate,
+    WebhookRead,
+    WebhookUpdate,
+)
+from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+
+router = APIRouter(tags=["schedules"])
+
+
+@router.get("/cases/{case_id}/schedule", response_model=ScheduleRead)
+def get_schedule(case: CaseDep, session: SessionDep) -> ScheduleRead:
+    """Return the case's schedule (404 when it has none)."""
+    return service.to_read(service.require_schedule(session=session, case=case))
+
+
+@router.put("/cases/{case_id}/schedule", response_model=ScheduleRead)
+def put_schedule(body: ScheduleBody, case: CaseDep, session: SessionDep) -> ScheduleRead:
+    """Run the case on a cron schedule (UTC), with its current or a pinned try."""
+    return service.to_read(service.set_schedule(session=session, case=case, body=body))
+
+
+@router.delete("/cases/{case_id}/schedule", status_code=204)
+def delete_schedule(case: CaseDep, session: SessionDep) -> Response:
+    """Stop running the case on a schedule."""
+    service.delete_schedule(session=session, case=case)
+    return Response(status_code=204)
+
+
+@router.post("/cases/{case_id}/alerts", response_model=AlertRead, status_code=201)
+def create_alert(
+    body: AlertCreate, case: CaseDep, user: CurrentUser, session: SessionDep
+) -> AlertRead:
+    """Add an alert rule, evaluated whenever a run of the case ends."""
+    return alerts.to_read(alerts.create_alert(session=session, case=case, user=user, body=body))
+
+
+@router.get("/cases/{case_id}/alerts", response_model=list[AlertRead])
+def list_alerts(case: CaseDep, session: SessionDep) -> list[AlertRead]:
+    """Return the case's alert rules."""
+    return [alerts.to_read(a) for a in alerts.list_alerts(session=session, case=case)]
+
+
+@router.get("/cases/{case_id}/alerts/events", response_model=list[EventRead])
+def list_events(case: CaseDep, session: SessionDep) -> list[EventRead]:
+    """Return the alerts that triggered on the case's runs, newest first, with deliveries."""
+    return alerts.list_events(session=session, case=case)
+
+
+@router.get("/cases/{case_id}/alerts/{alert_id}", response_model=AlertRead)
+def get_alert(alert_id: int, case: CaseDep, session: SessionDep) -> AlertRead:
+    """Return one alert rule."""
+    return alerts.to_read(alerts.get_alert(session=session, case=case, alert_id=alert_id))
+
+
+@router.patch("/cases/{case_id}/alerts/{alert_id}", response_model=AlertRead)
+def update_alert(
+    alert_id: int, body: AlertUpdate, case: CaseDep, user: CurrentUser, session: SessionDep
+) -> AlertRead:
+    """Change an alert rule."""
+    alert = alerts.get_alert(session=session, case=case, alert_id=alert_id)
+    return alerts.to_read(
+        alerts.update_alert(session=session, case=case, user=user, alert=alert, body=body)
+    )
+
+
+@router.delete("/cases/{case_id}/alerts/{alert_id}", status_code=204)
+def delete_alert(alert_id: int, case: CaseDep, session: SessionDep) -> Response:
+    """Delete an alert rule."""
+    alert = alerts.get_alert(session=session, case=case, alert_id=alert_id)
+    alerts.delete_alert(session=session, alert=alert)
+    return Response(status_code=204)
+
+
+@router.post("/webhooks", response_model=WebhookRead, status_code=201)
+def create_webhook(body: WebhookCreate, user: CurrentUser, session: SessionDep) -> WebhookRead:
+    """Create a webhook (its secret is write-only)."""
+    return webhooks.to_read(webhooks.create_webhook(session=session, user=user, body=body))
+
+
+@router.get("/webhooks", response_model=list[WebhookRead])
+def list_webhooks(user: CurrentUser, session: SessionDep) -> list[WebhookRead]:
+    """Return the webhooks the caller may use."""
+    return [webhooks.to_read(w) for w in webhooks.list_webhooks(session=session, user=user)]
+
+
+@router.get("/webhooks/{webhook_id}", response_model=WebhookRead)
+def get_webhook(webhook_id: int, user: CurrentUser, session: SessionDep) -> WebhookRead:
+    """Return a webhook."""
+    return webhooks.to_read(
+        webhooks.visible_webhook(session=session, user=user, webhook_id=webhook_id)
+    )
+
+
+@router.patch("/webhooks/{webhook_id}", response_model=WebhookRead)
+def update_webhook(
+    webhook_id: int, body: WebhookUpdate, user: CurrentUser, session: SessionDep
+) -> WebhookRead:
+    """Change a webhook."""
+    webhook = webhooks.visible_webhook(session=session, user=user, webhook_id=webhook_id)
+    return webhooks.to_read(
+        webhooks.update_webhook(session=session, user=user, webhook=webhook, body=body)
+    )
+
+
+@router.delete("/webhooks/{webhook_id}", status_code=204)
+def delete_webhook(webhook_id: int, user: CurrentUser, session: SessionDep) -> Response:
+    """Delete a webhook (owner only)."""
+    webhook = webhooks.visible_webhook(session=session, user=user, webhook_id=webhook_id)
+    webhooks.delete_webhook(session=session, user=user, webhook=webhook)
+    return Response(status_code=204)
+
+
+@router.post("/cases/{case_id}/annotations", response_model=AnnotationRead, status_code=201)
+def create_annotation(
+    body: AnnotationCreate, case: CaseDep, user: CurrentUser, session: SessionDep
+) -> AnnotationRead:
+    """Add a note to the case's timeline, at a time or on a run."""
+    return notes.to_read(notes.create_annotation(session=session, case=case, user=user, body=body))
+
+
+@router.get("/cases/{case_id}/annotations", response_model=list[AnnotationRead])
+def list_annotations(case: CaseDep, session: SessionDep) -> list[AnnotationRead]:
+    """Return the case's annotations (the automatic ones of new tries included)."""
+    return [notes.to_read(a) for a in notes.list_annotations(session=session, case=case)]
+
+
+@router.patch("/cases/{case_id}/annotations/{annotation_id}", response_model=AnnotationRead)
+def update_annotation(
+    annotation_id: int, body: AnnotationUpdate, case: CaseDep, session: SessionDep
+) -> AnnotationRead:
+    """Change a note's text or time."""
+    found = notes.get_annotation(session=session, case=case, annotation_id=annotation_id)
+    return notes.to_read(notes.update_annotation(session=session, annotation=found, body=body))
+
+
+@router.delete("/cases/{case_id}/annotations/{annotation_id}", status_code=204)
+def delete_annotation(annotation_id: int, case: CaseDep, session: SessionDep) -> Response:
+    """Delete a note (automatic ones answer 409)."""
+    found = notes.get_annotation(session=session, case=case, annotation_id=annotation_id)
+    notes.delete_annotation(session=session, annotation=found)
+    return Response(status_code=204)
+
+
+@router.get("/dashboard", response_model=Dashboard, name="dashboard_json")
+def get_dashboard(user: CurrentUser, session: SessionDep) -> Dashboard:
+    """Return every case the caller may see with its trend and alert state, worst first."""
+    return dashboard(session=session, user=user)

@@ -1,0 +1,35 @@
+"""Cron expressions in UTC: five fields or a preset, and the next time one is due."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from croniter import croniter
+
+from app.errors import Invalid
+
+__all__ = ["PRESETS", "next_after", "normalise"]
+
+PRESETS = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@weekly": "0 0 * * 0"}
+
+
+def normalise(expression: str) -> str:
+    """Return the expression trimmed and checked (a preset stays as written), else raise 422."""
+    text = " ".join(expression.split())
+    fields = PRESETS.get(text, text)
+    if len(fields.split(" ")) != 5 or not croniter.is_valid(fields):
+        raise Invalid(
+            "cron",
+            f"{expression!r} is not a schedule: give five cron fields in UTC "
+            "(minute hour day-of-month month day-of-week, e.g. '0 3 * * *') "
+            "or one of @hourly, @daily, @weekly.",
+        )
+    return text
+
+
+def next_after(expression: str, moment: datetime) -> datetime:
+    """Return the first due time strictly after ``moment`` (UTC, whole minutes)."""
+    fields = PRESETS.get(expression, expression)
+    start = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    due: datetime = croniter(fields, start).get_next(datetime)
+    return due.astimezone(UTC)

@@ -1,0 +1,140 @@
+"""Bodies of schedules, alerts, webhooks, annotations and the dashboard."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from app.bodies import Body, Name, Out, TeamIds
+
+AlertKind = Literal["drop", "drop_from_baseline", "significant_drop", "below", "run_failed"]
+Email = Field(max_length=20)
+
+
+class ScheduleBody(Body):
+    cron: str = Field(min_length=1, max_length=100, description="5 cron fields in UTC or a preset")
+    try_number: int | None = Field(default=None, ge=1, le=2**31 - 1)
+
+
+class ScheduleRead(Out):
+    case_id: int
+    cron: str
+    try_number: int | None
+    next_run_at: datetime
+    last_fired_at: datetime | None
+
+
+class AlertCreate(Body):
+    kind: AlertKind
+    metric_scorer_id: int | None = None
+    points: float | None = Field(default=None, gt=0, le=100)
+    baseline_run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    threshold: float | None = Field(default=None, ge=0, le=100)
+    error_share: float = Field(default=0.2, ge=0, le=1)
+    webhook_ids: list[int] = Field(default_factory=list, max_length=20)
+    email: list[str] = Field(default_factory=list, max_length=20)
+
+
+class AlertUpdate(Body):
+    points: float | None = Field(default=None, gt=0, le=100)
+    baseline_run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    alpha: float | None = Field(default=None, gt=0, lt=1)
+    threshold: float | None = Field(default=None, ge=0, le=100)
+    error_share: float | None = Field(default=None, ge=0, le=1)
+    webhook_ids: list[int] | None = Field(default=None, max_length=20)
+    email: list[str] | None = Field(default=None, max_length=20)
+
+
+class AlertRead(Out):
+    id: int
+    case_id: int
+    kind: str
+    metric_scorer_id: int | None
+    points: float | None
+    baseline_run_id: int | None
+    alpha: float
+    threshold: float | None
+    error_share: float
+    webhook_ids: list[int]
+    email: list[str]
+    created_at: datetime
+
+
+class DeliveryRead(Out):
+    webhook_id: int | None
+    email: str | None
+    status: str
+    code: int | None
+    attempts: int
+    error: str | None
+    at: datetime | None
+
+
+class EventRead(Out):
+    id: int
+    alert_id: int
+    run_id: int
+    created_at: datetime
+    payload: dict[str, Any]
+    deliveries: list[DeliveryRead]
+
+
+class WebhookCreate(Body):
+    name: Name
+    url: str = Field(min_length=1, max_length=2000)
+    secret: str | None = Field(default=None, max_length=500)
+    team_ids: TeamIds | None = None
+
+
+class WebhookUpdate(Body):
+    name: Name | None = None
+    url: str | None = Field(default=None, min_length=1, max_length=2000)
+    secret: str | None = Field(default=None, max_length=500)
+    team_ids: TeamIds | None = None
+
+
+class WebhookRead(Out):
+    id: int
+    name: str
+    url: str
+    has_secret: bool
+    team_ids: list[int]
+    created_at: datetime
+
+
+class AnnotationCreate(Body):
+    text: str = Field(min_length=1, max_length=2000)
+    at: datetime | None = None
+    run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
+
+
+class AnnotationUpdate(Body):
+    text: str | None = Field(default=None, min_length=1, max_length=2000)
+    at: datetime | None = None
+
+
+class AnnotationRead(Out):
+    id: int
+    case_id: int
+    text: str
+    at: datetime
+    run_id: int | None
+    auto: bool
+
+
+class DashboardCase(Out):
+    id: int
+    name: str
+    score: float | None
+    delta_7d: float | None
+    sparkline: list[float]
+    last_run_at: datetime | None
+    next_run_at: datetime | None
+    alert_state: Literal["ok", "triggered"] | None
+
+
+class Dashboard(Out):
+    cases: list[DashboardCase]
