@@ -68,6 +68,7 @@ def query_history(*, session: Session, case: Case, query: Query) -> QueryHistory
                 run_id=run.id,
                 try_number=run.try_number,
                 finished_at=run.finished_at,
+                knobs=run.knobs,
                 status=status,
                 score=score if status == QueryStatus.SCORED else None,
             )

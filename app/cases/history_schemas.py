@@ -19,6 +19,9 @@ class QueryHistoryPoint(QueryScorePoint):
     try_number: int
     status: QueryStatus | None = Field(description="Null when the query was not in that run")
     finished_at: datetime | None
+    knobs: dict[str, float] | None = Field(
+        default=None, description="Knob values the run used instead of its try's (a sweep's)"
+    )
 
 
 class QueryHistory(Out):

@@ -27,12 +27,13 @@ from app.cases.page_schemas import (
     QueryList,
     QueryRow,
     QuerySort,
+    ScaleMismatch,
     ScorePoint,
     TeamOption,
 )
 from app.cases.schemas import TryRead
 from app.endpoints import service as endpoint_service
-from app.models import Case, Query, Run, RunQuery, Scorer, User
+from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
 from app.runs import service as run_service
 from app.runs.schemas import RunSummary
 from app.scorers import service as scorer_service
@@ -51,6 +52,9 @@ __all__ = [
 ]
 
 SPARK_RUNS = 20
+# The case header warns once this share of the case's ratings lies off the scorer's scale:
+# a stray rating is marked on its query's page, a case rated on another scale is the case's.
+MANY_OFF_SCALE = 0.1
 HISTORY_RUNS = 50
 QUERY_SORT_LABELS: dict[QuerySort, str] = {
     "position": "Position",
@@ -184,6 +188,33 @@ def case_page(
         endpoints=endpoint_service.endpoint_options(session=session, user=user),
         scorers=scorer_service.scorer_options(session=session, user=user),
         ratings_source=book_sync.source_read(session=session, case=case),
+        scale_mismatch=scale_mismatch(
+            session=session, case=case, scale=[entry.value for entry in scale]
+        ),
+    )
+
+
+def scale_mismatch(*, session: Session, case: Case, scale: Sequence[float]) -> ScaleMismatch | None:
+    """Return how many of the case's ratings lie off the scale, when that is many of them."""
+    stmt = (
+        select(Rating.rating, func.count())
+        .join(Query, Query.id == Rating.query_id)
+        .where(Query.case_id == case.id)
+        .group_by(Rating.rating)
+    )
+    counts = {float(rating): n for rating, n in session.execute(stmt)}
+    on_scale = {float(v) for v in scale}
+    rated = sum(counts.values())
+    off = sum(n for rating, n in counts.items() if rating not in on_scale)
+    if not rated or not on_scale or off < rated * MANY_OFF_SCALE:
+        return None
+    return ScaleMismatch(
+        off_scale=off,
+        rated=rated,
+        ratings_low=min(counts),
+        ratings_high=max(counts),
+        scale_low=min(on_scale),
+        scale_high=max(on_scale),
     )
 
 

@@ -132,6 +132,18 @@ class CaseHistory(Out):
     scorer_names: dict[int, str] = Field(description="Names of the runs' scorers by id")
 
 
+class ScaleMismatch(Out):
+    """Many of the case's ratings lie outside its scorer's scale (a 0-3 rated case under a
+    0-1 scorer): the case score is then not what the numbers seem to say."""
+
+    off_scale: int = Field(description="Ratings of the case not on the scorer's scale")
+    rated: int = Field(description="All ratings of the case")
+    ratings_low: float = Field(description="The lowest rating of the case")
+    ratings_high: float = Field(description="The highest rating of the case")
+    scale_low: float
+    scale_high: float
+
+
 class CasePage(Out):
     case: CaseRead
     current_try: TryRead
@@ -146,6 +158,9 @@ class CasePage(Out):
     endpoints: list[EndpointOption]
     scorers: list[ScorerOption]
     ratings_source: RatingsSource | None = None
+    scale_mismatch: ScaleMismatch | None = Field(
+        default=None, description="Set when many ratings lie outside the scorer's scale"
+    )
 
 
 class DocField(Out):

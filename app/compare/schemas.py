@@ -24,6 +24,9 @@ class CompareSide(Out):
     scored: int
     unscored: int
     errors: int
+    knobs: dict[str, float] | None = Field(
+        default=None, description="Knob values the run used instead of its try's (a sweep's)"
+    )
 
 
 class DocChange(Out):
@@ -107,7 +110,23 @@ class RunComparison(Out):
     sort: CompareSort
     base: CompareSide
     other: CompareSide
-    case_score_delta: float | None = Field(description="other - base case score")
+    case_score_delta: float | None = Field(
+        description="other - base case score; the two may average different queries, "
+        "so the headline is headline_delta"
+    )
+    headline_delta: float | None = Field(
+        default=None,
+        description="The paired mean delta over the queries scored in both (stats.mean_delta): "
+        "the one number the page shows between the two case scores",
+    )
+    headline_change: Change | None = Field(
+        default=None, description="How the paired mean moved; null when no query is in both"
+    )
+    sets_differ: str | None = Field(
+        default=None,
+        description="Why the two case scores' difference is not the headline, when the "
+        "queries scored on each side are not the same; null when they are",
+    )
     case_change: Change | None = Field(
         description="How the case score moved; null unless both sides have a case score"
     )

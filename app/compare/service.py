@@ -24,7 +24,7 @@ from app.compare.schemas import (
     QueryComparison,
     RunComparison,
 )
-from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap
+from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap, sets_differ
 from app.errors import Conflict
 from app.models import Case, Query, Run, RunQuery
 from app.runs import service as run_service
@@ -219,6 +219,7 @@ def compare_runs(
     base_read, other_read = _side_read(base), _side_read(other)
     case_delta = _delta(base_read.case_score, other_read.case_score)
     stats = compare_stats(queries)
+    counts = _counts(queries)
     return RunComparison(
         case_id=case.id,
         scorer_id=scorer.id,
@@ -229,7 +230,11 @@ def compare_runs(
         other=other_read,
         case_score_delta=case_delta,
         case_change=None if case_delta is None else _direction(case_delta),
-        counts=_counts(queries),
+        # One headline: the paired mean, the same number as the sentence under it.
+        headline_delta=stats.mean_delta,
+        headline_change=None if stats.mean_delta is None else _direction(stats.mean_delta),
+        sets_differ=sets_differ(base_read, other_read, counts, stats),
+        counts=counts,
         stats=stats,
         overlap=case_overlap(queries),
         summary=in_words(stats),
@@ -319,6 +324,7 @@ def _side_read(side: _Side) -> CompareSide:
         scored=totals.scored,
         unscored=totals.unscored,
         errors=totals.errors,
+        knobs=side.run.knobs,
     )
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from app.compare.schemas import (
     CaseOverlap,
     ChangedQuery,
+    CompareCounts,
+    CompareSide,
     CompareStats,
     QueryComparison,
     QueryOverlap,
@@ -14,7 +16,14 @@ from app.compare.schemas import (
 from app.scoring.overlap import jaccard, rbo_ext
 from app.scoring.significance import paired_stats
 
-__all__ = ["CHANGED_MOST", "case_overlap", "compare_stats", "in_words", "query_overlap"]
+__all__ = [
+    "CHANGED_MOST",
+    "case_overlap",
+    "compare_stats",
+    "in_words",
+    "query_overlap",
+    "sets_differ",
+]
 
 CHANGED_MOST = 10
 SIGNIFICANT = 0.05
@@ -73,3 +82,36 @@ def in_words(stats: CompareStats) -> str:
 
 def _p(value: float) -> str:
     return "< 0.001" if value < 0.001 else "= " + f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def sets_differ(
+    base: CompareSide, other: CompareSide, counts: CompareCounts, stats: CompareStats
+) -> str | None:
+    """Return why the case scores' difference is not the headline, or None when both case
+    scores average the same queries (then the two numbers agree)."""
+    if stats.n == base.scored == other.scored:
+        return None
+    reasons = []
+    if counts.only_base:
+        reasons.append(f"{_queries(counts.only_base)} only in base")
+    if counts.only_other:
+        reasons.append(f"{_queries(counts.only_other)} only in other")
+    if counts.incomparable:
+        reasons.append(f"{_queries(counts.incomparable)} not scored in both")
+    why = "; ".join(reasons) or "different queries scored"
+    sentence = (
+        f"The case scores average different queries (base {base.scored}, "
+        f"other {other.scored}; {why})"
+    )
+    if base.case_score is not None and other.case_score is not None:
+        gap = other.case_score - base.case_score
+        sentence += f": their difference, {gap:+.1f}, mixes the change with that"
+    if stats.mean_delta is None:
+        return sentence + ". No query is scored in both, so there is no change to show."
+    return sentence + (
+        f". Over the {_queries(stats.n)} scored in both, other is {stats.mean_delta:+.1f}."
+    )
+
+
+def _queries(n: int) -> str:
+    return f"{n} {'query' if n == 1 else 'queries'}"

@@ -132,6 +132,23 @@ def run_state(run: Any) -> str:
     return status
 
 
+def knobs_text(knobs: dict[str, Any] | None) -> str:
+    """Return a run's knob values by name ("boost=2, fuzziness=1"), or "" when it has none."""
+    if not knobs:
+        return ""
+    return ", ".join(
+        f"{name}={value:g}" if isinstance(value, (int, float)) else f"{name}={value}"
+        for name, value in sorted(knobs.items())
+    )
+
+
+def run_label(run_id: int, try_number: int, knobs: dict[str, Any] | None = None) -> str:
+    """Return how a run is named wherever one is chosen or listed: "Run 12 · try 3 ·
+    fuzziness=1", so that two runs of a sweep over the same try can be told apart."""
+    label = f"Run {run_id} · try {try_number}"
+    return f"{label} · {knobs_text(knobs)}" if knobs else label
+
+
 def pretty_json(value: Any) -> str:
     """Return a value as indented JSON text (escaped by the template like any text)."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
@@ -147,6 +164,8 @@ templates.env.globals.update(
     chart_points=chart_points,
     chart_segments=chart_segments,
     coverage=coverage,
+    knobs_text=knobs_text,
+    run_label=run_label,
     polyline=polyline,
     pretty_json=pretty_json,
     explain_view=explain_view,

@@ -129,6 +129,12 @@ def test_two_runs_are_compared_with_the_current_ratings(
     assert data["base"]["case_score"] == pytest.approx(_mean(base), abs=1e-12)
     assert data["other"]["case_score"] == pytest.approx(_mean(other), abs=1e-12)
     assert data["case_score_delta"] == pytest.approx(_mean(other) - _mean(base), abs=1e-12)
+    # The headline is the paired mean over star wars and star trek only (scored in both).
+    paired = (wars["delta"] + trek["delta"]) / 2
+    assert data["headline_delta"] == pytest.approx(paired, abs=1e-12)
+    assert data["headline_delta"] == data["stats"]["mean_delta"]
+    assert data["headline_change"] == "worsened"
+    assert "1 query only in other; 1 query not scored in both" in data["sets_differ"]
     assert data["base"]["current_ratings"] and data["other"]["current_ratings"]
     assert (data["base"]["run_id"], data["base"]["try_number"]) == (older_id, 1)
     assert (data["other"]["run_id"], data["other"]["try_number"]) == (newer_id, 2)
@@ -215,6 +221,9 @@ def test_a_run_compared_with_itself_is_unchanged(api: ApiUser, two_tries: dict[s
     scored = [q for q in data["queries"] if q["base_status"] == "scored"]
     assert len(scored) == 3 and all(q["delta"] == 0 for q in scored)
     assert data["counts"]["unchanged"] == 3 and data["case_score_delta"] == 0
+    # The same queries on both sides: the headline and the case scores agree, nothing to explain.
+    assert (data["headline_delta"], data["headline_change"]) == (0, "unchanged")
+    assert data["sets_differ"] is None
 
 
 def test_unknown_foreign_and_unfinished_runs(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -91,10 +92,22 @@ def test_compare_page_shows_scores_counts_and_deltas(
     assert other_mean < base_mean
     assert float(str(one(page, "#base-case-score")["data-score"])) == base_mean
     assert float(str(one(page, "#other-case-score")["data-score"])) == other_mean
-    case_delta = one(page, "#case-score-delta")
-    assert float(str(case_delta["data-delta"])) == other_mean - base_mean
-    assert "delta-worsened" in case_delta["class"]
-    assert case_delta.get_text(strip=True) == f"{other_mean - base_mean:+.1f}"
+    # One headline: the paired mean over star wars and batman (scored in both). Star wars
+    # lost what batman gained, so it is 0, although the case scores (over different queries)
+    # fell.
+    paired = (wars_after - wars_before + bat_after - bat_before) / 2  # type: ignore[operator]
+    assert paired == pytest.approx(0, abs=1e-9) and other_mean - base_mean < -1
+    headline = one(page, "#headline-delta")
+    assert float(str(headline["data-delta"])) == pytest.approx(paired, abs=1e-12)
+    assert "delta-unchanged" in headline["class"]
+    assert headline.get_text(strip=True) == f"{paired:+.1f}"
+    assert one(page, "#stats-summary").get_text().startswith(f"{paired:+.1f} points")
+    assert "over the 2 queries scored in both" in one(page, "#compare-headline").get_text()
+    note = one(page, "#sets-differ").get_text()
+    assert "base 3, other 3; 1 query only in base; 1 query only in other" in note
+    assert f"their difference, {other_mean - base_mean:+.1f}," in note
+    assert note.endswith(f"Over the 2 queries scored in both, other is {paired:+.1f}.")
+    assert page.select("#case-score-delta") == []
 
     counts = {
         li["class"][0]: int(one(li, ".n").get_text()) for li in page.select("#compare-counts li")
@@ -150,7 +163,8 @@ def test_the_compare_json_twin_agrees_with_the_page(
     )
     texts = [a.get_text() for a in page.select("#compare-queries .query-text a")]
     assert texts == [q["text"] for q in data["queries"]] == sorted(texts)
-    assert float(str(one(page, "#case-score-delta")["data-delta"])) == data["case_score_delta"]
+    assert float(str(one(page, "#headline-delta")["data-delta"])) == data["headline_delta"]
+    assert data["headline_delta"] == data["stats"]["mean_delta"]
     assert one(page, "#compare-sort option[selected]")["value"] == "text"
 
 
