@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
+from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException, MiniRacer
 
 from app.sandbox import pool as pool_module
 from app.scoring import javascript
@@ -56,8 +56,20 @@ class Mapped:
     num_found: int
 
 
+def _new_racer() -> MiniRacer:
+    # Where the scorer sandbox creates (and closes) every V8 context of a process on one
+    # thread, a mapper's context goes the same way: V8 breaks when threads mix.
+    make: Callable[[], MiniRacer] = getattr(javascript, "_new_racer", MiniRacer)
+    return make()
+
+
+def _close_racer(racer: MiniRacer) -> None:
+    close: Callable[[MiniRacer], None] = getattr(javascript, "_close_racer", MiniRacer.close)
+    close(racer)
+
+
 def _evaluate(code: str, raw: str, is_json: bool, time_s: float, heap_bytes: int) -> str:
-    racer = javascript._new_racer()  # V8 contexts come from one thread per process
+    racer = _new_racer()
     try:
         racer.set_hard_memory_limit(heap_bytes)
         racer.eval("delete globalThis.WebAssembly", timeout_sec=_SETUP_S)
@@ -66,7 +78,7 @@ def _evaluate(code: str, raw: str, is_json: bool, time_s: float, heap_bytes: int
             _CALL % (json.dumps(raw), "true" if is_json else "false"), timeout_sec=time_s
         )
     finally:
-        javascript._close_racer(racer)
+        _close_racer(racer)
     if not isinstance(out, str):
         raise MapperError("the mapper returned nothing usable")
     return out
