@@ -6,11 +6,12 @@ import dataclasses
 
 import httpx
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, object_session, selectinload
 
 from app.access import visible_clause
 from app.cases.page_schemas import EndpointOption, EndpointsPage
-from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
+from app.endpoints import results
+from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate, engine_problem
 from app.errors import Conflict, Invalid
 from app.models import SearchEndpoint, Try, User
 from app.search import (
@@ -29,6 +30,9 @@ DEFAULT_TEMPLATES: dict[Engine, str] = {
     Engine.SOLR: "q=#$query##",
     Engine.ELASTICSEARCH: _JSON_TEMPLATE,
     Engine.OPENSEARCH: _JSON_TEMPLATE,
+    Engine.SEARCHAPI: "q=#$query##",
+    Engine.VESPA: '{"yql": "select * from sources * where userQuery()", "query": "#$query##"}',
+    Engine.STATIC: "",
 }
 # What the endpoint page's connection test shows unless told otherwise: Solr's unique key
 # is a stored field, the others' is the document's _id.
@@ -36,6 +40,9 @@ TEST_FIELD_SPECS: dict[Engine, str] = {
     Engine.SOLR: "id:id title:title",
     Engine.ELASTICSEARCH: DEFAULT_FIELD_SPEC,
     Engine.OPENSEARCH: DEFAULT_FIELD_SPEC,
+    Engine.SEARCHAPI: "id:id title:title",
+    Engine.VESPA: "id:id title:title",
+    Engine.STATIC: "id:id",
 }
 
 
@@ -85,6 +92,10 @@ def update_endpoint(
         if value is None and name != "basic_auth":
             continue
         setattr(endpoint, name, value)
+    problem = engine_problem(endpoint.engine, endpoint.url, endpoint.mapper_code)
+    if problem is not None:
+        session.rollback()
+        raise Invalid("engine", problem[0].upper() + problem[1:] + ".")
     session.commit()
     return endpoint
 
@@ -135,7 +146,16 @@ def to_read(endpoint: SearchEndpoint) -> EndpointRead:
         requests_per_minute=endpoint.requests_per_minute,
         max_concurrency=endpoint.max_concurrency,
         team_ids=teams.team_ids(endpoint),
+        mapper_code=endpoint.mapper_code,
+        has_results=_has_results(endpoint),
     )
+
+
+def _has_results(endpoint: SearchEndpoint) -> bool:
+    session = object_session(endpoint)
+    if endpoint.engine != Engine.STATIC or session is None:
+        return False
+    return results.has_results(session=session, endpoint_id=endpoint.id)
 
 
 def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
@@ -161,6 +181,7 @@ def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
         timeout_s=endpoint.timeout_s,
         requests_per_minute=endpoint.requests_per_minute,
         max_concurrency=endpoint.max_concurrency,
+        mapper_code=endpoint.mapper_code,
     )
 
 

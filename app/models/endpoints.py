@@ -32,6 +32,8 @@ class SearchEndpoint(Base):
     timeout_s: Mapped[float] = mapped_column(default=10.0)
     requests_per_minute: Mapped[int] = mapped_column(default=0)
     max_concurrency: Mapped[int] = mapped_column(default=8)
+    # searchapi only: JavaScript defining docsMapper(data) and numberOfResultsMapper(data).
+    mapper_code: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # The teams whose members may use it (only the owner changes this).
     teams: Mapped[list[Team]] = relationship(secondary="search_endpoint_teams", order_by="Team.id")

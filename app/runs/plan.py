@@ -14,7 +14,7 @@ from typing import Any
 
 from app.scoring import Outcome, QueryInput, ScorerConfig, score_queries
 from app.scoring.types import StoredDocs
-from app.search import EndpointConfig, SearchRequest
+from app.search import EndpointConfig, SearchRequest, SearchResult
 from app.vocabulary import QueryStatus
 
 __all__ = [
@@ -67,6 +67,8 @@ class RunPlan:
     # same pass over the fetched results.
     scorer_id: int = 0
     metrics: Sequence[tuple[int, ScorerConfig]] = ()
+    # A static endpoint's results, read from its result file with the plan: no fetching.
+    static_results: Mapping[int, SearchResult] | None = None
 
     def request_for(self, query: QueryPlan) -> SearchRequest:
         """Return the search request of one query."""

@@ -20,6 +20,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from app.access import valid_id
 from app.cases import queries as query_service
 from app.cases import service as case_service
+from app.endpoints import results as static_results
 from app.endpoints.service import engine_config
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint, Try
@@ -44,7 +45,7 @@ from app.runs.schemas import (
 from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput, ScorerConfig, score_queries
 from app.scoring.types import StoredDocs
-from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
+from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES
 # Results are written with Core inserts on the table: the ORM's bulk path costs twice as
@@ -113,7 +114,14 @@ def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None 
         QueryPlan(query_id=qid, text=text, position=position, options=options or {})
         for qid, text, position, options in session.execute(stmt.order_by(Query.position, Query.id))
     ]
-    shared = {} if query_ids is None or run.lease is None else {"lease": run.lease}
+    shared: dict[str, Any] = {} if query_ids is None or run.lease is None else {"lease": run.lease}
+    if endpoint.engine == Engine.STATIC:  # a result file: read now, nothing to fetch
+        shared["static_results"] = static_results.results_for(
+            session=session,
+            endpoint_id=endpoint.id,
+            queries=[(q.query_id, q.text) for q in queries],
+            rows=chosen.rows,
+        )
     return RunPlan(
         run_id=run.id,
         endpoint=engine_config(endpoint),
