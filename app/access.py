@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.orm.interfaces import ORMOption
 
 from app.errors import Forbidden, NotFound
-from app.models import Book, Case, Scorer, SearchEndpoint, TeamMember, User
+from app.models import Book, Case, Judge, Scorer, SearchEndpoint, TeamMember, User
+from app.models.judges import judge_teams
 from app.models.teams import book_teams, case_teams, scorer_teams, search_endpoint_teams
 
 
@@ -38,7 +39,7 @@ def valid_id(value: int) -> bool:
     return 1 <= value <= MAX_ID
 
 
-Shareable = Case | Scorer | SearchEndpoint | Book
+Shareable = Case | Scorer | SearchEndpoint | Book | Judge
 
 # Each shareable kind: its association table and the column naming the resource.
 SHARE_TABLES: dict[type[Shareable], tuple[Table, str]] = {
@@ -46,6 +47,7 @@ SHARE_TABLES: dict[type[Shareable], tuple[Table, str]] = {
     Scorer: (scorer_teams, "scorer_id"),
     SearchEndpoint: (search_endpoint_teams, "search_endpoint_id"),
     Book: (book_teams, "book_id"),
+    Judge: (judge_teams, "judge_id"),
 }
 
 
@@ -90,7 +92,7 @@ def can_see(
         return shared_when_unowned
     if owner_id == user.id:
         return True
-    return isinstance(obj, Case | Scorer | SearchEndpoint | Book) and is_shared_with(
+    return isinstance(obj, Case | Scorer | SearchEndpoint | Book | Judge) and is_shared_with(
         session=session, obj=obj, user=user
     )
 
@@ -105,9 +107,13 @@ def require_owner(*, user: User, obj: Shareable, action: str) -> None:
 
 
 def _label(obj: Shareable) -> str:
-    return {Case: "case", Scorer: "scorer", SearchEndpoint: "search endpoint", Book: "book"}[
-        type(obj)
-    ]
+    return {
+        Case: "case",
+        Scorer: "scorer",
+        SearchEndpoint: "search endpoint",
+        Book: "book",
+        Judge: "judge",
+    }[type(obj)]
 
 
 def get_visible(

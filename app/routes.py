@@ -33,6 +33,7 @@ from app.compare import web as compare_web
 from app.endpoints import api as endpoints_api
 from app.endpoints import web as endpoints_web
 from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
+from app.judges import api as judges_api
 from app.runs import api as runs_api
 from app.schedules import api as schedules_api
 from app.schedules import web as schedules_web
@@ -82,6 +83,7 @@ for _module in (
     books_api,
     pages_api,
     book_pages_api,
+    judges_api,
     teams_api,
     admin_api,
     schedules_api,

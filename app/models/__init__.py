@@ -5,6 +5,7 @@ from app.models.books import Book, BookRater, CaseBookSync, Judgement, Pair
 from app.models.cases import Case, Query, Rating, Try
 from app.models.endpoints import SearchEndpoint
 from app.models.engine_limits import EngineRate, EngineSlot
+from app.models.judges import Judge, JudgeCacheEntry, JudgeFailure, JudgeJudgement, JudgeRun
 from app.models.runs import Run, RunQuery
 from app.models.schedules import (
     Alert,
@@ -37,6 +38,11 @@ __all__ = [
     "Delivery",
     "EngineRate",
     "EngineSlot",
+    "Judge",
+    "JudgeCacheEntry",
+    "JudgeFailure",
+    "JudgeJudgement",
+    "JudgeRun",
     "Judgement",
     "Pair",
     "Query",

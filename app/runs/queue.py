@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 RUN_QUEUE = "runs"
 CHUNK_TASK = "relevo.run_chunk"
+# A judge run is one job: a judge has one run under way at a time, held by one worker.
+JUDGE_TASK = "relevo.judge_run"
 SCHEDULES_TASK = "relevo.fire_schedules"
 # A chunk stopped by its worker's shutdown goes back to the queue; a chunk whose own work
 # failed has already failed its run and is not retried.
@@ -105,6 +107,18 @@ async def _judge_run(context: JobContext, run_id: int) -> None:
         )
 
 
+async def _judge_run(context: JobContext, run_id: int) -> None:
+    from app.judges.client import JudgeClient
+    from app.judges.runner import execute_judge_run
+    from app.search.transport import engine_http_client
+
+    deps: WorkerDeps = context.additional_context["relevo"]
+    async with engine_http_client() as http:
+        await execute_judge_run(
+            session_factory=deps.session_factory, run_id=run_id, client=JudgeClient(http)
+        )
+
+
 def build_job_app(database_url: str) -> App:
     """Return the queue's procrastinate app (not yet open) for this database."""
     job_app = App(connector=PsycopgConnector(conninfo=libpq_url(database_url)))
@@ -114,6 +128,7 @@ def build_job_app(database_url: str) -> App:
         pass_context=True,
         retry=RetryStrategy(max_attempts=CHUNK_ATTEMPTS),
     )(_run_chunk)
+    job_app.task(name=JUDGE_TASK, queue=RUN_QUEUE, pass_context=True)(_judge_run)
     job_app.task(name=JUDGE_TASK, queue=RUN_QUEUE, pass_context=True)(_judge_run)
     job_app.periodic(cron="* * * * *", periodic_id="schedules")(
         job_app.task(name=SCHEDULES_TASK, queue=RUN_QUEUE, pass_context=True)(_fire_schedules)
@@ -158,6 +173,10 @@ class RunQueue:
         ]
         await self.job_app.configure_task(CHUNK_TASK, queue=RUN_QUEUE).batch_defer_async(*jobs)
         return len(jobs)
+
+    async def enqueue_judge_run(self, run_id: int) -> None:
+        """Put a judge run in the queue, for whichever worker is free."""
+        await self.job_app.configure_task(JUDGE_TASK, queue=RUN_QUEUE).defer_async(run_id=run_id)
 
     async def drop_queued(self, run_id: int) -> None:
         """Remove a run's chunks that no worker has started (after a cancel)."""

@@ -1,0 +1,151 @@
+"""Judges (language models as raters) and their runs on books."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
+
+from app import access
+from app.judges import launch, runs, service, trial
+from app.judges.schemas import (
+    JudgeCreate,
+    JudgeRead,
+    JudgeRunCreate,
+    JudgeRunEstimate,
+    JudgeRunRead,
+    JudgeTest,
+    JudgeTestRead,
+    JudgeUpdate,
+)
+from app.teams import service as teams
+from app.web_common.deps import BookDep, CurrentUser, SessionDep
+
+router = APIRouter(tags=["judges"])
+
+
+@router.get("/judges", response_model=list[JudgeRead])
+def list_judges(user: CurrentUser, session: SessionDep) -> list[JudgeRead]:
+    """Return the judges the caller may use."""
+    return [service.to_read(j) for j in service.list_judges(session=session, user=user)]
+
+
+@router.post("/judges", response_model=JudgeRead, status_code=201)
+def create_judge(body: JudgeCreate, user: CurrentUser, session: SessionDep) -> JudgeRead:
+    """Create a judge (its key and header values are stored encrypted, never returned)."""
+    return service.to_read(service.create_judge(session=session, user=user, body=body))
+
+
+@router.get("/judges/{judge_id}", response_model=JudgeRead)
+def get_judge(judge_id: int, user: CurrentUser, session: SessionDep) -> JudgeRead:
+    """Return one judge."""
+    return service.to_read(service.visible_judge(session=session, user=user, judge_id=judge_id))
+
+
+@router.patch("/judges/{judge_id}", response_model=JudgeRead)
+def update_judge(
+    judge_id: int, body: JudgeUpdate, user: CurrentUser, session: SessionDep
+) -> JudgeRead:
+    """Change a judge; a new host drops the key and headers unless sent again."""
+    judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
+    teams.set_sharing(session=session, user=user, obj=judge, team_ids=body.team_ids)
+    return service.to_read(service.update_judge(session=session, judge=judge, body=body))
+
+
+@router.delete("/judges/{judge_id}", status_code=204)
+def delete_judge(judge_id: int, user: CurrentUser, session: SessionDep) -> None:
+    """Delete a judge (its owner only) and its judgements."""
+    judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
+    access.require_owner(user=user, obj=judge, action="delete it")
+    service.delete_judge(session=session, judge=judge)
+
+
+@router.post("/judges/{judge_id}/test", response_model=JudgeTestRead)
+async def test_judge(
+    judge_id: int, body: JudgeTest, user: CurrentUser, session: SessionDep
+) -> JudgeTestRead:
+    """Ask the judge about n of a book's pairs and show prompt, reply, rating and cost."""
+
+    def prepare() -> Any:
+        judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
+        book = access.visible_book(session=session, user=user, book_id=body.book_id)
+        prepared = trial.prepare(session=session, book=book, judge=judge, n=body.n)
+        session.close()  # no connection held while the judge thinks
+        return prepared
+
+    config, scale, picked = await run_in_threadpool(prepare)
+    return await trial.try_judge(
+        config=config, scale=scale, picked=picked, judge_id=judge_id, book_id=body.book_id
+    )
+
+
+@router.post(
+    "/books/{book_id}/judge-runs",
+    response_model=JudgeRunRead | JudgeRunEstimate,
+    status_code=202,
+)
+def start_judge_run(
+    book: BookDep,
+    body: JudgeRunCreate,
+    user: CurrentUser,
+    session: SessionDep,
+    request: Request,
+    response: Response,
+) -> JudgeRunRead | JudgeRunEstimate:
+    """Start a judge run on the book (202), or with dry_run estimate it (200, nothing sent)."""
+    judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
+    if body.dry_run:
+        response.status_code = 200
+        return runs.estimate(session=session, book=book, judge=judge, body=body)
+    run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
+    read = runs.to_read(session=session, run=run, judge_name=judge.name)
+    launch.launch(
+        manager=request.app.state.run_manager,
+        session_factory=request.app.state.session_factory,
+        run_id=run.id,
+    )
+    return read
+
+
+@router.get("/books/{book_id}/judge-runs", response_model=list[JudgeRunRead])
+def list_judge_runs(book: BookDep, session: SessionDep) -> list[JudgeRunRead]:
+    """Return the book's judge runs, newest first."""
+    return [
+        runs.to_read(session=session, run=r) for r in runs.list_runs(session=session, book=book)
+    ]
+
+
+@router.get("/books/{book_id}/judge-runs/{run_id}", response_model=JudgeRunRead)
+def get_judge_run(book: BookDep, run_id: int, session: SessionDep) -> JudgeRunRead:
+    """Return one judge run with its failures."""
+    run = runs.get_run(session=session, book=book, run_id=run_id)
+    return runs.to_read(session=session, run=run, with_failures=True)
+
+
+@router.post("/books/{book_id}/judge-runs/{run_id}/cancel", response_model=JudgeRunRead)
+def cancel_judge_run(book: BookDep, run_id: int, session: SessionDep) -> JudgeRunRead:
+    """Cancel a judge run (a running one stops at its next write, within a second)."""
+    run = runs.cancel_run(
+        session=session, run=runs.get_run(session=session, book=book, run_id=run_id)
+    )
+    return runs.to_read(session=session, run=run)
+
+
+@router.post(
+    "/books/{book_id}/judge-runs/{run_id}/resume", response_model=JudgeRunRead, status_code=202
+)
+def resume_judge_run(
+    book: BookDep, run_id: int, session: SessionDep, request: Request
+) -> JudgeRunRead:
+    """Resume a paused judge run: it asks only about the pairs it has not done."""
+    run = runs.resume_run(
+        session=session, run=runs.get_run(session=session, book=book, run_id=run_id)
+    )
+    read = runs.to_read(session=session, run=run)
+    launch.launch(
+        manager=request.app.state.run_manager,
+        session_factory=request.app.state.session_factory,
+        run_id=run.id,
+    )
+    return read

@@ -1,0 +1,311 @@
+"""Calling a judge: limits, retries, the outbound policy, and one outcome per pair.
+
+Every request goes through the engines' outbound policy (allowed hosts, private addresses
+blocked, checked again on the connection's own resolution: ``app.search.network``) and
+through a client that follows no redirect, so the key is only ever sent to ``base_url``'s
+host. A 429 waits as long as ``Retry-After`` (seconds or a date) or ``retry-after-ms`` says
+(capped); 5xx answers, connection failures and timeouts are retried with exponential
+backoff and jitter; anything else fails that pair with the reason. The judge's
+requests/minute, tokens/minute and max concurrency are held per judge within the process
+(a judge has one active run at a time, so they hold across workers too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from app.judges.providers import Call, ReplyRejected, build_call, parse_judgement, parse_wire
+from app.search.errors import EngineUnavailable
+from app.search.limits import RateLimiter
+from app.search.policy import OutboundPolicy, check_destination, current_policy
+
+__all__ = ["JudgeClient", "JudgeConfig", "Outcome", "estimate_tokens"]
+
+RAW_REPLY_CAP = 4000
+RETRY_STATUSES = frozenset({500, 502, 503, 504, 529})
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """A judge's settings as plain data, secrets unsealed (built just before calling)."""
+
+    provider: str
+    base_url: str
+    model: str
+    api_key: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    temperature: float = 0.0
+    max_output_tokens: int = 512
+    requests_per_minute: int = 60
+    tokens_per_minute: int = 0
+    max_concurrency: int = 4
+    timeout_s: float = 30.0
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        """Return the price of these tokens in USD (0 where no price is set)."""
+        return (
+            tokens_in * (self.price_input_per_mtok or 0.0)
+            + tokens_out * (self.price_output_per_mtok or 0.0)
+        ) / 1_000_000
+
+
+@dataclass
+class Outcome:
+    """What asking the judge about one pair gave: a rating, or the reason there is none."""
+
+    rating: float | None = None
+    explanation: str | None = None
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    raw_reply: str | None = None
+
+
+def estimate_tokens(text: str) -> int:
+    """Return a rough token count of ``text`` (about four characters a token, rounded up)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+class _TokenWindow:
+    """Tokens spent in the last 60 s; a request waits until its estimate fits the limit."""
+
+    def __init__(self, per_minute: int, sleep: Sleep, clock: Callable[[], float]) -> None:
+        self._limit = per_minute
+        self._spent: deque[tuple[float, int]] = deque()
+        self._sleep = sleep
+        self._clock = clock
+
+    async def acquire(self, tokens: int) -> None:
+        if self._limit <= 0:
+            return
+        tokens = min(tokens, self._limit)  # one request bigger than the limit still goes alone
+        while True:
+            now = self._clock()
+            while self._spent and self._spent[0][0] <= now - 60:
+                self._spent.popleft()
+            if sum(t for _, t in self._spent) + tokens <= self._limit:
+                self._spent.append((now, tokens))
+                return
+            await self._sleep(max(0.01, self._spent[0][0] + 60 - now))
+
+
+class _Limits:
+    def __init__(self, config: JudgeConfig, sleep: Sleep, clock: Callable[[], float]) -> None:
+        self.semaphore = asyncio.Semaphore(max(1, config.max_concurrency))
+        self.rate = RateLimiter(config.requests_per_minute, sleep=sleep, clock=clock)
+        self.tokens = _TokenWindow(config.tokens_per_minute, sleep, clock)
+
+    @asynccontextmanager
+    async def slot(self, tokens: int) -> AsyncIterator[None]:
+        async with self.semaphore:
+            await self.tokens.acquire(tokens)
+            await self.rate.acquire()
+            yield
+
+
+class _Retry(Exception):
+    """This attempt failed in a way worth another try (after ``wait_s`` when given)."""
+
+    def __init__(self, reason: str, wait_s: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait_s = wait_s
+
+
+class _Failed(Exception):
+    """This pair fails with the reason; no retry."""
+
+
+class JudgeClient:
+    """Asks judges for ratings through one shared ``httpx.AsyncClient`` (no redirects)."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        attempts: int = 4,
+        backoff_s: float = 0.5,
+        max_wait_s: float = 120.0,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = random.random,
+        policy: OutboundPolicy | None = None,
+    ) -> None:
+        self._http = http
+        self._attempts = max(1, attempts)
+        self._backoff_s = backoff_s
+        self._max_wait_s = max_wait_s
+        self._sleep = sleep
+        self._clock = clock
+        self._jitter = jitter
+        self._policy = policy
+        self._limits: dict[JudgeConfig, _Limits] = {}
+        self.requests_sent = 0
+
+    def _limits_for(self, config: JudgeConfig) -> _Limits:
+        if config not in self._limits:
+            self._limits[config] = _Limits(config, self._sleep, self._clock)
+        return self._limits[config]
+
+    async def judge(self, config: JudgeConfig, prompt: str, scale: Sequence[float]) -> Outcome:
+        """Return the judge's rating of one prompt, or the reason it has none; never raises."""
+        call = build_call(
+            provider=config.provider,
+            base_url=config.base_url,
+            model=config.model,
+            prompt=prompt,
+            scale=scale,
+            temperature=config.temperature,
+            max_output_tokens=config.max_output_tokens,
+            api_key=config.api_key,
+            headers=dict(config.headers),
+        )
+        started = time.perf_counter()
+        outcome = Outcome()
+        try:
+            body = await self._send_with_retry(config, call, estimate_tokens(prompt))
+            wire = parse_wire(config.provider, body)
+            outcome.tokens_in, outcome.tokens_out = wire.tokens_in, wire.tokens_out
+            outcome.raw_reply = wire.text[:RAW_REPLY_CAP]
+            outcome.cost_usd = config.cost(wire.tokens_in, wire.tokens_out)
+            judgement = parse_judgement(wire.text, scale)
+            outcome.rating, outcome.explanation = judgement.rating, judgement.explanation
+        except (ReplyRejected, _Failed) as exc:
+            outcome.error = str(exc)
+        outcome.latency_ms = (time.perf_counter() - started) * 1000
+        return outcome
+
+    async def _send_with_retry(self, config: JudgeConfig, call: Call, prompt_tokens: int) -> Any:
+        limits = self._limits_for(config)
+        failures = 0
+        throttled = 0
+        while True:
+            try:
+                async with limits.slot(prompt_tokens + config.max_output_tokens):
+                    return await self._attempt(config, call)
+            except _Retry as exc:
+                if exc.wait_s is not None:  # 429: the server said when; its own allowance
+                    throttled += 1
+                    if throttled > 2 * self._attempts:
+                        raise _Failed(f"{exc.reason}, {throttled} times") from None
+                    await self._sleep(min(exc.wait_s, self._max_wait_s))
+                    continue
+                failures += 1
+                if failures >= self._attempts:
+                    raise _Failed(f"{exc.reason} (after {failures} attempts)") from None
+                base = self._backoff_s * 2 ** (failures - 1)
+                await self._sleep(base * (0.5 + self._jitter()))
+
+    async def _attempt(self, config: JudgeConfig, call: Call) -> Any:
+        policy = self._policy or current_policy()
+        url = httpx.URL(call.url)
+        where = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}"
+        try:
+            await check_destination(policy, url, where)
+        except EngineUnavailable as exc:
+            raise _Failed(exc.message) from None
+        self.requests_sent += 1
+        try:
+            async with asyncio.timeout(config.timeout_s):
+                status, headers, content = await self._fetch(
+                    call, config, policy.max_response_bytes
+                )
+        except (TimeoutError, httpx.TimeoutException):
+            raise _Retry(f"no answer from {where} within {config.timeout_s:g} s") from None
+        except EngineUnavailable as exc:  # the connection's own policy check
+            raise _Failed(exc.message) from None
+        except httpx.HTTPError as exc:
+            raise _Retry(f"cannot reach {where} ({type(exc).__name__})") from None
+        if status == 429:
+            raise _Retry(f"HTTP 429 from {where}", wait_s=_retry_after(headers, self._fallback()))
+        if status in RETRY_STATUSES:
+            raise _Retry(f"HTTP {status} from {where}: {_error_text(content)}")
+        if 300 <= status < 400:
+            raise _Failed(
+                f"{where} answered with a redirect (HTTP {status}); redirects are not followed, "
+                "so the key never leaves the judge's host: set base_url to the final address"
+            )
+        if status >= 400:
+            raise _Failed(f"HTTP {status} from {where}: {_error_text(content)}")
+        try:
+            return json.loads(content)
+        except (ValueError, RecursionError):
+            raise _Failed(f"the answer from {where} is not JSON: {_error_text(content)}") from None
+
+    def _fallback(self) -> float:
+        return self._backoff_s * (0.5 + self._jitter())
+
+    async def _fetch(
+        self, call: Call, config: JudgeConfig, cap: int
+    ) -> tuple[int, httpx.Headers, bytes]:
+        request = self._http.build_request(
+            "POST",
+            call.url,
+            content=json.dumps(call.body).encode(),
+            headers=call.headers,
+            timeout=httpx.Timeout(config.timeout_s),
+        )
+        response = await self._http.send(request, stream=True, follow_redirects=False)
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > cap:
+                    raise _Failed(f"the judge's answer is larger than {cap // 1_048_576} MB")
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        return response.status_code, response.headers, b"".join(chunks)
+
+
+def _retry_after(headers: httpx.Headers, fallback: float) -> float:
+    """Return how long a 429 asks to wait: retry-after-ms, Retry-After seconds or date."""
+    millis = headers.get("retry-after-ms", "").strip()
+    try:
+        if millis:
+            return max(0.0, float(millis) / 1000)
+    except ValueError:
+        pass
+    value = headers.get("retry-after", "").strip()
+    if not value:
+        return fallback
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return fallback
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_text(content: bytes) -> str:
+    """Return the provider's error message (OpenAI and Anthropic put it in error.message)."""
+    try:
+        body = json.loads(content)
+    except (ValueError, RecursionError):
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        message = body["error"].get("message")
+        if isinstance(message, str):
+            return message[:300]
+    text = " ".join(content[:1000].decode("utf-8", "replace").split())
+    return text[:200] or "(empty answer)"

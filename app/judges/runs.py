@@ -1,0 +1,449 @@
+"""Judge runs: which pairs, what it would cost, start, follow, cancel, and the results' store.
+
+A run fixes its pairs when it is created (``pair_ids``); a pair is done once the run has a
+judgement or a failure for it, so a run resumed after a restart asks only about the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, Invalid, NotFound
+from app.judges import service as judges
+from app.judges.client import JudgeConfig, Outcome, estimate_tokens
+from app.judges.prompt import cache_key, prompt_sha256, render
+from app.judges.providers import SYSTEM_PROMPT
+from app.judges.schemas import (
+    FailureRead,
+    JudgeRunCreate,
+    JudgeRunEstimate,
+    JudgeRunRead,
+    PairsChoice,
+)
+from app.models import (
+    Book,
+    Judge,
+    JudgeCacheEntry,
+    JudgeFailure,
+    JudgeJudgement,
+    JudgeRun,
+    Pair,
+    User,
+)
+from app.models.base import utcnow
+
+ACTIVE = ("queued", "running")
+# What an answer of {"rating", "explanation"} usually costs, for the estimate only (the
+# budget reserves max_output_tokens for every call).
+TYPICAL_OUTPUT_TOKENS = 80
+WIRE_OVERHEAD_TOKENS = 20
+FAILURES_SHOWN = 500
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """One pair to ask about: its prompt and its cache key."""
+
+    pair_id: int
+    prompt: str
+    key: str
+
+
+def select_pair_ids(
+    *, session: Session, book: Book, judge: Judge, pairs: str, limit: int | None
+) -> list[int]:
+    """Return the ids of the book's pairs a run takes: all, the unjudged or the failed."""
+    stmt = select(Pair.id).where(Pair.book_id == book.id)
+    rated = select(JudgeJudgement.pair_id).where(
+        JudgeJudgement.judge_id == judge.id,
+        JudgeJudgement.book_id == book.id,
+        JudgeJudgement.rating.is_not(None),
+    )
+    if pairs == "unjudged":
+        stmt = stmt.where(Pair.id.not_in(rated))
+    elif pairs == "failed":
+        failed = select(JudgeFailure.pair_id).where(JudgeFailure.judge_id == judge.id)
+        stmt = stmt.where(Pair.id.in_(failed), Pair.id.not_in(rated))
+    stmt = stmt.order_by(Pair.id)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return list(session.scalars(stmt))
+
+
+def pair_jobs(
+    *, session: Session, book: Book, judge: Judge, pair_ids: Sequence[int]
+) -> list[PairJob]:
+    """Return the prompt and cache key of each of these pairs, in the order given."""
+    template = judges.template_of(judge)
+    prompt_hash = prompt_sha256(template)
+    found: dict[int, Pair] = {}
+    ids = list(pair_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found.update({p.id: p for p in session.scalars(select(Pair).where(Pair.id.in_(chunk)))})
+    jobs = []
+    for pair_id in ids:
+        pair = found.get(pair_id)
+        if pair is None:  # removed from the book since the run began
+            continue
+        prompt = render(
+            template,
+            query=pair.query_text,
+            information_need=pair.information_need,
+            doc_id=pair.doc_id,
+            fields=pair.fields or {},
+            scale=book.scale,
+            labels=book.scale_labels,
+        )
+        key = cache_key(
+            model=judge.model,
+            prompt_hash=prompt_hash,
+            query=pair.query_text,
+            information_need=pair.information_need,
+            doc_id=pair.doc_id,
+            fields=pair.fields or {},
+            scale=book.scale,
+        )
+        jobs.append(PairJob(pair_id, prompt, key))
+    return jobs
+
+
+def cached_entries(*, session: Session, keys: Sequence[str]) -> dict[str, JudgeCacheEntry]:
+    """Return the cache entries among these keys."""
+    found: dict[str, JudgeCacheEntry] = {}
+    keys = list(keys)
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        stmt = select(JudgeCacheEntry).where(JudgeCacheEntry.key.in_(chunk))
+        found.update({e.key: e for e in session.scalars(stmt)})
+    return found
+
+
+def prompt_tokens(prompt: str) -> int:
+    """Return the estimated input tokens of one call (system prompt and wire overhead too)."""
+    return estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(prompt) + WIRE_OVERHEAD_TOKENS
+
+
+def estimate(
+    *, session: Session, book: Book, judge: Judge, body: JudgeRunCreate
+) -> JudgeRunEstimate:
+    """Return what a run would cost: pairs, calls (cached pairs need none), tokens, USD."""
+    ids = select_pair_ids(
+        session=session, book=book, judge=judge, pairs=body.pairs, limit=body.limit
+    )
+    jobs = pair_jobs(session=session, book=book, judge=judge, pair_ids=ids)
+    cached = cached_entries(session=session, keys=[j.key for j in jobs])
+    calls = [j for j in jobs if j.key not in cached]
+    tokens_in = sum(prompt_tokens(j.prompt) for j in calls)
+    tokens_out = len(calls) * min(judge.max_output_tokens, TYPICAL_OUTPUT_TOKENS)
+    priced = judge.price_input_per_mtok is not None or judge.price_output_per_mtok is not None
+    cost = judges.config_of(judge).cost(tokens_in, tokens_out) if priced else None
+    return JudgeRunEstimate(
+        pairs=len(jobs),
+        calls=len(calls),
+        cached=len(jobs) - len(calls),
+        tokens_in_estimate=tokens_in,
+        tokens_out_estimate=tokens_out,
+        cost_usd_estimate=None if cost is None else round(cost, 6),
+    )
+
+
+def create_run(
+    *, session: Session, book: Book, judge: Judge, user: User, body: JudgeRunCreate
+) -> JudgeRun:
+    """Create a queued run over the chosen pairs (409 while the judge has one under way).
+
+    One active run per judge: its rate limits are then held by one process, whichever.
+    """
+    if (
+        body.budget_usd is not None
+        and judge.price_input_per_mtok is None
+        and (judge.price_output_per_mtok is None)
+    ):
+        raise Invalid("budget_usd", "A budget in USD needs the judge's prices per million tokens.")
+    judges.config_of(judge)  # secrets readable, or 409 now rather than a run of failures
+    active = session.scalar(
+        select(func.count())
+        .select_from(JudgeRun)
+        .where(JudgeRun.judge_id == judge.id, JudgeRun.status.in_(ACTIVE))
+    )
+    if active:
+        raise Conflict("This judge already has a run under way; wait for it or cancel it.")
+    ids = select_pair_ids(
+        session=session, book=book, judge=judge, pairs=body.pairs, limit=body.limit
+    )
+    run = JudgeRun(
+        book_id=book.id,
+        judge_id=judge.id,
+        user_id=user.id,
+        status="queued",
+        pairs_mode=body.pairs,
+        pair_ids=ids,
+        pairs_total=len(ids),
+        budget_usd=body.budget_usd,
+        budget_tokens=body.budget_tokens,
+    )
+    session.add(run)
+    session.commit()
+    return run
+
+
+def get_run(*, session: Session, book: Book, run_id: int) -> JudgeRun:
+    """Return one of the book's judge runs, else raise NotFound."""
+    run = session.get(JudgeRun, run_id) if 1 <= run_id <= 2**31 - 1 else None
+    if run is None or run.book_id != book.id:
+        raise NotFound(f"No judge run with id {run_id} in this book.")
+    return run
+
+
+def list_runs(*, session: Session, book: Book) -> list[JudgeRun]:
+    """Return the book's judge runs, newest first."""
+    stmt = select(JudgeRun).where(JudgeRun.book_id == book.id).order_by(JudgeRun.id.desc())
+    return list(session.scalars(stmt))
+
+
+def cancel_run(*, session: Session, run: JudgeRun) -> JudgeRun:
+    """Cancel a run: a queued or paused one at once, a running one at its next write."""
+    if run.status in ("queued", "paused"):
+        run.status, run.message, run.finished_at = "cancelled", "Cancelled.", utcnow()
+    elif run.status == "running":
+        run.cancel_requested = True
+    session.commit()
+    return run
+
+
+def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
+    """Put a paused run back in the queue (it asks only about the pairs it has not done)."""
+    if run.status != "paused":
+        raise Conflict(f"Only a paused run can be resumed; this one is {run.status}.")
+    active = session.scalar(
+        select(func.count())
+        .select_from(JudgeRun)
+        .where(JudgeRun.judge_id == run.judge_id, JudgeRun.status.in_(ACTIVE))
+    )
+    if active:
+        raise Conflict("This judge already has a run under way; wait for it or cancel it.")
+    run.status, run.message, run.cancel_requested = "queued", None, False
+    session.commit()
+    return run
+
+
+def failures(*, session: Session, run: JudgeRun) -> list[FailureRead]:
+    """Return the run's failures (the first few hundred), by pair."""
+    stmt = (
+        select(JudgeFailure.pair_id, JudgeFailure.reason)
+        .where(JudgeFailure.run_id == run.id)
+        .order_by(JudgeFailure.pair_id)
+        .limit(FAILURES_SHOWN)
+    )
+    return [FailureRead(pair_id=p, reason=r) for p, r in session.execute(stmt)]
+
+
+def to_read(
+    *, session: Session, run: JudgeRun, with_failures: bool = False, judge_name: str | None = None
+) -> JudgeRunRead:
+    """Return the public view of a run (with its failures when asked)."""
+    if judge_name is None:
+        judge = session.get(Judge, run.judge_id)
+        judge_name = judge.name if judge is not None else f"judge {run.judge_id}"
+    return JudgeRunRead(
+        id=run.id,
+        book_id=run.book_id,
+        judge_id=run.judge_id,
+        judge_name=judge_name,
+        status=run.status,
+        pairs=cast(PairsChoice, run.pairs_mode),
+        pairs_total=run.pairs_total,
+        judged=run.judged,
+        cached=run.cached,
+        failed=run.failed,
+        tokens_in=run.tokens_in,
+        tokens_out=run.tokens_out,
+        cost_usd=round(run.cost_usd, 6),
+        budget_usd=run.budget_usd,
+        budget_tokens=run.budget_tokens,
+        message=run.message,
+        created_at=run.created_at,
+        finished_at=run.finished_at,
+        failures=failures(session=session, run=run) if with_failures else None,
+    )
+
+
+# --- what the runner calls, each in its own short transaction ---
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a starting (or resumed) run needs: the judge's config and the pairs left."""
+
+    run_id: int
+    config: JudgeConfig
+    scale: list[float]
+    model: str
+    prompt_hash: str
+    jobs: list[PairJob]
+    cache: dict[str, tuple[float | None, str | None, int, int, str | None]]
+
+
+def start(*, session: Session, run_id: int) -> RunPlan | None:
+    """Mark a queued run running and return its plan; None when it is not to be executed."""
+    run = session.get(JudgeRun, run_id, with_for_update=True)
+    if run is None or run.status not in ("queued", "running"):
+        return None
+    judge = session.get(Judge, run.judge_id)
+    book = session.get(Book, run.book_id)
+    if judge is None or book is None:
+        return None
+    done = set(
+        session.scalars(select(JudgeJudgement.pair_id).where(JudgeJudgement.run_id == run.id))
+    ) | set(session.scalars(select(JudgeFailure.pair_id).where(JudgeFailure.run_id == run.id)))
+    pending = [i for i in run.pair_ids if i not in done]
+    try:
+        config = judges.config_of(judge)
+    except Conflict as exc:
+        run.status, run.message, run.finished_at = "failed", str(exc), utcnow()
+        session.commit()
+        return None
+    jobs = pair_jobs(session=session, book=book, judge=judge, pair_ids=pending)
+    entries = cached_entries(session=session, keys=[j.key for j in jobs])
+    run.status = "running"
+    session.commit()
+    return RunPlan(
+        run_id=run.id,
+        config=config,
+        scale=[float(v) for v in book.scale],
+        model=judge.model,
+        prompt_hash=prompt_sha256(judges.template_of(judge)),
+        jobs=jobs,
+        cache={
+            k: (e.rating, e.explanation, e.tokens_in, e.tokens_out, e.raw_reply)
+            for k, e in entries.items()
+        },
+    )
+
+
+@dataclass(frozen=True)
+class Result:
+    """One pair's outcome, as the runner hands it to :func:`store`."""
+
+    job: PairJob
+    outcome: Outcome
+    cached: bool
+
+
+def store(*, session: Session, plan: RunPlan, results: Sequence[Result]) -> bool:
+    """Write results and the run's counters; return whether a cancel was asked for."""
+    run = session.get(JudgeRun, plan.run_id, with_for_update=True)
+    if run is None:
+        return True
+    ids = [r.job.pair_id for r in results]
+    existing = {
+        j.pair_id: j
+        for j in session.scalars(
+            select(JudgeJudgement).where(
+                JudgeJudgement.judge_id == run.judge_id, JudgeJudgement.pair_id.in_(ids)
+            )
+        )
+    }
+    session.execute(
+        delete(JudgeFailure).where(JudgeFailure.run_id == run.id, JudgeFailure.pair_id.in_(ids))
+    )
+    new_keys: dict[str, Result] = {}
+    for result in results:
+        _store_one(session, run, plan, result, existing.get(result.job.pair_id))
+        if result.outcome.rating is not None and not result.cached:
+            new_keys[result.job.key] = result
+    _cache(session, new_keys)
+    session.commit()
+    return run.cancel_requested
+
+
+def _store_one(
+    session: Session, run: JudgeRun, plan: RunPlan, result: Result, row: JudgeJudgement | None
+) -> None:
+    outcome = result.outcome
+    if not result.cached:
+        run.tokens_in += outcome.tokens_in
+        run.tokens_out += outcome.tokens_out
+        run.cost_usd += outcome.cost_usd
+    if outcome.rating is None:
+        run.failed += 1
+        session.add(
+            JudgeFailure(
+                run_id=run.id,
+                pair_id=result.job.pair_id,
+                judge_id=run.judge_id,
+                reason=(outcome.error or "no rating")[:2000],
+            )
+        )
+        return
+    if result.cached:
+        run.cached += 1
+    else:
+        run.judged += 1
+    values: dict[str, Any] = {
+        "run_id": run.id,
+        "rating": outcome.rating,
+        "unrateable": False,
+        "explanation": outcome.explanation,
+        "model": plan.model,
+        "prompt_sha256": plan.prompt_hash,
+        "temperature": plan.config.temperature,
+        "tokens_in": outcome.tokens_in,
+        "tokens_out": outcome.tokens_out,
+        "latency_ms": outcome.latency_ms,
+        "cost_usd": 0.0 if result.cached else outcome.cost_usd,
+        "cached": result.cached,
+        "raw_reply": outcome.raw_reply,
+        "updated_at": utcnow(),
+    }
+    if row is None:
+        row = JudgeJudgement(
+            book_id=run.book_id, pair_id=result.job.pair_id, judge_id=run.judge_id, **values
+        )
+        session.add(row)
+    else:
+        for name, value in values.items():
+            setattr(row, name, value)
+
+
+def _cache(session: Session, results: dict[str, Result]) -> None:
+    if not results:
+        return
+    known = set(
+        session.scalars(select(JudgeCacheEntry.key).where(JudgeCacheEntry.key.in_(list(results))))
+    )
+    for key, result in results.items():
+        if key in known:
+            continue
+        outcome = result.outcome
+        session.add(
+            JudgeCacheEntry(
+                key=key,
+                rating=outcome.rating,
+                explanation=outcome.explanation,
+                tokens_in=outcome.tokens_in,
+                tokens_out=outcome.tokens_out,
+                raw_reply=outcome.raw_reply,
+            )
+        )
+
+
+def finish(*, session: Session, run_id: int, status: str, message: str | None) -> None:
+    """Record how a run ended (a run cancelled meanwhile stays cancelled)."""
+    run = session.get(JudgeRun, run_id, with_for_update=True)
+    if run is None:
+        return
+    if run.cancel_requested:
+        status, message = "cancelled", "Cancelled."
+    if status == "finished" and run.failed and not run.judged and not run.cached:
+        status = "failed"
+        message = message or "Every pair failed; see the failures."
+    run.status, run.message = status, message
+    run.finished_at = utcnow() if status != "paused" else None
+    session.commit()

@@ -1,0 +1,205 @@
+"""Judge, judge test and judge run bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
+
+# One rule for header names and values, whoever the headers are for.
+from app.endpoints.schemas import _check_headers
+from app.judges.prompt import unknown_placeholders
+
+Provider = Literal["openai", "anthropic"]
+PairsChoice = Literal["unjudged", "all", "failed"]
+MAX_PROMPT_CHARS = 20_000
+
+
+def _url(value: str) -> str:
+    value = value.strip()
+    if not value.startswith(("http://", "https://")) or len(value) < 10:
+        raise ValueError("must be an http:// or https:// URL")
+    return value.rstrip("/")
+
+
+def _prompt(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    unknown = unknown_placeholders(value)
+    if unknown:
+        names = ", ".join("{{" + n + "}}" for n in unknown)
+        raise ValueError(
+            f"unknown placeholder {names}: use {{{{query}}}}, {{{{information_need}}}}, "
+            "{{doc}} and {{scale}}"
+        )
+    return value
+
+
+class JudgeCreate(Body):
+    name: Name
+    provider: Provider
+    base_url: str = Field(max_length=2000)
+    model: str = Field(min_length=1, max_length=200)
+    api_key: str | None = Field(default=None, max_length=4000)
+    headers: dict[str, str] = Field(default_factory=dict)
+    prompt: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_output_tokens: int = Field(default=512, ge=1, le=100_000)
+    requests_per_minute: int = Field(default=60, ge=1, le=1_000_000)
+    tokens_per_minute: int = Field(default=0, ge=0, le=1_000_000_000)
+    max_concurrency: int = Field(default=4, ge=1, le=64)
+    price_input_per_mtok: float | None = Field(default=None, ge=0, le=10_000)
+    price_output_per_mtok: float | None = Field(default=None, ge=0, le=10_000)
+    timeout_s: PositiveTimeout = 30.0
+    team_ids: TeamIds = Field(default_factory=list)
+
+    _base_url = field_validator("base_url")(_url)
+    _the_prompt = field_validator("prompt")(_prompt)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        return _check_headers(value) or {}
+
+
+class JudgeUpdate(Body):
+    name: Name | None = None
+    provider: Provider | None = None
+    base_url: str | None = Field(default=None, max_length=2000)
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    api_key: str | None = Field(default=None, max_length=4000)
+    headers: dict[str, str] | None = None
+    prompt: str | None = Field(default=None, max_length=MAX_PROMPT_CHARS)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_output_tokens: int | None = Field(default=None, ge=1, le=100_000)
+    requests_per_minute: int | None = Field(default=None, ge=1, le=1_000_000)
+    tokens_per_minute: int | None = Field(default=None, ge=0, le=1_000_000_000)
+    max_concurrency: int | None = Field(default=None, ge=1, le=64)
+    price_input_per_mtok: float | None = Field(default=None, ge=0, le=10_000)
+    price_output_per_mtok: float | None = Field(default=None, ge=0, le=10_000)
+    timeout_s: PositiveTimeout | None = None
+    team_ids: TeamIds | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        return None if value is None else _url(value)
+
+    _the_prompt = field_validator("prompt")(_prompt)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return _check_headers(value)
+
+
+class JudgeRead(Out):
+    id: int
+    name: str
+    owner_id: int
+    provider: Provider
+    base_url: str
+    model: str
+    has_api_key: bool
+    header_names: list[str]
+    prompt: str
+    uses_default_prompt: bool
+    prompt_sha256: str
+    temperature: float
+    max_output_tokens: int
+    requests_per_minute: int
+    tokens_per_minute: int
+    max_concurrency: int
+    price_input_per_mtok: float | None
+    price_output_per_mtok: float | None
+    timeout_s: float
+    team_ids: list[int] = Field(default_factory=list)
+
+
+class JudgeTest(Body):
+    book_id: int
+    n: int = Field(default=5, ge=1, le=20)
+
+
+class JudgeTestItem(Out):
+    pair_id: int
+    query_text: str
+    doc_id: str
+    prompt: str
+    reply: str | None
+    rating: float | None
+    explanation: str | None
+    error: str | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    latency_ms: float
+
+
+class JudgeTestRead(Out):
+    judge_id: int
+    book_id: int
+    items: list[JudgeTestItem]
+
+
+class JudgeRunCreate(Body):
+    judge_id: int
+    pairs: PairsChoice = "unjudged"
+    limit: int | None = Field(default=None, ge=1, le=1_000_000)
+    budget_usd: float | None = Field(default=None, gt=0, le=1_000_000)
+    budget_tokens: int | None = Field(default=None, gt=0, le=10_000_000_000)
+    dry_run: bool = False
+
+
+class JudgeRunEstimate(Out):
+    pairs: int
+    calls: int
+    cached: int
+    tokens_in_estimate: int
+    tokens_out_estimate: int
+    cost_usd_estimate: float | None
+
+
+class FailureRead(Out):
+    pair_id: int
+    reason: str
+
+
+class JudgeRunRead(Out):
+    id: int
+    book_id: int
+    judge_id: int
+    judge_name: str
+    status: str
+    pairs: PairsChoice
+    pairs_total: int
+    judged: int
+    cached: int
+    failed: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    budget_usd: float | None
+    budget_tokens: int | None
+    message: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    failures: list[FailureRead] | None = None
+
+
+class JudgeJudgementRead(Out):
+    judge_id: int
+    rating: float | None
+    unrateable: bool
+    explanation: str | None
+    model: str
+    prompt_sha256: str
+    temperature: float
+    tokens_in: int
+    tokens_out: int
+    latency_ms: float
+    cost_usd: float
+    cached: bool
