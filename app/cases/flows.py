@@ -24,13 +24,18 @@ def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -
 
 
 def rescore_latest(*, session: Session, case: Case) -> Run | None:
-    """Re-score the latest finished run's stored rankings with the case's scorer (no engine call).
+    """Re-score the latest finished run's stored rankings with the case's scorer and metrics
+    (no engine call).
 
     Returns the run (or None when there is none); a run already scored by the case's
-    scorer is left as it is.
+    scorer and metrics is left as it is.
     """
     run = run_service.latest_finished_run(session=session, case=case)
-    if run is None or run.scorer_id == case.scorer_id:
+    metrics = list(case.metric_scorer_ids or [])
+    if run is None or (
+        run.scorer_id == case.scorer_id and (run.metric_scorer_ids or []) == metrics
+    ):
         return run
     run.scorer_id = case.scorer_id
+    run.metric_scorer_ids = metrics
     return run_service.rescore_run(session=session, run=run)

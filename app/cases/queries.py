@@ -11,12 +11,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
-from app.cases.schemas import QueryCreate, QueryUpdate, RatingIn
+from app.cases.bulk_lines import clean_tags, parse_line
+from app.cases.schemas import QueriesPatch, QueryCreate, QueryUpdate, RatingIn
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
 from app.scorers.service import rating_bounds
 
 T = TypeVar("T")
+MAX_TAGS = 20
 
 
 def _once_more_on_clash(session: Session, write: Callable[[], T]) -> T:
@@ -69,6 +71,8 @@ def _add_query(session: Session, case: Case, body: QueryCreate) -> tuple[Query, 
         notes=body.notes,
         information_need=body.information_need,
         options=body.options,
+        tags=list(clean_tags(body.tags)),
+        weight=body.weight,
     )
     session.add(query)
     session.commit()
@@ -76,7 +80,11 @@ def _add_query(session: Session, case: Case, body: QueryCreate) -> tuple[Query, 
 
 
 def add_queries(*, session: Session, case: Case, texts: Sequence[str]) -> list[Query]:
-    """Add many queries at once, skipping blanks and texts the case has; return them all."""
+    """Add many queries at once, skipping blanks and texts the case has; return them all.
+
+    A line may be ``text<TAB>tag1,tag2<TAB>weight``: the tags are added to the query's and
+    the weight set, for a new query as for one the case has.
+    """
     return _once_more_on_clash(session, lambda: _add_queries(session, case, texts))
 
 
@@ -86,15 +94,22 @@ def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Que
     result: list[Query] = []
     seen: set[str] = set()
     for raw in texts:
-        text = raw.strip()
+        line = parse_line(raw)
+        text = line.text
         if not text or text in seen:
             continue
         seen.add(text)
         query = existing.get(text)
         if query is None:
-            query = Query(case_id=case.id, text=text, position=position, options={})
+            query = Query(
+                case_id=case.id, text=text, position=position, options={}, tags=[], weight=1.0
+            )
             position += 1
             session.add(query)
+        if line.tags:
+            query.tags = _merged(query.tags or [], line.tags, ())
+        if line.weight is not None:
+            query.weight = line.weight
         result.append(query)
     session.commit()
     return result
@@ -109,11 +124,47 @@ def update_query(*, session: Session, case: Case, query: Query, body: QueryUpdat
         if clash is not None:
             raise Conflict(f"The case has the query {text!r} already.")
     for name, value in changes.items():
-        if value is None and name in ("text", "options", "position"):
+        if value is None and name in ("text", "options", "position", "tags", "weight"):
             continue
-        setattr(query, name, value)
+        setattr(query, name, list(clean_tags(value)) if name == "tags" else value)
     session.commit()
     return query
+
+
+def patch_queries(*, session: Session, case: Case, body: QueriesPatch) -> list[Query]:
+    """Add and remove tags of many queries and set their weight; return them in order.
+
+    A query id the case does not have is a 404 and nothing changes.
+    """
+    wanted = set(body.query_ids)
+    found = list(
+        session.scalars(
+            select(Query)
+            .where(Query.case_id == case.id, Query.id.in_(wanted))
+            .order_by(Query.position, Query.id)
+        )
+    )
+    missing = wanted - {q.id for q in found}
+    if missing:
+        raise NotFound(f"Case {case.id} has no query {min(missing)}.")
+    add, remove = clean_tags(body.add_tags), clean_tags(body.remove_tags)
+    too_many = [q.text for q in found if len(_merged(q.tags or [], add, remove)) > MAX_TAGS]
+    if too_many:
+        raise Invalid(("add_tags",), f"The query {too_many[0]!r} would have more than 20 tags.")
+    for query in found:
+        if add or remove:
+            query.tags = _merged(query.tags or [], add, remove)
+        if body.weight is not None:
+            query.weight = body.weight
+    session.commit()
+    return found
+
+
+def _merged(tags: Sequence[str], add: Sequence[str], remove: Sequence[str]) -> list[str]:
+    gone = set(remove)
+    result = [t for t in tags if t not in gone]
+    result.extend(t for t in add if t not in result and t not in gone)
+    return result
 
 
 def delete_query(*, session: Session, query: Query) -> None:

@@ -9,6 +9,7 @@ from app.cases import ratings as rating_service
 from app.cases.schemas import (
     BulkQueries,
     BulkQueriesRead,
+    QueriesPatch,
     QueryCreate,
     QueryRead,
     QueryScore,
@@ -45,6 +46,13 @@ def add_query(
 def add_queries(body: BulkQueries, case: CaseDep, session: SessionDep) -> BulkQueriesRead:
     """Add many queries; blanks and repeats are skipped, existing texts returned as they are."""
     queries = service.add_queries(session=session, case=case, texts=body.queries)
+    return BulkQueriesRead(queries=[QueryRead.model_validate(q) for q in queries])
+
+
+@router.patch("", response_model=BulkQueriesRead)
+def patch_queries(body: QueriesPatch, case: CaseDep, session: SessionDep) -> BulkQueriesRead:
+    """Add or remove tags of many queries and set their weight; return them."""
+    queries = service.patch_queries(session=session, case=case, body=body)
     return BulkQueriesRead(queries=[QueryRead.model_validate(q) for q in queries])
 
 

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Options, Out, TeamIds
+from app.cases.bulk_lines import BulkLineError, parse_line
 from app.search.models import DEFAULT_FIELD_SPEC
 
 QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
 Knobs = dict[str, float]
 MAX_ROWS = 500
+# Metrics, tags and weights (API.md): extra scorers of a case, a query's segment labels.
+MAX_METRICS = 12
+MAX_TAGS = 20
+Aggregate = Literal["mean", "weighted_mean"]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]
+Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
+MetricScorerIds = Annotated[list[int], Field(max_length=MAX_METRICS)]
+# A query's weight (e.g. its share of traffic): positive and finite.
+Weight = Annotated[float, Field(gt=0, le=1e12)]
 
 
 class CaseCreate(Body):
@@ -25,6 +35,8 @@ class CaseCreate(Body):
     options: Options = Field(default_factory=dict)
     knobs: Knobs = Field(default_factory=dict)
     team_ids: TeamIds = Field(default_factory=list)
+    metric_scorer_ids: MetricScorerIds = Field(default_factory=list)
+    aggregate: Aggregate = "mean"
 
 
 class CaseUpdate(Body):
@@ -37,6 +49,8 @@ class CaseUpdate(Body):
     options: Options | None = None
     knobs: Knobs | None = None
     team_ids: TeamIds | None = None
+    metric_scorer_ids: MetricScorerIds | None = None
+    aggregate: Aggregate | None = None
 
 
 class CaseRead(Out):
@@ -54,6 +68,8 @@ class CaseRead(Out):
     last_score: float | None = None
     last_run_at: datetime | None = None
     team_ids: list[int] = Field(default_factory=list)
+    metric_scorer_ids: list[int] = Field(default_factory=list)
+    aggregate: Aggregate = "mean"
 
 
 class TryRead(Out):
@@ -75,6 +91,8 @@ class QueryCreate(Body):
     notes: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
     information_need: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
     options: Options = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=list)
+    weight: Weight = 1.0
 
 
 class QueryUpdate(Body):
@@ -83,6 +101,8 @@ class QueryUpdate(Body):
     information_need: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
     options: Options | None = None
     position: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    tags: Tags | None = None
+    weight: Weight | None = None
 
 
 class QueryRead(Out):
@@ -92,6 +112,17 @@ class QueryRead(Out):
     notes: str | None
     information_need: str | None
     options: Options
+    tags: list[str] = Field(default_factory=list)
+    weight: float = 1.0
+
+
+class QueriesPatch(Body):
+    """Edit many queries of a case at once: add or remove tags, set one weight."""
+
+    query_ids: list[int] = Field(min_length=1, max_length=20_000)
+    add_tags: Tags = Field(default_factory=list)
+    remove_tags: Tags = Field(default_factory=list)
+    weight: Weight | None = None
 
 
 class BulkQueries(Body):
@@ -101,8 +132,10 @@ class BulkQueries(Body):
     @classmethod
     def _texts(cls, values: list[str]) -> list[str]:
         for index, text in enumerate(values):
-            if len(text.strip()) > 1000:
-                raise ValueError(f"query {index} is longer than 1000 characters")
+            try:
+                parse_line(text)
+            except BulkLineError as exc:
+                raise ValueError(f"query {index}: {exc}") from None
         return values
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -82,6 +82,10 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
         scorer_id=scorer.id,
         options=body.options,
         current_try_number=1,
+        metric_scorer_ids=metric_scorers(
+            session=session, user=user, primary_id=scorer.id, ids=body.metric_scorer_ids
+        ),
+        aggregate=body.aggregate,
     )
     case.teams = shared
     session.add(case)
@@ -126,6 +130,15 @@ def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -
     )
     if "name" in changes:
         case.name = changes["name"]
+    if "metric_scorer_ids" in changes or "scorer_id" in changes:
+        case.metric_scorer_ids = metric_scorers(
+            session=session,
+            user=user,
+            primary_id=scorer_id,
+            ids=changes.get("metric_scorer_ids", case.metric_scorer_ids or []),
+        )
+    if "aggregate" in changes:
+        case.aggregate = changes["aggregate"]
     case.scorer_id = scorer_id
     case.options = options
     if wanted != settings:
@@ -134,6 +147,19 @@ def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -
         case.current_try_number = number
     session.commit()
     return case
+
+
+def metric_scorers(
+    *, session: Session, user: User, primary_id: int, ids: Sequence[int]
+) -> list[int]:
+    """Return the extra metric scorer ids, each visible to the user (else 404), repeats and
+    the primary scorer dropped (it is always the first metric)."""
+    result: list[int] = []
+    for scorer_id in ids:
+        if scorer_id == primary_id or scorer_id in result:
+            continue
+        result.append(visible_scorer(session=session, user=user, scorer_id=scorer_id).id)
+    return result
 
 
 def latest_try_number(*, session: Session, case: Case) -> int:
@@ -232,6 +258,8 @@ def to_read(
         last_score=stats.last_score,
         last_run_at=stats.last_run_at,
         team_ids=teams.team_ids(case),
+        metric_scorer_ids=list(case.metric_scorer_ids or []),
+        aggregate="weighted_mean" if case.aggregate == "weighted_mean" else "mean",
     )
 
 

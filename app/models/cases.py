@@ -27,6 +27,10 @@ class Case(Base):
     scorer_id: Mapped[int] = mapped_column(ForeignKey("scorers.id", ondelete="RESTRICT"))
     current_try_number: Mapped[int] = mapped_column(default=1)
     options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # Extra scorers scored with the primary one in every run (ids, in display order).
+    metric_scorer_ids: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
+    # "mean" or "weighted_mean" (by each query's weight): how query scores make a case's.
+    aggregate: Mapped[str] = mapped_column(String(16), default="mean", server_default="mean")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # The teams whose members may use it (only the owner changes this).
     teams: Mapped[list[Team]] = relationship(secondary="case_teams", order_by="Team.id")
@@ -77,6 +81,9 @@ class Query(Base):
     notes: Mapped[str | None] = mapped_column(Text, default=None)
     information_need: Mapped[str | None] = mapped_column(Text, default=None)
     options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # Free-form segment labels ("head", "brand") and the query's weight (e.g. its traffic).
+    tags: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
+    weight: Mapped[float] = mapped_column(Float, default=1.0, server_default="1")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

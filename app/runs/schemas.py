@@ -21,6 +21,13 @@ class RunStarted(Out):
     status: RunStatus
 
 
+class RecordedMetric(Out):
+    scorer_id: int
+    name: str
+    case_score: float | None
+    scored: int
+
+
 class RunSummary(Out):
     id: int
     try_number: int
@@ -48,6 +55,11 @@ class RunSummary(Out):
     recorded_scorer_id: int | None = Field(
         default=None, description="The scorer that produced recorded_score"
     )
+    recorded_metrics: list[RecordedMetric] | None = Field(
+        default=None,
+        description="Every metric's case score when the run finished, never changed "
+        "afterwards (null for a run of one metric)",
+    )
 
 
 class RunDocRead(Out):
@@ -69,6 +81,24 @@ class RunQueryRead(Out):
     num_found: int | None
     duration_ms: float | None
     docs: list[RunDocRead]
+    metric_scores: dict[str, float | None] = Field(
+        default_factory=dict, description="Every metric's score of the query, by scorer id"
+    )
+
+
+class TagRead(Out):
+    tag: str
+    count: int
+    mean: float | None
+    min: float | None
+
+
+class MetricRead(Out):
+    scorer_id: int
+    name: str
+    case_score: float | None
+    scored: int
+    by_tag: list[TagRead] = Field(default_factory=list)
 
 
 class RunProgress(Out):
@@ -79,3 +109,6 @@ class RunProgress(Out):
 class RunDetail(RunSummary):
     progress: RunProgress
     queries: list[RunQueryRead]
+    metrics: list[MetricRead] = Field(
+        default_factory=list, description="Every metric of the run, the primary first"
+    )

@@ -1,0 +1,61 @@
+"""The lines of a bulk add: ``text<TAB>tag1,tag2<TAB>weight`` (tags and weight optional)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["BulkLine", "BulkLineError", "clean_tags", "parse_line"]
+
+MAX_TEXT = 1000
+MAX_TAG = 40
+MAX_TAGS = 20
+MAX_WEIGHT = 1e12
+
+
+class BulkLineError(ValueError):
+    """A line that cannot be read; the message says why."""
+
+
+@dataclass(frozen=True)
+class BulkLine:
+    text: str
+    tags: tuple[str, ...] | None  # None: the line gives no tags
+    weight: float | None  # None: the line gives no weight
+
+
+def parse_line(raw: str) -> BulkLine:
+    """Return a line's query text, tags and weight; raise BulkLineError when one is invalid."""
+    parts = raw.split("\t")
+    if len(parts) > 3:
+        raise BulkLineError("a line has at most three tab-separated parts: text, tags, weight")
+    text = parts[0].strip()
+    if len(text) > MAX_TEXT:
+        raise BulkLineError(f"the query is longer than {MAX_TEXT} characters")
+    tags = clean_tags(parts[1].split(",")) if len(parts) > 1 and parts[1].strip() else None
+    weight = _weight(parts[2]) if len(parts) > 2 and parts[2].strip() else None
+    return BulkLine(text=text, tags=tags, weight=weight)
+
+
+def clean_tags(raw: list[str]) -> tuple[str, ...]:
+    """Return the tags stripped, blanks and repeats dropped; raise when one is too long."""
+    tags: list[str] = []
+    for item in raw:
+        tag = item.strip()
+        if len(tag) > MAX_TAG:
+            raise BulkLineError(f"tag {tag[:20]!r}… is longer than {MAX_TAG} characters")
+        if tag and tag not in tags:
+            tags.append(tag)
+    if len(tags) > MAX_TAGS:
+        raise BulkLineError(f"a query has at most {MAX_TAGS} tags")
+    return tuple(tags)
+
+
+def _weight(raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise BulkLineError(f"weight {raw.strip()!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0 or value > MAX_WEIGHT:
+        raise BulkLineError(f"weight {raw.strip()!r} must be a number greater than 0")
+    return value

@@ -1,0 +1,192 @@
+"""Many metrics per case, query tags and weights, end to end against a real engine."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from app.scorers.service import build_config
+from app.scoring import QueryInput, ScoreDoc, score_query
+from tests.api.helpers import make_case, make_endpoint, scorer_id
+from tests.fixtures.users import ApiUser
+
+# The runner executes in threads with their own connections: its rows must be committed.
+pytestmark = pytest.mark.runner
+
+LINES = ["star wars\thead,scifi\t3", "star trek\tscifi\t1", "batman\thead", "zzzxqv qqwxj"]
+
+
+def _expected(api: ApiUser, scorer: str, docs: list[str], ratings: Mapping[str, float]) -> Any:
+    preset = next(s for s in api.get("/api/v1/scorers").json() if s["name"] == scorer)
+    config = build_config(
+        kind=preset["kind"],
+        params=preset["params"],
+        scale=preset["scale"],
+        scale_labels=None,
+        code=None,
+        max_score=None,
+    )
+    return score_query(config, QueryInput(docs=[ScoreDoc(id=d) for d in docs], ratings=ratings))
+
+
+def _case(api: ApiUser, url: str, **extra: Any) -> tuple[dict[str, Any], dict[str, int]]:
+    endpoint = make_endpoint(api, url)
+    case = make_case(
+        api,
+        endpoint["id"],
+        scorer_id=scorer_id(api, "NDCG@10"),
+        metric_scorer_ids=[scorer_id(api, "P@10"), scorer_id(api, "ERR@10")],
+        **extra,
+    )
+    added = api.post(f"/api/v1/cases/{case['id']}/queries/bulk", json={"queries": LINES})
+    assert added.status_code == 200, added.text
+    return case, {q["text"]: q["id"] for q in added.json()["queries"]}
+
+
+def _run(api: ApiUser, case_id: int) -> dict[str, Any]:
+    response = api.post(f"/api/v1/cases/{case_id}/runs?wait=true")
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def _rate_top(
+    api: ApiUser, case_id: int, run: dict[str, Any], grades: dict[str, list[int]]
+) -> None:
+    for query in run["queries"]:
+        if query["text"] not in grades:
+            continue
+        docs = [d["id"] for d in query["docs"]]
+        body = {
+            "ratings": [
+                {"doc_id": d, "rating": g}
+                for d, g in zip(docs, grades[query["text"]], strict=False)
+            ]
+        }
+        path = f"/api/v1/cases/{case_id}/queries/{query['query_id']}/ratings"
+        assert api.put(path, json=body).status_code == 200
+
+
+def test_a_case_keeps_its_metrics_and_aggregate(api: ApiUser, movies_engine: Any) -> None:
+    case, _ids = _case(api, movies_engine.index_url)
+    p10, err = scorer_id(api, "P@10"), scorer_id(api, "ERR@10")
+    assert case["metric_scorer_ids"] == [p10, err] and case["aggregate"] == "mean"
+    path = f"/api/v1/cases/{case['id']}"
+    changed = api.patch(path, json={"metric_scorer_ids": [err], "aggregate": "weighted_mean"})
+    assert changed.status_code == 200, changed.text
+    got = api.get(path).json()
+    assert (got["metric_scorer_ids"], got["aggregate"]) == ([err], "weighted_mean")
+    assert api.patch(path, json={"aggregate": "median"}).status_code == 422
+    assert api.patch(path, json={"metric_scorer_ids": [p10] * 13}).status_code == 422
+    assert api.patch(path, json={"metric_scorer_ids": [999_999]}).status_code == 404
+    assert api.get(path).json()["metric_scorer_ids"] == [err]
+
+
+def test_queries_carry_tags_and_weights(api: ApiUser, movies_engine: Any) -> None:
+    case, ids = _case(api, movies_engine.index_url)
+    base = f"/api/v1/cases/{case['id']}/queries"
+    listed = {q["text"]: (q["tags"], q["weight"]) for q in api.get(base).json()}
+    assert listed == {
+        "star wars": (["head", "scifi"], 3.0),
+        "star trek": (["scifi"], 1.0),
+        "batman": (["head"], 1.0),
+        "zzzxqv qqwxj": ([], 1.0),
+    }
+    one = api.post(base, json={"text": "alien", "tags": ["typo"], "weight": 0.5})
+    assert one.status_code == 201 and (one.json()["tags"], one.json()["weight"]) == (["typo"], 0.5)
+    assert api.post(base, json={"text": "x", "weight": 0}).status_code == 422
+    assert api.post(base, json={"text": "x", "tags": ["t" * 41]}).status_code == 422
+    assert (
+        api.post(base, json={"text": "x", "tags": [f"t{i}" for i in range(21)]}).status_code == 422
+    )
+    bad_line = api.post(f"{base}/bulk", json={"queries": ["ok", "bad\thead\tmany"]})
+    assert bad_line.status_code == 422 and "query 1" in bad_line.text
+    patched = api.patch(
+        base,
+        json={
+            "query_ids": [ids["star wars"], ids["batman"]],
+            "add_tags": ["brand"],
+            "remove_tags": ["head"],
+            "weight": 2,
+        },
+    )
+    assert patched.status_code == 200, patched.text
+    assert {q["text"]: (q["tags"], q["weight"]) for q in patched.json()["queries"]} == {
+        "star wars": (["scifi", "brand"], 2.0),
+        "batman": (["brand"], 2.0),
+    }
+    single = api.patch(f"{base}/{ids['star trek']}", json={"tags": ["a", "a", "b"], "weight": 4})
+    assert (single.json()["tags"], single.json()["weight"]) == (["a", "b"], 4.0)
+    missing = api.patch(base, json={"query_ids": [ids["batman"], 999_999], "weight": 9})
+    assert missing.status_code == 404
+    assert next(q for q in api.get(base).json() if q["text"] == "batman")["weight"] == 2.0
+    assert api.patch(base, json={"query_ids": [], "weight": 1}).status_code == 422
+
+
+def test_a_run_scores_every_metric_per_query_and_per_tag(api: ApiUser, movies_engine: Any) -> None:
+    case, ids = _case(api, movies_engine.index_url)
+    first = _run(api, case["id"])
+    grades = {"star wars": [3, 0, 2, 1, 0, 3], "star trek": [0, 1, 0, 0, 2], "batman": [1]}
+    _rate_top(api, case["id"], first, grades)
+    run = _run(api, case["id"])
+    ndcg, p10, err = (scorer_id(api, n) for n in ("NDCG@10", "P@10", "ERR@10"))
+    assert [m["scorer_id"] for m in run["metrics"]] == [ndcg, p10, err]
+    assert [m["name"] for m in run["metrics"]] == ["NDCG@10", "P@10", "ERR@10"]
+    expected: dict[str, dict[int, float | None]] = {}
+    for query in run["queries"]:
+        docs = [d["id"] for d in query["docs"]]
+        ratings = dict(zip(docs, grades.get(query["text"], []), strict=False))
+        expected[query["text"]] = {
+            sid: _expected(api, name, docs, ratings).score
+            for sid, name in ((ndcg, "NDCG@10"), (p10, "P@10"), (err, "ERR@10"))
+        }
+        assert query["metric_scores"] == {
+            str(k): (pytest.approx(v) if v is not None else None)
+            for k, v in expected[query["text"]].items()
+        }
+    scored = ["star wars", "star trek", "batman"]
+    for metric in run["metrics"]:
+        values = [expected[t][metric["scorer_id"]] for t in scored]
+        assert metric["scored"] == 3
+        assert metric["case_score"] == pytest.approx(sum(v or 0 for v in values) / 3)
+        by_tag = {t["tag"]: t for t in metric["by_tag"]}
+        assert set(by_tag) == {"head", "scifi"}
+        head = [expected["star wars"][metric["scorer_id"]], expected["batman"][metric["scorer_id"]]]
+        assert by_tag["head"]["count"] == 2
+        assert by_tag["head"]["mean"] == pytest.approx(sum(v or 0 for v in head) / 2)
+        assert by_tag["head"]["min"] == pytest.approx(min(v or 0 for v in head))
+    assert run["metrics"][0]["case_score"] == pytest.approx(run["case_score"])
+
+    # Weighted: Σ wᵢ·sᵢ / Σ wᵢ with weights star wars 3, star trek 1, batman 1 (the
+    # unscored query's weight does not count); a re-score applies it to the stored run.
+    api.patch(f"/api/v1/cases/{case['id']}", json={"aggregate": "weighted_mean"})
+    rescored = api.post(f"/api/v1/cases/{case['id']}/runs/{run['id']}/rescore").json()
+    s = {t: expected[t][ndcg] or 0.0 for t in scored}
+    weighted = (3 * s["star wars"] + s["star trek"] + s["batman"]) / 5
+    assert rescored["case_score"] == pytest.approx(weighted)
+    assert rescored["metrics"][0]["case_score"] == pytest.approx(weighted)
+    head = next(t for t in rescored["metrics"][0]["by_tag"] if t["tag"] == "head")
+    assert head["mean"] == pytest.approx((3 * s["star wars"] + s["batman"]) / 4)
+    # What the run recorded when it finished stays as it was (plain mean then).
+    runs = api.get(f"/api/v1/cases/{case['id']}/runs").json()
+    recorded = next(r for r in runs if r["id"] == run["id"])["recorded_metrics"]
+    assert [m["scorer_id"] for m in recorded] == [ndcg, p10, err]
+    assert recorded[0]["case_score"] == pytest.approx(sum(s.values()) / 3)
+    assert ids["zzzxqv qqwxj"] in {q["query_id"] for q in rescored["queries"]}
+
+
+def test_a_rating_change_rescores_every_metric_of_the_query(
+    api: ApiUser, movies_engine: Any
+) -> None:
+    case, _ids = _case(api, movies_engine.index_url)
+    run = _run(api, case["id"])
+    _rate_top(api, case["id"], run, {"batman": [0, 3]})
+    got = api.get(f"/api/v1/cases/{case['id']}/runs/{run['id']}").json()
+    batman = next(q for q in got["queries"] if q["text"] == "batman")
+    docs = [d["id"] for d in batman["docs"]]
+    p10 = scorer_id(api, "P@10")
+    want = _expected(api, "P@10", docs, {docs[0]: 0, docs[1]: 3}).score
+    assert batman["metric_scores"][str(p10)] == pytest.approx(want)
+    assert next(m for m in got["metrics"] if m["scorer_id"] == p10)["scored"] == 1
