@@ -1,0 +1,191 @@
+"""Endpoint secrets at rest: sealed in the database, sent in clear to the engine only,
+and an endpoint whose secrets no key opens makes its queries errors (never a 500)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+import pytest
+from cryptography.fernet import Fernet
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import secret_box
+from app.secret_box import PREFIX, Keyring
+from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
+from tests.api.slow_engine import loopback_server
+from tests.fixtures.users import ApiUser
+from tests.web.helpers import login, one, soup
+
+
+class RecordingEngine:
+    """An OpenSearch-shaped engine on a loopback port that keeps each request's headers."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, str]] = []
+        self.lock = threading.Lock()
+        self.server = loopback_server()
+        self.server.RequestHandlerClass = self._handler()
+
+    @property
+    def index_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}/movies"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        engine = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with engine.lock:
+                    engine.seen.append({k.lower(): v for k, v in self.headers.items()})
+                hits = [{"_id": "d1", "_score": 1.0, "_source": {"title": "One"}}]
+                body = json.dumps({"hits": {"total": {"value": 1}, "hits": hits}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        return Handler
+
+
+@pytest.fixture
+def recording_engine() -> Iterator[RecordingEngine]:
+    engine = RecordingEngine()
+    thread = threading.Thread(target=engine.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield engine
+    finally:
+        engine.server.shutdown()
+        engine.server.server_close()
+
+
+@pytest.fixture
+def restore_keyring() -> Iterator[None]:
+    previous = secret_box.current_keyring()
+    yield
+    secret_box.install_keyring(previous)
+
+
+def _raw(factory: sessionmaker[Session], endpoint_id: int) -> tuple[dict[str, str], str | None]:
+    with factory() as session:
+        headers, auth = session.execute(
+            text("SELECT headers, basic_auth FROM search_endpoints WHERE id = :id"),
+            {"id": endpoint_id},
+        ).one()
+    if isinstance(headers, str):  # SQLite hands JSON back as text
+        headers = json.loads(headers)
+    assert isinstance(headers, dict)
+    return headers, auth
+
+
+def test_secrets_are_sealed_in_the_database(
+    api: ApiUser, session_factory: sessionmaker[Session]
+) -> None:
+    created = make_endpoint(
+        api,
+        "http://127.0.0.1:9/movies",
+        headers={"X-Api-Token": "s3cret-header"},
+        basic_auth="user:pa55word",
+    )
+    headers, auth = _raw(session_factory, created["id"])
+    assert list(headers) == ["X-Api-Token"]
+    assert headers["X-Api-Token"].startswith(PREFIX)
+    assert "s3cret-header" not in headers["X-Api-Token"]
+    assert auth is not None and auth.startswith(PREFIX) and "pa55word" not in auth
+    assert secret_box.unseal(headers["X-Api-Token"]) == "s3cret-header"
+    assert secret_box.unseal(auth) == "user:pa55word"
+
+    url = f"/api/v1/search-endpoints/{created['id']}"
+    patched = api.patch(url, json={"headers": {"X-Other": "other-secret"}, "basic_auth": "a:b"})
+    assert patched.status_code == 200 and patched.json()["header_names"] == ["X-Other"]
+    headers, auth = _raw(session_factory, created["id"])
+    assert secret_box.unseal(headers["X-Other"]) == "other-secret"
+    assert "other-secret" not in headers["X-Other"]
+    assert auth is not None and secret_box.unseal(auth) == "a:b"
+    # Credentials given in the URL are sealed as basic auth too.
+    in_url = make_endpoint(api, "http://bob:url-pw@127.0.0.1:9/movies")
+    _headers, auth = _raw(session_factory, in_url["id"])
+    assert auth is not None and "url-pw" not in auth and secret_box.unseal(auth) == "bob:url-pw"
+
+
+def test_the_engine_gets_the_secrets_in_clear(
+    api: ApiUser, recording_engine: RecordingEngine
+) -> None:
+    created = make_endpoint(
+        api,
+        recording_engine.index_url,
+        headers={"X-Api-Token": "s3cret-header"},
+        basic_auth="user:pa55word",
+    )
+    report = api.post(f"/api/v1/search-endpoints/{created['id']}/test", json={"query": "q"})
+    assert report.status_code == 200 and report.json()["ok"] is True, report.text
+    (seen,) = recording_engine.seen
+    assert seen["x-api-token"] == "s3cret-header"
+    assert seen["authorization"] == "Basic " + base64.b64encode(b"user:pa55word").decode()
+
+
+def test_a_secret_no_key_opens_makes_a_clear_error_not_a_500(
+    api: ApiUser,
+    client: TestClient,
+    recording_engine: RecordingEngine,
+    restore_keyring: None,
+) -> None:
+    created = make_endpoint(
+        api, recording_engine.index_url, headers={"X-Api-Token": "s3cret-header"}
+    )
+    secret_box.install_keyring(Keyring((Fernet.generate_key().decode(),)))  # key lost
+
+    report = api.post(f"/api/v1/search-endpoints/{created['id']}/test", json={"query": "q"})
+    assert report.status_code == 200
+    assert report.json()["ok"] is False
+    assert "RELEVO_ENCRYPTION_KEYS" in report.json()["message"]
+    assert recording_engine.seen == []  # nothing was sent without the credentials
+    # The API and the pages still show the endpoint (its secrets only as their presence).
+    assert api.get(f"/api/v1/search-endpoints/{created['id']}").status_code == 200
+    token = login(client)
+    assert client.get("/endpoints").status_code == 200
+    page = client.get(f"/endpoints/{created['id']}")
+    assert page.status_code == 200
+    tested = soup(client.post(f"/endpoints/{created['id']}/test", data={"csrf_token": token}))
+    assert one(tested, "#test-report")["data-ok"] == "false"
+    assert "encryption keys" in one(tested, ".report-message").get_text()
+    # Entering the secret again (with the current key) makes the endpoint usable.
+    url = f"/api/v1/search-endpoints/{created['id']}"
+    assert api.patch(url, json={"headers": {"X-Api-Token": "new"}}).status_code == 200
+    again = api.post(f"{url}/test", json={"query": "q"})
+    assert again.json()["ok"] is True
+    assert recording_engine.seen[-1]["x-api-token"] == "new"
+
+
+@pytest.mark.runner
+def test_a_run_on_an_endpoint_with_unreadable_secrets_has_query_errors(
+    api: ApiUser, recording_engine: RecordingEngine, restore_keyring: None
+) -> None:
+    endpoint = make_endpoint(api, recording_engine.index_url, basic_auth="user:pa55word")
+    case = make_case(api, endpoint["id"], scorer_id=scorer_id(api, "NDCG@10"))
+    add_queries(api, case["id"], ["star wars", "batman"])
+    secret_box.install_keyring(Keyring((Fernet.generate_key().decode(),)))
+    response = api.post(f"/api/v1/cases/{case['id']}/runs?wait=true")
+    assert response.status_code == 200, response.text
+    run = response.json()
+    assert run["status"] == "finished" and run["errors"] == 2
+    for query in run["queries"]:
+        assert query["status"] == "error"
+        assert "basic auth are unusable" in query["error"]
+        assert "RELEVO_ENCRYPTION_KEYS" in query["error"]
+    assert recording_engine.seen == []
