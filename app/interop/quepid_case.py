@@ -77,11 +77,17 @@ ENGINES: dict[str, Engine] = {
     "elasticsearch": Engine.ELASTICSEARCH,
     "os": Engine.OPENSEARCH,
     "opensearch": Engine.OPENSEARCH,
+    "searchapi": Engine.SEARCHAPI,
+    "vespa": Engine.VESPA,
+    "static": Engine.STATIC,
 }
 QUEPID_ENGINE_NAMES: dict[Engine, str] = {
     Engine.SOLR: "solr",
     Engine.ELASTICSEARCH: "es",
     Engine.OPENSEARCH: "os",
+    Engine.SEARCHAPI: "searchapi",
+    Engine.VESPA: "vespa",
+    Engine.STATIC: "static",
 }
 # Quepid field spec prefixes Relevo shows as plain fields (Relevo has no media or
 # translation links); `id`, `title`, `thumb` and `image` mean the same in both.
@@ -116,6 +122,8 @@ class QuepidEndpoint:
     headers: dict[str, str]
     basic_auth: str | None
     requests_per_minute: int
+    # searchapi: the endpoint's docsMapper/numberOfResultsMapper code, carried unchanged.
+    mapper_code: str | None = None
 
 
 @dataclass
@@ -326,17 +334,26 @@ def _endpoint(the_try: dict[str, Any]) -> QuepidEndpoint:
         source, loc, url_key = the_try, ("try",), "search_url"
     else:
         raise _missing(("try", "search_endpoint"))
-    url = _text(_required(source, url_key, loc), (*loc, url_key))
     quepid_engine = _text(_required(source, "search_engine", loc), (*loc, "search_engine"))
-    assert url is not None and quepid_engine is not None
+    assert quepid_engine is not None
     engine = ENGINES.get(quepid_engine.strip().lower())
     if engine is None:
         raise Invalid(
             (*loc, "search_engine"),
-            "Relevo searches Solr, Elasticsearch and OpenSearch; this case uses a "
-            f'"{quepid_engine}" endpoint, which Relevo cannot search.',
+            "Relevo searches Solr, Elasticsearch, OpenSearch, Vespa, search APIs and result "
+            f'files; this case uses a "{quepid_engine}" endpoint, which Relevo cannot search.',
         )
+    if engine == Engine.STATIC:  # a result file: whatever URL Quepid kept is not called
+        return _static_endpoint(source, nested is not None)
+    url = _text(_required(source, url_key, loc), (*loc, url_key))
+    assert url is not None
     url = _index_url(url.strip(), engine, (*loc, url_key))
+    mapper_code = None
+    if engine == Engine.SEARCHAPI:
+        mapper_loc = (*loc, "mapper_code")
+        mapper_code = _text(_required(source, "mapper_code", loc), mapper_loc)
+        if not mapper_code or not mapper_code.strip():
+            raise _wrong(mapper_loc, "JavaScript defining docsMapper(data)")
     method = str(source.get("api_method") or "GET").upper()
     headers = _headers(source.get("custom_headers"), (*loc, "custom_headers"))
     auth_loc = (*loc, "basic_auth_credential")
@@ -360,6 +377,21 @@ def _endpoint(the_try: dict[str, Any]) -> QuepidEndpoint:
         requests_per_minute=per_minute
         if isinstance(per_minute, int) and not isinstance(per_minute, bool) and per_minute > 0
         else 0,
+        mapper_code=mapper_code,
+    )
+
+
+def _static_endpoint(source: dict[str, Any], nested: bool) -> QuepidEndpoint:
+    """Return a result-file endpoint: no URL, no secrets; its file is uploaded in Relevo."""
+    name = source.get("name") if nested else None
+    return QuepidEndpoint(
+        name=name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else None,
+        engine=Engine.STATIC,
+        url="",
+        method=HttpMethod.GET,
+        headers={},
+        basic_auth=None,
+        requests_per_minute=0,
     )
 
 
@@ -554,6 +586,9 @@ async def check_endpoint(imported: ImportedCase) -> ImportedCase:
     endpoint on a host only the browser saw, say) is reported, not refused.
     """
     endpoint = imported.endpoint
+    if endpoint.engine == Engine.STATIC:  # nothing to reach: its results are a file
+        imported.endpoint_problem = None
+        return imported
     report = await endpoint_service.check_connection(
         endpoint=endpoint,
         query="test",
@@ -794,6 +829,9 @@ def _endpoint_for(
             SearchEndpoint.owner_id == user.id,
             SearchEndpoint.engine == wanted.engine,
             SearchEndpoint.url == wanted.url,
+            SearchEndpoint.mapper_code.is_(None)
+            if wanted.mapper_code is None
+            else SearchEndpoint.mapper_code == wanted.mapper_code,
         )
         .order_by(SearchEndpoint.id)
         .limit(1)
@@ -801,9 +839,13 @@ def _endpoint_for(
     if existing is not None:
         return existing, False
     url, auth = wanted.url, wanted.basic_auth
-    title = {Engine.SOLR: "Solr", Engine.ELASTICSEARCH: "Elasticsearch"}.get(
-        wanted.engine, "OpenSearch"
-    )
+    title = {
+        Engine.SOLR: "Solr",
+        Engine.ELASTICSEARCH: "Elasticsearch",
+        Engine.SEARCHAPI: "Search API",
+        Engine.VESPA: "Vespa",
+        Engine.STATIC: "Result file",
+    }.get(wanted.engine, "OpenSearch")
     endpoint = SearchEndpoint(
         owner_id=user.id,
         name=wanted.name or f"{title} {url}"[:MAX_NAME_CHARS],
@@ -813,6 +855,7 @@ def _endpoint_for(
         headers=wanted.headers,
         basic_auth=auth,
         requests_per_minute=wanted.requests_per_minute,
+        mapper_code=wanted.mapper_code,
     )
     session.add(endpoint)
     session.flush()
@@ -906,6 +949,7 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
                 "custom_headers": None,
                 "basic_auth_credential": None,
                 "requests_per_minute": endpoint.requests_per_minute,
+                **({"mapper_code": endpoint.mapper_code} if endpoint.mapper_code else {}),
             },
         },
     }

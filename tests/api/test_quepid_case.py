@@ -381,8 +381,8 @@ def _changed(path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
             ("try", "search_endpoint", "search_engine"),
             "vectara",
             ["try", "search_endpoint", "search_engine"],
-            'Relevo searches Solr, Elasticsearch and OpenSearch; this case uses a "vectara" '
-            "endpoint, which Relevo cannot search.",
+            "Relevo searches Solr, Elasticsearch, OpenSearch, Vespa, search APIs and result "
+            'files; this case uses a "vectara" endpoint, which Relevo cannot search.',
         ),
         (
             ("try", "search_endpoint", "endpoint_url"),
