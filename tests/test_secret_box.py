@@ -15,6 +15,7 @@ from sqlalchemy import create_engine, text
 from app import secret_box
 from app.cli import main
 from app.db import alembic_config
+from app.models import SearchEndpoint
 from app.secret_box import (
     PREFIX,
     KeyConfigError,
@@ -253,3 +254,19 @@ def test_reseal_column_reports_unreadable_values_by_row(empty_db_url: str) -> No
     assert secret_box.SealedColumn("search_endpoints", "headers", "json_values") in (
         secret_box.registered_columns()
     )
+
+
+def test_every_writer_of_an_endpoint_stores_sealed_values() -> None:
+    # The model seals on assignment, so the Quepid import and the service alike store tokens.
+    secret_box.install_keyring(Keyring((KEY_A,)))
+    endpoint = SearchEndpoint(
+        name="e", url="http://x:9/y", headers={"X-Key": "hv"}, basic_auth="u:p", owner_id=1
+    )
+    assert endpoint.headers["X-Key"].startswith(PREFIX)
+    assert endpoint.basic_auth is not None and endpoint.basic_auth.startswith(PREFIX)
+    sealed_auth = endpoint.basic_auth
+    endpoint.basic_auth = sealed_auth  # a sealed value is kept, not sealed again
+    assert endpoint.basic_auth == sealed_auth
+    assert Keyring((KEY_A,)).unseal(endpoint.headers["X-Key"]) == "hv"
+    endpoint.basic_auth = None
+    assert endpoint.basic_auth is None
