@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,7 +28,7 @@ def add_run(
     db: Session,
     case_id: int,
     query_ids: list[int],
-    scores: list[float | None],
+    scores: Sequence[float | None],
     *,
     status: RunStatus = RunStatus.FINISHED,
     finished_at: datetime | None = None,

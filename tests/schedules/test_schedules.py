@@ -75,7 +75,9 @@ def test_a_due_time_fires_once_and_a_missed_stretch_runs_once(api: ApiUser, db: 
     service.set_schedule(session=db, case=case, body=ScheduleBody(cron="*/5 * * * *"), now=T0)
     assert service.fire_due(session=db, now=T0 + timedelta(minutes=2)) == []
     fired = service.fire_due(session=db, now=datetime(2026, 3, 2, 10, 10, tzinfo=UTC))
-    assert [(f.case_id, f.due_at) for f in fired] == [(case_id, datetime(2026, 3, 2, 10, 10, tzinfo=UTC))]
+    assert [(f.case_id, f.due_at) for f in fired] == [
+        (case_id, datetime(2026, 3, 2, 10, 10, tzinfo=UTC))
+    ]
     assert service.fire_due(session=db, now=datetime(2026, 3, 2, 10, 10, 30, tzinfo=UTC)) == []
     # Everything was down for two hours: 24 due times missed, one run at start.
     late = datetime(2026, 3, 2, 12, 11, tzinfo=UTC)

@@ -1,0 +1,93 @@
+"""Annotations (manual and per new try) and the home dashboard."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from app.models import Alert, AlertCheck, Case
+from app.schedules import service
+from app.schedules.schemas import ScheduleBody
+from tests.fixtures.users import ApiUser
+from tests.schedules.helpers import add_run, new_case
+from tests.web.helpers import attr, login, one
+
+
+def test_notes_at_a_time_on_a_run_and_after_each_new_try(api: ApiUser, db: Session) -> None:
+    case_id, queries = new_case(api, queries=1)
+    url = f"/api/v1/cases/{case_id}/annotations"
+    run = add_run(db, case_id, queries, [50], finished_at=datetime(2026, 5, 1, 12, tzinfo=UTC))
+    on_run = api.post(url, json={"text": "deployed synonyms v3", "run_id": run.id})
+    assert on_run.status_code == 201, on_run.text
+    assert on_run.json()["at"].startswith("2026-05-01T12:00:00")
+    at = api.post(url, json={"text": "index rebuilt", "at": "2026-04-01T08:00:00Z"}).json()
+    assert api.post(url, json={"text": "x", "run_id": 10**6}).status_code == 422
+    assert api.post(url, json={"text": ""}).status_code == 422
+    api.patch(f"/api/v1/cases/{case_id}", json={"knobs": {"titleBoost": 20}})
+    api.patch(f"/api/v1/cases/{case_id}", json={"knobs": {"titleBoost": 20}, "rows": 20})
+    listed = api.get(url).json()
+    assert [(a["text"], a["auto"]) for a in listed] == [
+        ("index rebuilt", False),
+        ("deployed synonyms v3", False),
+        ("Try 2: titleBoost 10 → 20", True),
+        ("Try 3: rows 10 → 20", True),
+    ]
+    assert len(api.get(url).json()) == 4  # listing again adds nothing
+    auto_id = listed[2]["id"]
+    assert api.delete(f"{url}/{auto_id}").status_code == 409
+    edited = api.patch(f"{url}/{auto_id}", json={"text": "boost titles"}).json()
+    assert edited["text"] == "boost titles" and edited["auto"] is True
+    assert api.delete(f"{url}/{at['id']}").status_code == 204
+    assert len(api.get(url).json()) == 3
+
+
+def test_dashboard_puts_what_got_worse_first(api: ApiUser, db: Session) -> None:
+    now = datetime.now(UTC)
+    worse, wq = new_case(api, queries=1, name="Worse")
+    better, bq = new_case(api, queries=1, name="Better")
+    quiet, _ = new_case(api, name="Quiet")
+    add_run(db, worse, wq, [90], finished_at=now - timedelta(days=10))  # before the week
+    add_run(db, worse, wq, [80], finished_at=now - timedelta(days=3))
+    latest = add_run(db, worse, wq, [60], finished_at=now - timedelta(hours=1))
+    add_run(db, better, bq, [50], finished_at=now - timedelta(days=2))
+    add_run(db, better, bq, [55], finished_at=now - timedelta(days=1))
+    db.add(Alert(case_id=worse, kind="drop", points=5))
+    db.add(Alert(case_id=better, kind="drop", points=5))
+    db.add(AlertCheck(run_id=latest.id, triggered=True))
+    case = db.get(Case, quiet)
+    assert case is not None
+    service.set_schedule(session=db, case=case, body=ScheduleBody(cron="@daily"))
+    db.commit()
+    cases = api.get("/api/v1/dashboard").json()["cases"]
+    assert [c["name"] for c in cases] == ["Worse", "Better", "Quiet"]
+    first, second, third = cases
+    assert (first["score"], first["delta_7d"], first["sparkline"]) == (
+        60.0,
+        -20.0,
+        [90.0, 80.0, 60.0],
+    )
+    assert (first["alert_state"], second["alert_state"], third["alert_state"]) == (
+        "triggered",
+        "ok",
+        None,
+    )
+    assert second["delta_7d"] == 5.0
+    assert third["score"] is None and third["delta_7d"] is None and third["next_run_at"] is not None
+    assert first["next_run_at"] is None
+
+
+def test_dashboard_page_lists_the_same_cases(api: ApiUser, client: TestClient, db: Session) -> None:
+    case_id, queries = new_case(api, queries=1, name="Films <b>")
+    add_run(db, case_id, queries, [42])
+    login(client, api.email)
+    page = client.get("/dashboard")
+    assert page.status_code == 200
+    soup = BeautifulSoup(page.text, "html.parser")
+    rows = soup.select("#dashboard tbody tr")
+    assert [r["data-case-id"] for r in rows] == [str(case_id)]
+    assert one(rows[0], "a").get_text() == "Films <b>"
+    assert attr(one(rows[0], ".badge"), "data-score") == "42.0"
+    assert attr(one(soup, 'link[rel="alternate"]'), "href").endswith("/api/v1/dashboard")

@@ -1,0 +1,162 @@
+"""Webhooks: CRUD, the outbound policy, signed deliveries with retries, and e-mail."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.models import Delivery, Webhook
+from app.schedules import delivery
+from app.schedules.delivery import DeliveryConfig
+from app.schedules.hooks import evaluate_ended
+from app.search.policy import OutboundPolicy, current_policy, install_policy
+from tests.fixtures.users import ApiUser
+from tests.schedules.helpers import add_run, new_case
+from tests.schedules.receivers import smtp_sink, webhook_receiver
+
+SECRET = "s3cret-for-tests"
+
+
+@pytest.fixture
+def fast_retries() -> Iterator[None]:
+    previous = delivery.install_config(
+        DeliveryConfig(base_url="http://relevo.test", backoff_s=(0.1, 0.2))
+    )
+    yield
+    delivery.install_config(previous)
+
+
+@pytest.fixture
+def private_blocked() -> Iterator[None]:
+    previous = current_policy()
+    install_policy(OutboundPolicy(block_private=True))
+    yield
+    install_policy(previous)
+
+
+def _webhook(api: ApiUser, url: str, **extra: Any) -> dict[str, Any]:
+    response = api.post("/api/v1/webhooks", json={"name": "ops", "url": url, **extra})
+    assert response.status_code == 201, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def test_webhook_crud_keeps_the_secret_write_only(
+    api: ApiUser, other_api: ApiUser, db: Session
+) -> None:
+    hook = _webhook(api, "https://hooks.example.com/x", secret=SECRET)
+    assert hook["has_secret"] is True and "secret" not in hook
+    stored = db.get(Webhook, hook["id"])
+    assert stored is not None and stored.secret is not None and SECRET not in stored.secret
+    assert [w["id"] for w in api.get("/api/v1/webhooks").json()] == [hook["id"]]
+    assert other_api.get(f"/api/v1/webhooks/{hook['id']}").status_code == 404
+    assert other_api.get("/api/v1/webhooks").json() == []
+    renamed = api.patch(f"/api/v1/webhooks/{hook['id']}", json={"name": "slack", "secret": ""})
+    assert renamed.json()["name"] == "slack" and renamed.json()["has_secret"] is False
+    assert api.post("/api/v1/webhooks", json={"name": "x", "url": "ftp://a/b"}).status_code == 422
+    assert api.delete(f"/api/v1/webhooks/{hook['id']}").status_code == 204
+    assert api.get(f"/api/v1/webhooks/{hook['id']}").status_code == 404
+
+
+def test_a_private_address_is_refused_at_creation(api: ApiUser, private_blocked: None) -> None:
+    response = api.post("/api/v1/webhooks", json={"name": "x", "url": "http://127.0.0.1:9/h"})
+    assert response.status_code == 422
+    assert "not allowed" in response.text
+
+
+def _alerting_case(api: ApiUser, db: Session, hook_ids: list[int], **alert: Any) -> int:
+    case_id, queries = new_case(api, queries=3)
+    body = {"kind": "drop", "points": 5, "webhook_ids": hook_ids, **alert}
+    assert api.post(f"/api/v1/cases/{case_id}/alerts", json=body).status_code == 201
+    add_run(db, case_id, queries, [80, 70, 60])
+    return add_run(db, case_id, queries, [40, 70, 55]).id
+
+
+def _deliver(factory: sessionmaker[Session], run_id: int) -> None:
+    events = evaluate_ended(session_factory=factory, run_id=run_id)
+    assert events
+    asyncio.run(delivery.drain(session_factory=factory, event_ids=events))
+
+
+@pytest.mark.runner
+def test_a_delivery_is_signed_and_retried_until_it_lands(
+    api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
+) -> None:
+    with webhook_receiver() as (url, received), session_factory() as db:
+        received.codes = [500, 503]  # two failures, then 200
+        hook = _webhook(api, url, secret=SECRET)
+        run_id = _alerting_case(api, db, [hook["id"]])
+        _deliver(session_factory, run_id)
+    assert len(received.requests) == 3
+    headers, body = received.requests[-1]
+    expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    assert headers["x-relevo-signature"] == f"sha256={expected}"
+    assert headers["x-relevo-event"] == "alert.triggered"
+    payload = json.loads(body)
+    assert payload["run"] == {"id": run_id, "score": 55.0, "status": "finished", "trigger": "user"}
+    assert payload["delta"] == -15.0
+    assert [q["delta"] for q in payload["worst_queries"]] == [-40.0, -5.0]
+    assert payload["case"]["url"].startswith("http://relevo.test/cases/")
+    assert payload["text"].startswith('Relevo alert on case "Movies"')
+    events = api.get(f"/api/v1/cases/{payload['case']['id']}/alerts/events").json()
+    (logged,) = events[0]["deliveries"]
+    assert (logged["status"], logged["code"], logged["attempts"]) == ("delivered", 200, 3)
+
+
+@pytest.mark.runner
+def test_a_receiver_that_never_answers_well_is_given_up(
+    api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
+) -> None:
+    with webhook_receiver() as (url, received), session_factory() as db:
+        received.codes = [500] * 10
+        hook = _webhook(api, url)
+        run_id = _alerting_case(api, db, [hook["id"]])
+        _deliver(session_factory, run_id)
+        (row,) = db.scalars(select(Delivery))
+        assert (row.status, row.code, row.attempts) == ("failed", 500, 3)
+    assert len(received.requests) == 3
+
+
+@pytest.mark.runner
+def test_a_refused_address_is_logged_without_connecting(
+    api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
+) -> None:
+    with webhook_receiver() as (url, received), session_factory() as db:
+        hook = _webhook(api, url)  # allowed when created
+        run_id = _alerting_case(api, db, [hook["id"]])
+        previous = current_policy()
+        install_policy(OutboundPolicy(block_private=True))
+        try:
+            _deliver(session_factory, run_id)
+        finally:
+            install_policy(previous)
+        (row,) = db.scalars(select(Delivery))
+        assert (row.status, row.attempts) == ("refused", 1)
+        assert "not allowed" in (row.error or "")
+    assert received.requests == []
+
+
+@pytest.mark.runner
+def test_alerts_are_emailed_when_smtp_is_configured(
+    api: ApiUser, session_factory: sessionmaker[Session]
+) -> None:
+    with smtp_sink() as (smtp_url, messages), session_factory() as db:
+        previous = delivery.install_config(DeliveryConfig(smtp_url=smtp_url, backoff_s=(0.1,)))
+        try:
+            run_id = _alerting_case(api, db, [], email=["oncall@example.com"])
+            _deliver(session_factory, run_id)
+        finally:
+            delivery.install_config(previous)
+        (row,) = db.scalars(select(Delivery))
+        assert (row.status, row.email) == ("delivered", "oncall@example.com")
+    (message,) = messages
+    assert "To: oncall@example.com" in message
+    assert "Subject: Relevo alert: Movies" in message
