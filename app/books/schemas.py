@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Out, TeamIds
 from app.cases.schemas import QueryText
+from app.judges.schemas import JudgeJudgementRead
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]
 DocId = Annotated[str, StringConstraints(min_length=1, max_length=500)]
@@ -91,7 +92,8 @@ class PairToJudge(Out):
 
 
 class PairRead(PairToJudge):
-    judgements: list[JudgementRead] = Field(default_factory=list)
+    # People's judgements (user_id) first, then the judges' (judge_id, with provenance).
+    judgements: list[JudgementRead | JudgeJudgementRead] = Field(default_factory=list)
 
 
 class Populate(Body):

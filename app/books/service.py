@@ -21,6 +21,7 @@ from app.books.schemas import (
     PairRead,
 )
 from app.errors import Conflict, Invalid, NotFound
+from app.judges import runs as judge_runs
 from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
 from app.models.base import utcnow
 from app.runs import service as run_service
@@ -65,9 +66,13 @@ def to_read(*, session: Session, book: Book) -> BookRead:
 
 def pairs_read(*, session: Session, book: Book) -> list[PairRead]:
     """Return the API view of the book's pairs, each with every rater's judgement."""
+    by_judges = judge_runs.judgements_by_pair(session=session, book_id=book.id)
     return [
         PairRead.model_validate(pair).model_copy(
-            update={"judgements": [JudgementRead.model_validate(j) for j in judgements]}
+            update={
+                "judgements": [JudgementRead.model_validate(j) for j in judgements]
+                + by_judges.get(pair.id, [])
+            }
         )
         for pair, judgements in list_pairs(session=session, book=book)
     ]

@@ -20,6 +20,7 @@ from app.judges.prompt import cache_key, prompt_sha256, render
 from app.judges.providers import SYSTEM_PROMPT
 from app.judges.schemas import (
     FailureRead,
+    JudgeJudgementRead,
     JudgeRunCreate,
     JudgeRunEstimate,
     JudgeRunRead,
@@ -447,3 +448,16 @@ def finish(*, session: Session, run_id: int, status: str, message: str | None) -
     run.status, run.message = status, message
     run.finished_at = utcnow() if status != "paused" else None
     session.commit()
+
+
+def judgements_by_pair(*, session: Session, book_id: int) -> dict[int, list[JudgeJudgementRead]]:
+    """Return the judges' judgements of a book's pairs, by pair id (judge id order)."""
+    stmt = (
+        select(JudgeJudgement)
+        .where(JudgeJudgement.book_id == book_id)
+        .order_by(JudgeJudgement.pair_id, JudgeJudgement.judge_id)
+    )
+    found: dict[int, list[JudgeJudgementRead]] = {}
+    for row in session.scalars(stmt):
+        found.setdefault(row.pair_id, []).append(JudgeJudgementRead.model_validate(row))
+    return found

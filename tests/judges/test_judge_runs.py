@@ -1,0 +1,229 @@
+"""Judge runs on a book against the fake model: estimate, budget, failures, cache, cancel."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.api.book_helpers import make_book
+from tests.fixtures.users import ApiUser
+from tests.judges.fake_llm import FakeLLM, fake_llm
+
+pytestmark = pytest.mark.runner
+
+ENDED = {"finished", "failed", "cancelled", "paused"}
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    with fake_llm() as server:
+        yield server
+
+
+def make_judge(api: ApiUser, llm: FakeLLM, **extra: Any) -> dict[str, Any]:
+    body = {
+        "name": "Fake judge",
+        "provider": "openai",
+        "base_url": f"{llm.url}/v1",
+        "model": "gpt-fake",
+        "api_key": "sk-run",
+        "requests_per_minute": 100_000,
+        "price_input_per_mtok": 1.0,
+        "price_output_per_mtok": 2.0,
+        **extra,
+    }
+    response = api.post("/api/v1/judges", json=body)
+    assert response.status_code == 201, response.text
+    judge: dict[str, Any] = response.json()
+    return judge
+
+
+def book_with(api: ApiUser, docs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """A 0-3 book with one pair per doc (query "q", doc ids d0, d1, ...)."""
+    book = make_book(api, **extra)
+    pairs = [
+        {"query_text": "q", "doc_id": f"d{i}", "fields": fields} for i, fields in enumerate(docs)
+    ]
+    assert api.post(f"/api/v1/books/{book['id']}/pairs", json={"pairs": pairs}).status_code == 200
+    return book
+
+
+def start(api: ApiUser, book_id: int, judge_id: int, **extra: Any) -> dict[str, Any]:
+    response = api.post(f"/api/v1/books/{book_id}/judge-runs", json={"judge_id": judge_id, **extra})
+    assert response.status_code == 202, response.text
+    run: dict[str, Any] = response.json()
+    return run
+
+
+def wait(api: ApiUser, book_id: int, run_id: int, timeout_s: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        run: dict[str, Any] = api.get(f"/api/v1/books/{book_id}/judge-runs/{run_id}").json()
+        if run["status"] in ENDED or time.monotonic() > deadline:
+            return run
+        time.sleep(0.05)
+
+
+def judge_ratings(api: ApiUser, book_id: int) -> dict[str, Any]:
+    pairs = api.get(f"/api/v1/books/{book_id}/pairs").json()
+    return {
+        p["doc_id"]: [j for j in p["judgements"] if j.get("judge_id") is not None] for p in pairs
+    }
+
+
+def test_run_rates_every_pair_with_provenance(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm, temperature=0.3)
+    book = book_with(api, [{"title": "A", "grade": 3}, {"title": "B", "grade": 0}])
+    run = start(api, book["id"], judge["id"])
+    assert run["status"] == "queued" and run["pairs_total"] == 2
+    done = wait(api, book["id"], run["id"])
+    assert done["status"] == "finished", done
+    assert (done["judged"], done["cached"], done["failed"]) == (2, 0, 0)
+    assert done["tokens_out"] == 24 and done["tokens_in"] > 100
+    assert done["cost_usd"] == pytest.approx((done["tokens_in"] + 2 * 24) / 1e6, abs=1e-6)
+    ratings = judge_ratings(api, book["id"])
+    assert [j["rating"] for j in ratings["d0"]] == [3.0]
+    assert [j["rating"] for j in ratings["d1"]] == [0.0]
+    first = ratings["d0"][0]
+    assert first["judge_id"] == judge["id"] and first["model"] == "gpt-fake"
+    assert first["prompt_sha256"] == judge["prompt_sha256"]
+    assert first["temperature"] == 0.3 and first["tokens_out"] == 12
+    assert first["explanation"] == "fake says so" and first["cached"] is False
+    assert first["latency_ms"] > 0
+
+
+def test_failures_are_listed_with_reasons_and_retried(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm)
+    docs: list[dict[str, Any]] = [{"grade": 2}, {"fake": "non_json"}, {"fake": "off_scale"}, {"fake": "500"}]
+    book = book_with(api, docs)
+    done = wait(api, book["id"], start(api, book["id"], judge["id"])["id"])
+    assert done["status"] == "finished"
+    assert (done["judged"], done["failed"]) == (1, 3)
+    reasons = {f["pair_id"]: f["reason"] for f in done["failures"]}
+    assert len(reasons) == 3
+    assert any("not JSON" in r for r in reasons.values())
+    assert any("not on the scale" in r for r in reasons.values())
+    assert any("HTTP 500" in r and "after 4 attempts" in r for r in reasons.values())
+    # "failed" takes exactly the three again; the fake now behaves for none of them but
+    # the 500s, so the reasons stay and nothing already rated is asked again.
+    before = len(llm.requests)
+    again = wait(api, book["id"], start(api, book["id"], judge["id"], pairs="failed")["id"])
+    assert again["pairs_total"] == 3 and again["failed"] == 3
+    assert len(llm.requests) - before == 2 + 4  # non-JSON and off-scale once, the 500 four times
+
+
+def test_dry_run_estimates_and_sends_nothing(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm, max_output_tokens=50)
+    book = book_with(api, [{"grade": 1}, {"grade": 2}, {"grade": 3}])
+    response = api.post(
+        f"/api/v1/books/{book['id']}/judge-runs",
+        json={"judge_id": judge["id"], "dry_run": True, "limit": 2},
+    )
+    assert response.status_code == 200, response.text
+    estimate = response.json()
+    assert (estimate["pairs"], estimate["calls"], estimate["cached"]) == (2, 2, 0)
+    assert estimate["tokens_out_estimate"] == 100  # min(max_output_tokens, 80) per call
+    assert estimate["tokens_in_estimate"] > 200
+    expected = (estimate["tokens_in_estimate"] * 1.0 + 100 * 2.0) / 1e6
+    assert estimate["cost_usd_estimate"] == pytest.approx(expected, abs=1e-6)
+    assert llm.requests == []
+    assert api.get(f"/api/v1/books/{book['id']}/judge-runs").json() == []
+
+
+def test_cache_reuses_a_judgement_and_says_so(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": 2}, {"grade": 1}])
+    wait(api, book["id"], start(api, book["id"], judge["id"])["id"])
+    assert len(llm.requests) == 2
+    estimate = api.post(
+        f"/api/v1/books/{book['id']}/judge-runs",
+        json={"judge_id": judge["id"], "dry_run": True, "pairs": "all"},
+    ).json()
+    assert (estimate["calls"], estimate["cached"]) == (0, 2)
+    again = wait(api, book["id"], start(api, book["id"], judge["id"], pairs="all")["id"])
+    assert (again["judged"], again["cached"], again["cost_usd"]) == (0, 2, 0.0)
+    assert len(llm.requests) == 2  # nothing paid twice
+    ratings = judge_ratings(api, book["id"])
+    assert ratings["d0"][0]["cached"] is True and ratings["d0"][0]["rating"] == 2.0
+    # "unjudged" has nothing left to do
+    assert start(api, book["id"], judge["id"])["pairs_total"] == 0
+
+
+def test_budget_in_tokens_stops_before_it_is_exceeded(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm, max_output_tokens=20, max_concurrency=1)
+    book = book_with(api, [{"grade": 1, "n": i} for i in range(6)])
+    budget = 1000
+    done = wait(api, book["id"], start(api, book["id"], judge["id"], budget_tokens=budget)["id"])
+    assert done["status"] == "paused"
+    assert "budget of 1000 tokens" in done["message"]
+    spent = done["tokens_in"] + done["tokens_out"]
+    assert 0 < spent <= budget
+    assert 0 < done["judged"] < 6
+    assert len(llm.requests) == done["judged"]
+
+
+def test_budget_in_usd_needs_prices(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm, price_input_per_mtok=None, price_output_per_mtok=None)
+    book = book_with(api, [{"grade": 1}])
+    response = api.post(
+        f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"], "budget_usd": 1}
+    )
+    assert response.status_code == 422
+
+
+def test_ten_failures_in_a_row_pause_the_run(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm, max_concurrency=1)
+    book = book_with(api, [{"fake": "non_json", "n": i} for i in range(14)])
+    done = wait(api, book["id"], start(api, book["id"], judge["id"])["id"])
+    assert done["status"] == "paused"
+    assert "10 failures in a row" in done["message"] and "not JSON" in done["message"]
+    assert done["failed"] == 10 and len(llm.requests) == 10
+
+
+def test_cancel_stops_a_running_run(api: ApiUser, llm: FakeLLM) -> None:
+    llm.delay_s = 0.05
+    judge = make_judge(api, llm, max_concurrency=1)
+    book = book_with(api, [{"grade": 1, "n": i} for i in range(200)])
+    run = start(api, book["id"], judge["id"])
+    deadline = time.monotonic() + 10
+    while not llm.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cancelled = api.post(f"/api/v1/books/{book['id']}/judge-runs/{run['id']}/cancel")
+    assert cancelled.status_code == 200
+    done = wait(api, book["id"], run["id"])
+    assert done["status"] == "cancelled"
+    assert done["judged"] < 200 and len(llm.requests) < 200
+
+
+def test_one_run_per_judge_at_a_time(api: ApiUser, llm: FakeLLM) -> None:
+    llm.delay_s = 0.05
+    judge = make_judge(api, llm, max_concurrency=1)
+    book = book_with(api, [{"grade": 1, "n": i} for i in range(40)])
+    run = start(api, book["id"], judge["id"])
+    second = api.post(f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"]})
+    assert second.status_code == 409
+    api.post(f"/api/v1/books/{book['id']}/judge-runs/{run['id']}/cancel")
+    assert wait(api, book["id"], run["id"])["status"] == "cancelled"
+
+
+def test_anthropic_judge_runs_and_429_is_honoured(api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm, provider="anthropic", base_url=llm.url, model="claude-fake")
+    book = book_with(api, [{"grade": 3, "fake": "429_once"}, {"grade": 2}])
+    done = wait(api, book["id"], start(api, book["id"], judge["id"])["id"])
+    assert (done["status"], done["judged"], done["failed"]) == ("finished", 2, 0)
+    assert len(llm.requests) == 3
+    assert all(r.path == "/v1/messages" for r in llm.requests)
+
+
+def test_someone_elses_judge_or_book_is_404(api: ApiUser, other_api: ApiUser, llm: FakeLLM) -> None:
+    judge = make_judge(api, llm)
+    book = book_with(other_api, [{"grade": 1}])
+    response = other_api.post(
+        f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"]}
+    )
+    assert response.status_code == 404
+    mine = book_with(api, [{"grade": 1}])
+    assert other_api.get(f"/api/v1/books/{mine['id']}/judge-runs").status_code == 404
