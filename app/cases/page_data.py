@@ -271,9 +271,17 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
     return CaseHistory(
         case_id=case.id,
         points=[
-            ScorePoint(run_id=r.id, score=r.recorded_score)
+            # A run without a score (or a failed one) keeps its place: the chart marks it.
+            ScorePoint(
+                run_id=r.id,
+                score=r.recorded_score if r.status == RunStatus.FINISHED else None,
+                scored=r.scored,
+                total=r.total,
+                errors=r.errors,
+                failed=r.status == RunStatus.FAILED,
+            )
             for r in reversed(runs)
-            if r.status == RunStatus.FINISHED  # one without a score is a gap in the chart
+            if r.status in (RunStatus.FINISHED, RunStatus.FAILED)
         ],
         runs=[run_service.summary(r) for r in runs],
         scorer_names=_scorer_names(

@@ -24,6 +24,10 @@ PER_PAGE = 100
 class ScorePoint(Out):
     run_id: int
     score: float | None = Field(description="Null when the finished run scored no query")
+    scored: int | None = Field(default=None, description="Queries the score is the mean of")
+    total: int | None = Field(default=None, description="Queries in the run")
+    errors: int | None = Field(default=None, description="Queries that errored")
+    failed: bool = Field(default=False, description="The run failed as a whole")
 
 
 class CaseRow(Out):

@@ -285,10 +285,13 @@ def query_list(
 
 
 @router.get("/cases/{case_id}/history", name="case_history_partial")
-def case_history(request: Request, case: WebCaseDep, session: SessionDep) -> Response:
-    """Return the score chart and the runs table."""
-    return render(
-        request,
-        "partials/history.html",
-        {"history": case_pages.case_history(session=session, case=case)},
-    )
+def case_history(
+    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep
+) -> Response:
+    """Return the score chart and the runs table: a fragment for htmx, else a whole page."""
+    history = case_pages.case_history(session=session, case=case)
+    if is_htmx(request):
+        return render(request, "partials/history.html", {"history": history})
+    # Opened directly (a link, a bookmark): a page with navigation around the same fragment.
+    context = {"history": history, "case": case, "user": user}
+    return render(request, "case_history.html", context)

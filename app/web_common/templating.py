@@ -18,6 +18,7 @@ from starlette.responses import Response
 from app.search.explain import explain_view
 from app.security import new_csrf_token
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, HttpMethod, QueryStatus, RunStatus
+from app.web_common.charts import range_hue, score_chart
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
@@ -165,6 +166,8 @@ templates.env.globals.update(
     chart_segments=chart_segments,
     coverage=coverage,
     knobs_text=knobs_text,
+    range_hue=range_hue,
+    score_chart=score_chart,
     run_label=run_label,
     polyline=polyline,
     pretty_json=pretty_json,

@@ -272,9 +272,11 @@ def test_history_chart_and_sparklines_leave_gaps_for_runs_without_a_score(
     login(client)
     page = soup(client.get(f"/cases/{case_id}"))
     chart = one(page, "#history svg.chart")
-    # 640 x 160, pad 8: x steps by 208, y = 152 - 1.44 x score; the second run is a gap.
-    assert [attr(p, "points") for p in chart.select("polyline")] == ["424.0,80.0 632.0,51.2"]
-    assert [attr(c, "cx") for c in chart.select("circle.dot")] == ["8.0", "424.0", "632.0"]
+    # 640 x 180, plot x 34-628 (steps of 198), y = 156 - 1.46 x score; the second run is a
+    # gap in the line, marked on the baseline (app/web_common/charts.py).
+    assert [attr(p, "points") for p in chart.select("polyline")] == ["430.0,83.0 628.0,53.8"]
+    assert [attr(c, "cx") for c in chart.select("circle.dot")] == ["34.0", "430.0", "628.0"]
+    assert [attr(m, "data-kind") for m in chart.select("path.dot")] == ["missing"]
     history = api.get(f"/api/v1/pages/cases/{case_id}").json()["history"]["points"]
     assert [p["score"] for p in history] == [30.0, None, 50.0, 70.0]
     query_line = one(page, f"#query-{qid} .query-history svg")

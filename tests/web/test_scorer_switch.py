@@ -63,7 +63,7 @@ def test_patching_the_scorer_rescores_the_latest_run_without_the_engine(
     assert score["recorded_scorer_name"] == "P@10"
     run = history["runs"][0]
     assert (run["recorded_score"], run["recorded_scorer_id"]) == (0.0, p10)
-    assert history["points"] == [{"run_id": run_id, "score": 0.0}]
+    assert [(p["run_id"], p["score"]) for p in history["points"]] == [(run_id, 0.0)]
 
 
 def test_switching_the_scorer_in_the_settings_form_shows_only_new_scores(

@@ -66,6 +66,13 @@ def test_sweep_from_the_case_page_to_apply(
     by_knobs = {(r["knobs"]["g"], r["knobs"]["t"]): r["case_score"] for r in data["results"]}
     expected = [by_knobs[(g, t)] for g in (0, 40) for t in (1, 2, 4)]
     assert [float(attr(c, "data-score")) for c in cells] == expected
+    # Colours span the scores shown: the lowest complete run red (hue 0), the highest green.
+    complete = [r["case_score"] for r in data["results"] if r["complete"]]
+    low, high = min(complete), max(complete)
+    assert low < high
+    hues = {float(attr(c, "data-score")): int(attr(c, "data-hue")) for c in cells}
+    assert (hues[low], hues[high]) == (0, 120)
+    assert one(page, "#heatmap-legend .legend-low").get_text() == str(round(low))
     assert one(page, "#sweep-best")["data-run-id"] == str(data["best"]["run_id"])
     assert api.get(attr(one(page, "link[rel=alternate]"), "href")).json() == data
     partial = client.get(f"/cases/{case_id}/sweeps/{sweep_id}", headers={"HX-Request": "true"})

@@ -155,3 +155,49 @@ def test_a_case_rated_on_another_scale_says_so_in_its_header(
         "scale_low": 0.0,
         "scale_high": 1.0,
     }
+
+
+def test_the_history_chart_has_axes_and_marks_partial_and_failed_runs(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _swept_case(api, session_factory)
+    first, second, third = setup["runs"]
+    with session_factory() as session:
+        failed = Run(case_id=setup["case_id"], try_number=1, status="failed", total=2)
+        session.add(failed)
+        session.commit()
+        failed_id = failed.id
+    login(client)
+    page = soup(client.get(f"/cases/{setup['case_id']}"))
+    chart = one(page, "#history #case-history-chart")
+    assert [t.get_text() for t in chart.select("text.y-tick")] == ["0", "25", "50", "75", "100"]
+    assert [t.get_text() for t in chart.select("text.x-tick")] == [
+        str(r) for r in (first, second, third, failed_id)
+    ]
+    kinds = {int(str(d["data-run-id"])): d["data-kind"] for d in chart.select(".dot")}
+    assert kinds == {first: "scored", second: "scored", third: "partial", failed_id: "missing"}
+    assert one(chart, f"[data-run-id='{third}'] title").get_text() == (
+        f"Run {third}: 80 over 1 of 2 queries"
+    )
+    assert one(chart, f"[data-run-id='{failed_id}'] title").get_text() == (
+        f"Run {failed_id}: the run failed"
+    )
+    # Round dots: the chart keeps its aspect ratio (no preserveAspectRatio="none").
+    assert chart.get("preserveAspectRatio") is None
+    legend = one(page, "#history .chart-legend").get_text(" ", strip=True)
+    assert "partial" in legend and "(1)" in legend and "no score (1)" in legend
+
+
+def test_the_history_opened_directly_is_a_page_and_via_htmx_a_fragment(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _swept_case(api, session_factory)
+    login(client)
+    url = f"/cases/{setup['case_id']}/history"
+    page = soup(client.get(url))
+    assert page.select("html nav") and page.select("main #history #runs")
+    assert one(page, "title").get_text().startswith("History · ")
+    crumb = one(page, ".crumbs a")
+    assert str(crumb["href"]).endswith(f"/cases/{setup['case_id']}")
+    fragment = soup(client.get(url, headers={"HX-Request": "true"}))
+    assert not fragment.select("html, nav") and one(fragment, "#history #runs")
