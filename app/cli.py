@@ -27,6 +27,7 @@ from app.runs.schemas import RunDetail
 from app.runs.supervisor import WorkerSupervisor, exit_with_parent
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
+from app.schedules import cli as schedules_cli
 from app.scorers import service as scorer_service
 from app.secret_box import KeyConfigError, Keyring, install_keyring, reseal_all
 from app.vocabulary import RunStatus
@@ -360,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the run as JSON")
     run.add_argument("--as-user", default=None, help="only run a case this email owns")
     run.set_defaults(func=cmd_run)
+
+    schedules_cli.register(sub, _factory)
 
     demo = sub.add_parser("demo", help="start the embedded engine, the demo case and the app")
     demo.add_argument("--host", default="127.0.0.1")
