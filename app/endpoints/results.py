@@ -81,7 +81,7 @@ def store_results(
                 if len(problems) >= MAX_PROBLEMS:
                     break
                 continue  # nothing is written any more: only the bad lines are still wanted
-            session.execute(insert(StaticResult), batch)
+            session.execute(insert(StaticResult.__table__), batch)  # Core: no ORM per row
             docs += len(batch)
         if not problems and docs == 0:
             problems.append((1, "the file has no result lines"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal
@@ -48,8 +49,11 @@ class ResultLine:
     fields: dict[str, Any] | None = None
 
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # PostgreSQL stores neither
+
+
 def _unstorable(text: str) -> bool:
-    return "\x00" in text or any("\ud800" <= c <= "\udfff" for c in text)
+    return _UNSTORABLE.search(text) is not None
 
 
 def _check_names(query: str, doc_id: str) -> str | None:
