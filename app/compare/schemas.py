@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from app.bodies import Out
+from app.compare.metric_schemas import MetricCompareRead
 from app.vocabulary import QueryStatus
 
 CompareSort = Literal["delta", "text", "position"]
@@ -135,6 +136,11 @@ class RunComparison(Out):
     overlap: CaseOverlap
     summary: str = Field(description="The comparison in one sentence")
     queries: list[QueryComparison]
+    metrics: list[MetricCompareRead] = Field(
+        default_factory=list,
+        description="Every metric of the case (the primary first), with p-values and "
+        "Holm's correction over the metrics",
+    )
 
 
 DocMark = Literal["same", "moved", "new", "dropped"]

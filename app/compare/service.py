@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.cases import queries as query_service
 from app.cases import service as case_service
+from app.compare.metrics import compare_case_metrics
 from app.compare.schemas import (
     Change,
     CompareCounts,
@@ -220,6 +221,15 @@ def compare_runs(
     case_delta = _delta(base_read.case_score, other_read.case_score)
     stats = compare_stats(queries)
     counts = _counts(queries)
+    metrics = compare_case_metrics(
+        session=session,
+        case=case,
+        sides=(base_rows, other_rows),
+        outcomes=(base.outcomes, other.outcomes),
+        infos=infos,
+        ratings=ratings,
+        stored_base_run=base_run.id if other_run is None else None,
+    )
     return RunComparison(
         case_id=case.id,
         scorer_id=scorer.id,
@@ -239,6 +249,7 @@ def compare_runs(
         overlap=case_overlap(queries),
         summary=in_words(stats),
         queries=_sorted(queries, sort),
+        metrics=metrics,
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from statsmodels.stats.multitest import multipletests
 
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
@@ -167,8 +168,8 @@ def test_a_run_scores_every_metric_per_query_and_per_tag(api: ApiUser, movies_en
     weighted = (3 * s["star wars"] + s["star trek"] + s["batman"]) / 5
     assert rescored["case_score"] == pytest.approx(weighted)
     assert rescored["metrics"][0]["case_score"] == pytest.approx(weighted)
-    head = next(t for t in rescored["metrics"][0]["by_tag"] if t["tag"] == "head")
-    assert head["mean"] == pytest.approx((3 * s["star wars"] + s["batman"]) / 4)
+    head_tag = next(t for t in rescored["metrics"][0]["by_tag"] if t["tag"] == "head")
+    assert head_tag["mean"] == pytest.approx((3 * s["star wars"] + s["batman"]) / 4)
     # What the run recorded when it finished stays as it was (plain mean then).
     runs = api.get(f"/api/v1/cases/{case['id']}/runs").json()
     recorded = next(r for r in runs if r["id"] == run["id"])["recorded_metrics"]
@@ -190,3 +191,50 @@ def test_a_rating_change_rescores_every_metric_of_the_query(
     want = _expected(api, "P@10", docs, {docs[0]: 0, docs[1]: 3}).score
     assert batman["metric_scores"][str(p10)] == pytest.approx(want)
     assert next(m for m in got["metrics"] if m["scorer_id"] == p10)["scored"] == 1
+
+
+def test_compare_gives_every_metric_with_holm_and_tag_deltas(
+    api: ApiUser, movies_engine: Any
+) -> None:
+    case, _ids = _case(api, movies_engine.index_url)
+    first = _run(api, case["id"])
+    grades = {"star wars": [3, 0, 2, 1, 0, 3], "star trek": [0, 1, 0, 0, 2], "batman": [1]}
+    _rate_top(api, case["id"], first, grades)
+    base = _run(api, case["id"])
+    api.patch(f"/api/v1/cases/{case['id']}", json={"rows": 3})
+    other = _run(api, case["id"])
+    got = api.get(
+        f"/api/v1/cases/{case['id']}/runs/compare",
+        params={"base": base["id"], "other": other["id"]},
+    )
+    assert got.status_code == 200, got.text
+    body = got.json()
+    metrics = body["metrics"]
+    assert [m["name"] for m in metrics] == ["NDCG@10", "P@10", "ERR@10"]
+    # The primary metric is the comparison's own statistics.
+    assert metrics[0]["delta"] == pytest.approx(body["stats"]["mean_delta"])
+    assert metrics[0]["p_randomization"] == pytest.approx(body["stats"]["randomization_p"])
+    assert metrics[0]["p_t"] == pytest.approx(body["stats"]["t_test_p"])
+    # Every metric: the mean of the per-query deltas of the two runs' stored scores (the
+    # ratings did not change between them), per case and per tag.
+    before = {q["text"]: q["metric_scores"] for q in base["queries"]}
+    after = {q["text"]: q["metric_scores"] for q in other["queries"]}
+    for metric in metrics:
+        key = str(metric["scorer_id"])
+        deltas = {
+            t: after[t][key] - before[t][key]
+            for t in before
+            if before[t][key] is not None and after[t][key] is not None
+        }
+        assert metric["n"] == len(deltas) == 3
+        assert metric["delta"] == pytest.approx(sum(deltas.values()) / 3)
+        head = next(t for t in metric["by_tag"] if t["tag"] == "head")
+        assert head["count"] == 2
+        assert head["delta"] == pytest.approx((deltas["star wars"] + deltas["batman"]) / 2)
+    raw = [m["p_randomization"] for m in metrics]
+    assert all(p is not None for p in raw)
+    holm = multipletests(raw, method="holm")[1]
+    assert [m["p_holm"] for m in metrics] == pytest.approx(list(holm))
+    # A run compared with itself under today's ratings: nothing moved.
+    same = api.get(f"/api/v1/cases/{case['id']}/runs/compare", params={"base": other["id"]})
+    assert [m["delta"] for m in same.json()["metrics"]] == [0.0, 0.0, 0.0]

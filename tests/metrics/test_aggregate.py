@@ -43,7 +43,8 @@ def test_with_weights_the_case_and_every_tag_are_weighted() -> None:
     assert ndcg.case_score == pytest.approx((3 * 80 + 1 * 20) / 4)  # 65
     assert p5.case_score == pytest.approx((3 * 40 + 5 * 100) / 8)  # 77.5
     head = next(t for t in p5.by_tag if t.tag == "head")
-    assert (head.count, head.mean, head.min) == (2, pytest.approx(77.5), 40.0)
+    assert (head.count, head.min) == (2, 40.0)
+    assert head.mean == pytest.approx(77.5)
 
 
 def test_holm_matches_statsmodels_and_keeps_missing_values() -> None:
@@ -69,10 +70,8 @@ def test_comparing_metrics_gives_deltas_p_values_holm_and_tag_deltas() -> None:
     ndcg, p5 = compare_metrics([NDCG, P5], base, other)
     assert ndcg.n == 10 and ndcg.delta == pytest.approx((5 * 5 - 5 * 1) / 10)  # +2.0
     assert ndcg.base == pytest.approx(55.0) and ndcg.other == pytest.approx(57.0)
-    assert [(t.tag, t.count, t.delta) for t in ndcg.by_tag] == [
-        ("even", 5, pytest.approx(-1.0)),
-        ("odd", 5, pytest.approx(5.0)),
-    ]
+    assert [(t.tag, t.count) for t in ndcg.by_tag] == [("even", 5), ("odd", 5)]
+    assert [t.delta for t in ndcg.by_tag] == pytest.approx([-1.0, 5.0])
     assert p5.delta == pytest.approx(sum(i % 3 for i in range(1, 11)) / 10)
     raw = [ndcg.p_randomization, p5.p_randomization]
     assert all(p is not None for p in raw)

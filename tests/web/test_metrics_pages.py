@@ -1,0 +1,76 @@
+"""Pages of many metrics: the compare page's metric table (Holm) and the case page panel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.models import Run
+from tests.fixtures.users import ApiUser
+from tests.web.helpers import (
+    add_queries,
+    doc,
+    finished_run,
+    login,
+    movies_case,
+    one,
+    scorer_id,
+    soup,
+)
+
+
+def _metric_runs(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
+    """Two stored runs of a case with NDCG@10, P@10 and ERR@10, re-scored with ratings."""
+    ndcg, p10, err = (scorer_id(api, n) for n in ("NDCG@10", "P@10", "ERR@10"))
+    case_id = movies_case(api, scorer_id=ndcg, metric_scorer_ids=[p10, err])
+    ids = add_queries(api, case_id, ["star wars\thead\t3", "batman\thead,brand", "alien\ttail"])
+    older = {
+        ids["star wars"]: {"docs": [doc("1", "A New Hope", 1), doc("2", "Empire", 2)]},
+        ids["batman"]: {"docs": [doc("4", "Batman Forever", 1)]},
+        ids["alien"]: {"docs": [doc("6", "Alien", 1), doc("3", "Aliens", 2)]},
+    }
+    newer = {
+        ids["star wars"]: {"docs": [doc("2", "Empire", 1), doc("1", "A New Hope", 2)]},
+        ids["batman"]: {"docs": [doc("5", "Batman", 1), doc("4", "Batman Forever", 2)]},
+        ids["alien"]: {"docs": [doc("3", "Aliens", 1), doc("6", "Alien", 2)]},
+    }
+    runs = [finished_run(factory, case_id, o, scorer=ndcg) for o in (older, newer)]
+    with factory() as session:
+        for run_id in runs:
+            run = session.get(Run, run_id)
+            assert run is not None
+            run.metric_scorer_ids = [p10, err]
+        session.commit()
+    ratings = {
+        ids["star wars"]: {"1": 3, "2": 1},
+        ids["batman"]: {"5": 3, "4": 1},
+        ids["alien"]: {"6": 2, "3": 0},
+    }
+    for query_id, query_ratings in ratings.items():
+        body = {"ratings": [{"doc_id": k, "rating": v} for k, v in query_ratings.items()]}
+        put = api.put(f"/api/v1/cases/{case_id}/queries/{query_id}/ratings", json=body)
+        assert put.status_code == 200, put.text
+    for run_id in runs:
+        assert api.post(f"/api/v1/cases/{case_id}/runs/{run_id}/rescore").status_code == 200
+    return {"case_id": case_id, "ids": ids, "base": runs[0], "other": runs[1], "p10": p10}
+
+
+def test_the_compare_page_lists_every_metric_with_holm(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _metric_runs(api, session_factory)
+    params = {"base": setup["base"], "other": setup["other"]}
+    twin = api.get(f"/api/v1/cases/{setup['case_id']}/runs/compare", params=params).json()
+    login(client)
+    page = soup(client.get(f"/cases/{setup['case_id']}/compare", params=params))
+    section = one(page, "#compare-metrics")
+    assert "Holm" in one(section, "#holm-note").get_text()
+    rows = section.select("tr.metric-row")
+    assert [one(r, "th").get_text() for r in rows] == ["NDCG@10", "P@10", "ERR@10"]
+    for row, metric in zip(rows, twin["metrics"], strict=True):
+        assert one(row, ".metric-delta").get_text() == f"{metric['delta']:+.1f}"
+        assert one(row, ".metric-p-holm").get_text() == f"{metric['p_holm']:.4f}"
+        tags = [t["data-tag"] for t in row.select(".metric-tags .tag")]
+        assert tags == ["brand", "head", "tail"]
