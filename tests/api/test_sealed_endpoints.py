@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
-from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
@@ -19,59 +16,16 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import secret_box
 from app.secret_box import PREFIX, Keyring
 from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
-from tests.api.slow_engine import loopback_server
+from tests.api.recording_engine import RecordingEngine
+from tests.api.recording_engine import recording_engine as start_recording_engine
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import login, one, soup
 
 
-class RecordingEngine:
-    """An OpenSearch-shaped engine on a loopback port that keeps each request's headers."""
-
-    def __init__(self) -> None:
-        self.seen: list[dict[str, str]] = []
-        self.lock = threading.Lock()
-        self.server = loopback_server()
-        self.server.RequestHandlerClass = self._handler()
-
-    @property
-    def index_url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}/movies"
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        engine = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with engine.lock:
-                    engine.seen.append({k.lower(): v for k, v in self.headers.items()})
-                hits = [{"_id": "d1", "_score": 1.0, "_source": {"title": "One"}}]
-                body = json.dumps({"hits": {"total": {"value": 1}, "hits": hits}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        return Handler
-
-
 @pytest.fixture
 def recording_engine() -> Iterator[RecordingEngine]:
-    engine = RecordingEngine()
-    thread = threading.Thread(target=engine.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with start_recording_engine() as engine:
         yield engine
-    finally:
-        engine.server.shutdown()
-        engine.server.server_close()
 
 
 @pytest.fixture
