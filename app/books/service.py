@@ -22,9 +22,10 @@ from app.books.schemas import (
 )
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import runs as judge_runs
-from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, User
+from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, Scorer, User
 from app.models.base import utcnow
 from app.runs import service as run_service
+from app.scorers import service as scorer_service
 from app.teams import service as teams
 
 CHUNK = 500
@@ -173,6 +174,7 @@ def populate(*, session: Session, book: Book, case: Case, depth: int) -> tuple[i
         .where(RunQuery.run_id == run.id)
         .order_by(RunQuery.position, RunQuery.id)
     )
+    adopt_scorer_labels(book=book, scorer=case.scorer)
     pairs: list[PairIn] = []
     for query_id, text, docs in rows:
         for doc in (docs or [])[:depth]:
@@ -187,6 +189,21 @@ def populate(*, session: Session, book: Book, case: Case, depth: int) -> tuple[i
                 )
             )
     return add_pairs(session=session, book=book, pairs=pairs)
+
+
+def adopt_scorer_labels(*, book: Book, scorer: Scorer) -> None:
+    """Give a book without grade names its case scorer's ("Perfect" rather than "3"), when
+    every value of the book's scale is on the scorer's; the caller commits."""
+    if book.scale_labels:
+        return
+    named = {
+        entry.value: entry.label
+        for entry in scorer_service.scale_entries(scorer)
+        if entry.label != f"{entry.value:g}"
+    }
+    values = [float(v) for v in book.scale]
+    if named and all(v in named for v in values):
+        book.scale_labels = {f"{v:g}": named[v] for v in values}
 
 
 def list_pairs(
