@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, cast
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import Table, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from app.errors import Invalid
@@ -26,6 +26,7 @@ __all__ = ["ResultsSummary", "has_results", "results_for", "store_results"]
 BATCH = 5000  # rows per INSERT: large enough to be fast, small enough to stay bounded
 KEYS_PER_SELECT = 400  # query keys per SELECT (two per query: its id and its text)
 MAX_PROBLEMS = 100
+_TABLE = cast(Table, StaticResult.__table__)
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def store_results(
                 if len(problems) >= MAX_PROBLEMS:
                     break
                 continue  # nothing is written any more: only the bad lines are still wanted
-            session.execute(insert(StaticResult.__table__), batch)  # Core: no ORM per row
+            session.execute(insert(_TABLE), batch)  # Core: no ORM work per row
             docs += len(batch)
         if not problems and docs == 0:
             problems.append((1, "the file has no result lines"))
