@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from types import FrameType
 
 from cryptography.fernet import Fernet
 from sqlalchemy.orm import Session, sessionmaker
@@ -21,11 +20,12 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.errors import RelevoError
 from app.models import Case
+from app.runs import ci
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.runs.schemas import RunDetail
 from app.runs.supervisor import WorkerSupervisor, exit_with_parent
-from app.runtime import tune_gc
+from app.runtime import serve_until_stopped, tune_gc
 from app.sandbox import JsPool, install_pool
 from app.schedules import cli as schedules_cli
 from app.scorers import service as scorer_service
@@ -61,45 +61,19 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         )
         return 2
     supervisor = _worker_supervisor(workers, args.concurrency) if settings.uses_queue else None
-    # uvicorn stops on SIGTERM and SIGINT, then raises the signal again, which would end
-    # the process before any `finally` here: the signal becomes an exception instead.
-    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
-    caught: int | None = None
-    try:
-        for signum in _STOP_SIGNALS:
-            signal.signal(signum, _raise_stop)
+
+    def serve() -> None:
         if supervisor is not None:
             supervisor.start()
         # The app migrates the database and seeds the presets when it starts.
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
-    except _Stop as stop:
-        caught = stop.signum
-    finally:
-        for signum in _STOP_SIGNALS:  # a second signal must not cut the workers' stop short
-            signal.signal(signum, signal.SIG_IGN)
-        if supervisor is not None:
-            supervisor.stop()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    if caught is not None:  # end as uvicorn would have: by the signal
-        signal.signal(caught, signal.SIG_DFL)
-        signal.raise_signal(caught)
+
+    serve_until_stopped(serve, cleanup=supervisor.stop if supervisor is not None else _nothing)
     return 0
 
 
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-class _Stop(BaseException):
-    """SIGTERM or SIGINT reached `relevo serve`."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_stop(signum: int, _frame: FrameType | None) -> None:
-    raise _Stop(signum)
+def _nothing() -> None:
+    return None
 
 
 def _worker_supervisor(count: int, concurrency: int) -> WorkerSupervisor:
@@ -255,22 +229,34 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     with session_scope(factory) as session:
         case = session.get(Case, args.case_id)
         assert case is not None
-        detail = run_service.detail(
-            session=session, run=run_service.get_run(session=session, case=case, run_id=run_id)
-        )
-    if args.json:
-        print(detail.model_dump_json(indent=2))
-    else:
+        run = run_service.get_run(session=session, case=case, run_id=run_id)
+        detail = run_service.detail(session=session, run=run)
+        # Every metric, over the queries with --tag when given (the case score is then the
+        # primary metric's over those queries).
+        metrics = ci.tagged_metrics(session=session, run=run, tag=args.tag)
+        case_score = metrics[0].case_score if args.tag and metrics else detail.case_score
+        if args.json:
+            print(
+                json.dumps(
+                    ci.report(session=session, detail=detail, metrics=metrics, tag=args.tag),
+                    indent=2,
+                )
+            )
+    if not args.json:
         _print_table(detail)
+        for metric in metrics:
+            print(f"{metric.name:<12} {_fmt(metric.case_score):>7}  ({metric.scored} scored)")
     if detail.status != RunStatus.FINISHED:
         print(f"Run {detail.id} {detail.status}: {detail.error}", file=sys.stderr)
         return 1
-    if args.fail_under is not None and (detail.case_score or 0.0) < args.fail_under:
-        print(
-            f"Case score {_fmt(detail.case_score)} is below {args.fail_under:g}.", file=sys.stderr
-        )
-        return 1
-    return 0
+    try:
+        failed = ci.under_bars(metrics, args.fail_under or [], case_score=case_score)
+    except ci.UnknownMetric as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    for sentence in failed:
+        print(sentence, file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _fmt(value: float | None) -> str:
@@ -356,8 +342,14 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a case and print its scores (for CI pipelines)")
     run.add_argument("case_id", type=int)
     run.add_argument(
-        "--fail-under", type=float, default=None, help="exit 1 when the case score is below this"
+        "--fail-under",
+        type=ci.parse_bar,
+        action="append",
+        metavar="[NAME=]VALUE",
+        help="exit 1 when the case score (or the metric NAME, e.g. ndcg@10=62) is below "
+        "VALUE; repeatable, every metric under its bar is named",
     )
+    run.add_argument("--tag", default=None, help="score only the queries with this tag")
     run.add_argument("--json", action="store_true", help="print the run as JSON")
     run.add_argument("--as-user", default=None, help="only run a case this email owns")
     run.set_defaults(func=cmd_run)

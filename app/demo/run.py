@@ -11,6 +11,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.demo.corpus import index_movies, start_osmem
 from app.demo.setup import DEMO_EMAIL, DEMO_PASSWORD, prepare_demo
+from app.runtime import serve_until_stopped
 from app.scorers import service as scorer_service
 
 # A fixed port, so that the demo endpoint's URL stays the same from one start to the next.
@@ -57,7 +58,12 @@ def serve_demo(
         return 1
     print(f"Starting the embedded search engine (osmem-server) on port {engine_port}…", flush=True)
     server = start_osmem(addr=f"{ENGINE_HOST}:{engine_port}")
-    try:
+
+    def stop_engine() -> None:
+        server.close()
+        print("Stopped the server and the engine.", file=sys.stderr)
+
+    def serve() -> None:
         count = index_movies(server.url, "movies")
         print(f"Indexed {count} movies at {server.url}/movies", flush=True)
         engine = make_engine(settings.resolved_database_url)
@@ -76,9 +82,7 @@ def serve_demo(
             flush=True,
         )
         uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
-        print("Stopped the server and the engine.", file=sys.stderr)
+
+    # The engine stops whatever ends the demo: Ctrl-C, SIGTERM, or an error while preparing.
+    serve_until_stopped(serve, cleanup=stop_engine)
     return 0
