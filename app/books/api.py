@@ -8,9 +8,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, Body, Response
 
 from app import access
-from app.books import agreement as agreement_service
+from app.books import calibration, service
 from app.books import io as book_io
-from app.books import service
 from app.books import sync as book_sync
 from app.books.schemas import (
     AgreementRead,
@@ -133,7 +132,7 @@ def put_judgement(
 @router.get("/books/{book_id}/agreement", response_model=AgreementRead)
 def agreement(book: BookDep, session: SessionDep) -> AgreementRead:
     """Return Krippendorff's alpha and Cohen's kappa per rater pair."""
-    return agreement_service.agreement(session=session, book=book)
+    return calibration.agreement(session=session, book=book)
 
 
 @router.get("/books/{book_id}/export", response_model=None)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.books import agreement as agreement_service
+from app.books import calibration
 from app.books import service as book_service
 from app.books.page_schemas import (
     BookPage,
@@ -40,7 +41,7 @@ def books_page(*, session: Session, user: User) -> BooksPage:
 
 def book_page(*, session: Session, user: User, book: Book) -> BookPage:
     """Return a book's agreement, per-rater counts, most disputed pairs and the user's cases."""
-    agreement = agreement_service.agreement(session=session, book=book)
+    agreement = calibration.agreement(session=session, book=book)
     raters = agreement_service.rater_counts(session=session, book=book)
     emails = {r.user_id: r.email for r in raters}
     cases = session.execute(

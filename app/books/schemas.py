@@ -10,7 +10,7 @@ from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Out, TeamIds
 from app.cases.schemas import QueryText
-from app.judges.schemas import JudgeJudgementRead
+from app.judges.schemas import JudgeCalibration, JudgeJudgementRead, RaterRef
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]
 DocId = Annotated[str, StringConstraints(min_length=1, max_length=500)]
@@ -127,11 +127,17 @@ class AgreementRead(Out):
     pairs_multi: int
     krippendorff_alpha: float | None
     cohen_kappa: list[KappaRead]
+    # People and judges alike; `raters` above counts the people.
+    rater_list: list[RaterRef] = Field(default_factory=list)
+    judges: list[JudgeCalibration] = Field(default_factory=list)
 
 
 class SyncBody(Body):
     method: SyncMethod
     user_id: int | None = None
+    # Judges' ratings: left out (default), counted beside people's, or alone.
+    judges: Literal["include", "exclude", "only"] = "exclude"
+    judge_id: int | None = None
 
 
 class SyncResult(Out):

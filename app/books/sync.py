@@ -12,7 +12,18 @@ from sqlalchemy.orm import Session
 from app.books.agreement import aggregate
 from app.books.schemas import RatingsSource, SyncBody, SyncResult
 from app.errors import Conflict, Invalid
-from app.models import Book, Case, CaseBookSync, Judgement, Pair, Query, Rating, Scorer, User
+from app.models import (
+    Book,
+    Case,
+    CaseBookSync,
+    JudgeJudgement,
+    Judgement,
+    Pair,
+    Query,
+    Rating,
+    Scorer,
+    User,
+)
 from app.models.base import utcnow
 from app.runs import service as run_service
 from app.scorers.service import rating_bounds
@@ -29,9 +40,23 @@ def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[st
     )
     if body.method == "rater":
         stmt = stmt.where(Judgement.user_id == body.user_id)
+    judged = (
+        select(Pair.query_text, Pair.doc_id, JudgeJudgement.rating)
+        .join(JudgeJudgement, JudgeJudgement.pair_id == Pair.id)
+        .where(Pair.book_id == book.id, JudgeJudgement.rating.is_not(None))
+    )
+    one_judge = body.method == "rater" and body.judge_id is not None
+    if one_judge:
+        judged = judged.where(JudgeJudgement.judge_id == body.judge_id)
+    sources = []
+    if not one_judge and body.judges != "only":
+        sources.append(stmt)
+    if one_judge or body.judges != "exclude":
+        sources.append(judged)
     ratings: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for text, doc_id, rating in session.execute(stmt):
-        ratings[(text, doc_id)].append(float(rating or 0.0))
+    for source in sources:
+        for text, doc_id, rating in session.execute(source):
+            ratings[(text, doc_id)].append(float(rating or 0.0))
     result: dict[tuple[str, str], float] = {}
     for key, values in ratings.items():
         value = aggregate(body.method, sorted(values))
@@ -42,8 +67,10 @@ def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[st
 
 def sync(*, session: Session, case: Case, book: Book, body: SyncBody, user: User) -> SyncResult:
     """Write the book's aggregate into the case's ratings and re-score its latest run in place."""
-    if body.method == "rater" and body.user_id is None:
-        raise Invalid("user_id", 'The "rater" method needs the user_id of the rater.')
+    if body.method == "rater" and (body.user_id is None) == (body.judge_id is None):
+        raise Invalid(
+            "user_id", 'The "rater" method needs the user_id of the rater or a judge_id (one).'
+        )
     wanted = aggregates(session=session, book=book, body=body)
     # All of the case's texts at once: a book may name more texts than one IN list holds.
     queries = dict(

@@ -203,3 +203,29 @@ class JudgeJudgementRead(Out):
     latency_ms: float
     cost_usd: float
     cached: bool
+
+
+class RaterRef(Out):
+    kind: Literal["user", "judge"]
+    id: int
+    name: str
+
+
+class KappaWith(Out):
+    user_id: int
+    n: int
+    kappa: float | None
+    weighted_kappa: float | None
+
+
+class JudgeCalibration(Out):
+    judge_id: int
+    name: str
+    pairs: int
+    kappa_with: list[KappaWith]
+    mean_kappa: float | None
+    mean_person_kappa: float | None
+    alpha_with_judges: float | None
+    alpha_without_judges: float | None
+    confusion: list[list[int]]
+    verdict: str
