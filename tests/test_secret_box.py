@@ -31,7 +31,9 @@ KEY_B = Fernet.generate_key().decode()
 
 @pytest.fixture(autouse=True)
 def _restore_keyring() -> Iterator[None]:
-    previous = secret_box.current_keyring()
+    # The tests install key rings of their own; the process's one (or none yet) comes back.
+    previous = secret_box.install_keyring(None)
+    secret_box.install_keyring(previous)
     yield
     secret_box.install_keyring(previous)
 
