@@ -8,6 +8,7 @@ from app import access
 from app.cases import flows as case_updates
 from app.cases import service
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate, TryRead
+from app.schedules.case_links import apply_schedule, check_new_schedule, schedule_fields
 from app.teams import service as teams
 from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
@@ -17,20 +18,27 @@ router = APIRouter(prefix="/cases", tags=["cases"])
 @router.get("", response_model=list[CaseRead])
 def list_cases(user: CurrentUser, session: SessionDep) -> list[CaseRead]:
     """Return the caller's cases with their latest score."""
-    return service.list_reads(session=session, user=user)
+    return _scheduled(session, service.list_reads(session=session, user=user))
+
+
+def _scheduled(session: SessionDep, reads: list[CaseRead]) -> list[CaseRead]:
+    extra = schedule_fields(session=session, case_ids=[r.id for r in reads])
+    return [r.model_copy(update=extra[r.id]) if r.id in extra else r for r in reads]
 
 
 @router.post("", response_model=CaseRead, status_code=201)
 def create_case(body: CaseCreate, user: CurrentUser, session: SessionDep) -> CaseRead:
     """Create a case with its first try."""
+    check_new_schedule(body.schedule)
     case = service.create_case(session=session, user=user, body=body)
-    return service.to_read(session=session, case=case)
+    apply_schedule(session=session, case=case, body=body)
+    return _scheduled(session, [service.to_read(session=session, case=case)])[0]
 
 
 @router.get("/{case_id}", response_model=CaseRead)
 def get_case(case: CaseDep, session: SessionDep) -> CaseRead:
     """Return one case with its current try's settings."""
-    return service.to_read(session=session, case=case)
+    return _scheduled(session, [service.to_read(session=session, case=case)])[0]
 
 
 @router.patch("/{case_id}", response_model=CaseRead)
@@ -39,8 +47,10 @@ def update_case(
 ) -> CaseRead:
     """Change a case; new search settings start a new try, a new scorer re-scores the latest run."""
     teams.set_sharing(session=session, user=user, obj=case, team_ids=body.team_ids)
+    check_new_schedule(body.schedule, new=False)
     case = case_updates.update_case(session=session, user=user, case=case, body=body)
-    return service.to_read(session=session, case=case)
+    apply_schedule(session=session, case=case, body=body)
+    return _scheduled(session, [service.to_read(session=session, case=case)])[0]
 
 
 @router.delete("/{case_id}", status_code=204)

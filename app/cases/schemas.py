@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Options, Out, TeamIds
 from app.cases.bulk_lines import BulkLineError, parse_line
+from app.schedules.schemas import ScheduleBody
 from app.search.models import DEFAULT_FIELD_SPEC
 
 QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
@@ -37,6 +38,8 @@ class CaseCreate(Body):
     team_ids: TeamIds = Field(default_factory=list)
     metric_scorer_ids: MetricScorerIds = Field(default_factory=list)
     aggregate: Aggregate = "mean"
+    # Run on a cron schedule in UTC (app/schedules).
+    schedule: ScheduleBody | None = None
 
 
 class CaseUpdate(Body):
@@ -51,6 +54,8 @@ class CaseUpdate(Body):
     team_ids: TeamIds | None = None
     metric_scorer_ids: MetricScorerIds | None = None
     aggregate: Aggregate | None = None
+    # A new schedule, or null to stop running on one.
+    schedule: ScheduleBody | None = None
 
 
 class CaseRead(Out):
@@ -70,6 +75,8 @@ class CaseRead(Out):
     team_ids: list[int] = Field(default_factory=list)
     metric_scorer_ids: list[int] = Field(default_factory=list)
     aggregate: Aggregate = "mean"
+    schedule: ScheduleBody | None = None
+    next_run_at: datetime | None = None
 
 
 class TryRead(Out):

@@ -128,3 +128,35 @@ def test_processes_racing_for_one_due_time_start_one_run(
         assert [r.trigger for r in _runs(db, case_id)] == ["schedule"]
         firings = db.scalar(select(func.count()).select_from(ScheduleFiring))
         assert firings == 1
+
+
+def test_the_cases_api_carries_the_schedule(api: ApiUser) -> None:
+    new_case(api)
+    endpoint_id = api.get("/api/v1/search-endpoints").json()[0]["id"]
+    body = {
+        "name": "Nightly",
+        "search_endpoint_id": endpoint_id,
+        "query_template": '{"query": {"match": {"title": "#$query##"}}}',
+    }
+    bad = api.post("/api/v1/cases", json={**body, "schedule": {"cron": "nightly"}})
+    assert bad.status_code == 422
+    assert bad.json()["detail"][0]["loc"] == ["body", "schedule", "cron"]
+    assert [c["name"] for c in api.get("/api/v1/cases").json()] == ["Movies"]
+    created = api.post("/api/v1/cases", json={**body, "schedule": {"cron": "0 3 * * *"}})
+    assert created.status_code == 201, created.text
+    case = created.json()
+    assert case["schedule"] == {"cron": "0 3 * * *", "try_number": None}
+    next_run = datetime.fromisoformat(case["next_run_at"])
+    assert (next_run.hour, next_run.minute, next_run.utcoffset()) == (3, 0, timedelta(0))
+    listed = {c["name"]: c for c in api.get("/api/v1/cases").json()}
+    assert listed["Nightly"]["next_run_at"] == case["next_run_at"]
+    assert listed["Movies"]["schedule"] is None and listed["Movies"]["next_run_at"] is None
+    url = f"/api/v1/cases/{case['id']}"
+    assert (
+        api.patch(url, json={"schedule": {"cron": "@hourly"}}).json()["schedule"]["cron"]
+        == "@hourly"
+    )
+    assert api.patch(url, json={"name": "Renamed"}).json()["schedule"]["cron"] == "@hourly"
+    cleared = api.patch(url, json={"schedule": None}).json()
+    assert (cleared["schedule"], cleared["next_run_at"]) == (None, None)
+    assert api.get(url).json()["schedule"] is None
