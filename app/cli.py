@@ -142,6 +142,26 @@ def cmd_secrets_rotate(_args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_secrets_check(_args: argparse.Namespace, settings: Settings) -> int:
+    """Say whether the configured keys open every stored secret; change nothing."""
+    engine = make_engine(settings.resolved_database_url)
+    try:
+        with engine.connect() as connection:
+            report = reseal_all(connection, write=False)
+            connection.rollback()
+    finally:
+        engine.dispose()
+    if report.unreadable:
+        print(
+            f"{len(report.unreadable)} stored secrets open with none of the configured keys: "
+            + ", ".join(report.unreadable),
+            file=sys.stderr,
+        )
+        return 1
+    print("Every stored secret opens with the configured keys.")
+    return 0
+
+
 def cmd_secrets_new_key(_args: argparse.Namespace, _settings: Settings) -> int:
     """Print a new encryption key, for the front of RELEVO_ENCRYPTION_KEYS."""
     print(Fernet.generate_key().decode("ascii"))
@@ -329,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     secrets.add_parser(
         "rotate", help="re-seal every stored secret with the first RELEVO_ENCRYPTION_KEYS key"
     ).set_defaults(func=cmd_secrets_rotate)
+    secrets.add_parser(
+        "check", help="exit 1, naming them, if stored secrets open with none of the keys"
+    ).set_defaults(func=cmd_secrets_check)
     secrets.add_parser("new-key", help="print a new encryption key").set_defaults(
         func=cmd_secrets_new_key
     )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from statsmodels.stats.multitest import multipletests
 
+from app import cli
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.api.helpers import make_case, make_endpoint, scorer_id
@@ -238,3 +240,49 @@ def test_compare_gives_every_metric_with_holm_and_tag_deltas(
     # A run compared with itself under today's ratings: nothing moved.
     same = api.get(f"/api/v1/cases/{case['id']}/runs/compare", params={"base": other["id"]})
     assert [m["delta"] for m in same.json()["metrics"]] == [0.0, 0.0, 0.0]
+
+
+def test_cli_run_fails_under_each_metric_bar_and_scores_a_tag(
+    api: ApiUser,
+    movies_engine: Any,
+    db_url: str,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    case, _ids = _case(api, movies_engine.index_url)
+    first = _run(api, case["id"])
+    _rate_top(api, case["id"], first, {"star wars": [3, 0, 2], "batman": [0, 0, 1]})
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("RELEVO_DATA_DIR", str(tmp_path))
+    cid = str(case["id"])
+    assert cli.main(["run", cid, "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    scores = {m["name"]: m["case_score"] for m in whole["metrics"]}
+    assert list(scores) == ["NDCG@10", "P@10", "ERR@10"] and all(scores.values())
+    assert {q["text"]: q["tags"] for q in whole["queries"]}["star wars"] == ["head", "scifi"]
+
+    bars = ["--fail-under", "ndcg@10=0", "--fail-under", f"P@10={scores['P@10'] + 1}"]
+    assert cli.main(["run", cid, *bars, "--fail-under", "err@10=101"]) == 1
+    err = capsys.readouterr().err
+    assert "P@10" in err and "ERR@10" in err and "NDCG@10" not in err
+    assert cli.main(["run", cid, "--fail-under", "p@10=0", "--fail-under", "1"]) == 0
+    assert cli.main(["run", cid, "--fail-under", "map@3=10"]) == 2
+    assert "No metric named 'map@3'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["run", cid, "--fail-under", "ndcg@10=high"])
+    assert usage.value.code == 2
+
+    # Only the head queries (star wars, batman): their metrics, and the bare bar is theirs.
+    assert cli.main(["run", cid, "--json", "--tag", "head"]) == 0
+    head = json.loads(capsys.readouterr().out)
+    assert head["tag"] == "head"
+    assert sorted(q["text"] for q in head["queries"]) == ["batman", "star wars"]
+    by_text = {q["text"]: q["metric_scores"] for q in head["queries"]}
+    for metric in head["metrics"]:
+        values = [by_text[t][str(metric["scorer_id"])] for t in ("batman", "star wars")]
+        assert metric["scored"] == 2
+        assert metric["case_score"] == pytest.approx(sum(values) / 2)
+    primary = head["metrics"][0]["case_score"]
+    assert cli.main(["run", cid, "--tag", "head", "--fail-under", str(primary + 0.01)]) == 1
+    assert cli.main(["run", cid, "--tag", "head", "--fail-under", str(primary - 0.01)]) == 0
