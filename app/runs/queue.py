@@ -107,18 +107,6 @@ async def _judge_run(context: JobContext, run_id: int) -> None:
         )
 
 
-async def _judge_run(context: JobContext, run_id: int) -> None:
-    from app.judges.client import JudgeClient
-    from app.judges.runner import execute_judge_run
-    from app.search.transport import engine_http_client
-
-    deps: WorkerDeps = context.additional_context["relevo"]
-    async with engine_http_client() as http:
-        await execute_judge_run(
-            session_factory=deps.session_factory, run_id=run_id, client=JudgeClient(http)
-        )
-
-
 def build_job_app(database_url: str) -> App:
     """Return the queue's procrastinate app (not yet open) for this database."""
     job_app = App(connector=PsycopgConnector(conninfo=libpq_url(database_url)))
@@ -128,7 +116,6 @@ def build_job_app(database_url: str) -> App:
         pass_context=True,
         retry=RetryStrategy(max_attempts=CHUNK_ATTEMPTS),
     )(_run_chunk)
-    job_app.task(name=JUDGE_TASK, queue=RUN_QUEUE, pass_context=True)(_judge_run)
     job_app.task(name=JUDGE_TASK, queue=RUN_QUEUE, pass_context=True)(_judge_run)
     job_app.periodic(cron="* * * * *", periodic_id="schedules")(
         job_app.task(name=SCHEDULES_TASK, queue=RUN_QUEUE, pass_context=True)(_fire_schedules)
