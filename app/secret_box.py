@@ -249,12 +249,14 @@ def reseal_column(
     keyring: Keyring | None = None,
     report: ResealReport | None = None,
     mode: Literal["reseal", "seal_plaintext", "unseal"] = "reseal",
+    write: bool = True,
 ) -> ResealReport:
     """Re-seal every value of one column with the newest key (plaintext gets sealed).
 
     ``seal_plaintext`` only seals values stored in plaintext (a migration: no key needs to
     open the sealed ones); ``unseal`` stores plaintext again (a migration's downgrade).
-    A value no key opens is left as it is and named in the report. The caller commits.
+    A value no key opens is left as it is and named in the report. The caller commits;
+    with ``write=False`` nothing changes (a check: what would be re-sealed, what is unreadable).
     """
     ring = keyring or current_keyring()
     report = report if report is not None else ResealReport()
@@ -285,14 +287,17 @@ def reseal_column(
             report.unreadable.append(where)
             continue
         if new != value:
-            connection.execute(update(tbl).where(pk == row_id).values({spec.column: new}))
+            if write:
+                connection.execute(update(tbl).where(pk == row_id).values({spec.column: new}))
             report.resealed += 1
     return report
 
 
-def reseal_all(connection: Connection, *, keyring: Keyring | None = None) -> ResealReport:
+def reseal_all(
+    connection: Connection, *, keyring: Keyring | None = None, write: bool = True
+) -> ResealReport:
     """Re-seal every registered column's values with the newest key (the caller commits)."""
     report = ResealReport()
     for spec in registered_columns():
-        reseal_column(connection, spec, keyring=keyring, report=report)
+        reseal_column(connection, spec, keyring=keyring, report=report, write=write)
     return report

@@ -176,7 +176,10 @@ def test_the_migration_seals_plaintext_and_its_downgrade_restores_it(empty_db_ur
 
 
 def test_rotate_with_two_keys_then_drop_the_old_one(
-    empty_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    empty_db_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("DATABASE_URL", empty_db_url)
     monkeypatch.setenv("RELEVO_DATA_DIR", str(tmp_path))
@@ -205,6 +208,7 @@ def test_rotate_with_two_keys_then_drop_the_old_one(
     # With the old key dropped, rotating again still works; a value sealed with a key
     # nobody has any more is reported, left alone, and the command fails.
     monkeypatch.setenv("RELEVO_ENCRYPTION_KEYS", KEY_B)
+    assert main(["secrets", "check"]) == 0
     assert main(["secrets", "rotate"]) == 0
     engine = create_engine(empty_db_url)
     try:
@@ -215,6 +219,8 @@ def test_rotate_with_two_keys_then_drop_the_old_one(
             )
     finally:
         engine.dispose()
+    assert main(["secrets", "check"]) == 1
+    assert "search_endpoints.basic_auth of row 2" in capsys.readouterr().err
     assert main(["secrets", "rotate"]) == 1
     assert _raw(empty_db_url)[1][1] == lost
 
