@@ -34,6 +34,7 @@ from app.endpoints import api as endpoints_api
 from app.endpoints import web as endpoints_web
 from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
 from app.judges import api as judges_api
+from app.judges import web as judges_web
 from app.runs import api as runs_api
 from app.schedules import api as schedules_api
 from app.schedules import web as schedules_web
@@ -103,6 +104,7 @@ for _module in (
     sweeps_web,
     experiments_web,
     books_web,
+    judges_web,
     deletes,
     ratings_web,
     teams_web,

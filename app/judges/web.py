@@ -1,0 +1,318 @@
+"""Judge pages: list and form (with "test on 5 pairs"), "Judge this book", a judge run."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.datastructures import FormData
+
+from app import access
+from app.errors import Conflict, Invalid, NotFound
+from app.judges import launch, page_data, runs, service, trial
+from app.judges.schemas import (
+    JudgeCreate,
+    JudgeRunCreate,
+    JudgeRunEstimate,
+    JudgeTestRead,
+    JudgeUpdate,
+)
+from app.models import Book, Judge, User
+from app.web_common.deps import SessionDep, WebUser
+from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
+from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.templating import render
+from app.web_common.web_deps import FormDep
+
+router = APIRouter(route_class=HtmlErrorRoute)
+
+_NUMBERS = (
+    "temperature",
+    "max_output_tokens",
+    "requests_per_minute",
+    "tokens_per_minute",
+    "max_concurrency",
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "timeout_s",
+)
+
+
+def get_web_judge(judge_id: int, user: WebUser, session: SessionDep) -> Judge:
+    """Return the judge when the signed-in user may see it, else 404."""
+    return service.visible_judge(session=session, user=user, judge_id=judge_id)
+
+
+def get_web_book(book_id: int, user: WebUser, session: SessionDep) -> Book:
+    """Return the book when the signed-in user may see it, else 404."""
+    return access.visible_book(session=session, user=user, book_id=book_id)
+
+
+WebJudgeDep = Annotated[Judge, Depends(get_web_judge)]
+WebBookDep = Annotated[Book, Depends(get_web_book)]
+
+
+def _values(form: FormData, *, creating: bool) -> dict[str, Any]:
+    """Return the judge form as body values: blank numbers and blank secrets are left out."""
+    values: dict[str, Any] = {
+        name: field_text(form, name).strip()
+        for name in ("name", "provider", "base_url", "model")
+        if creating or field_text(form, name).strip()
+    }
+    for name in _NUMBERS:
+        text = field_text(form, name).strip()
+        if text:
+            values[name] = text
+    prompt = field_text(form, "prompt")
+    values["prompt"] = prompt if prompt.strip() else None
+    key = field_text(form, "api_key")
+    if key:
+        values["api_key"] = key
+    headers = field_text(form, "headers").strip()
+    if headers:
+        pairs = [line.partition(":") for line in headers.splitlines() if line.strip()]
+        values["headers"] = {n.strip(): v.strip() for n, _sep, v in pairs}
+    return values
+
+
+@router.get("/judges", name="judges_page")
+def judges_page(request: Request, user: WebUser, session: SessionDep) -> Response:
+    """List the user's judges, with a form for a new one."""
+    return _list(request, user, session, {}, {})
+
+
+def _list(
+    request: Request,
+    user: User,
+    session: SessionDep,
+    form: dict[str, Any],
+    errors: dict[str, str],
+    status_code: int = 200,
+) -> Response:
+    page = page_data.judges_page(session=session, user=user)
+    context = {"user": user, "page": page, "form": form, "errors": errors}
+    return render(request, "judges.html", context, status_code)
+
+
+@router.post("/judges", name="judge_create_submit")
+def create_judge(
+    request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
+) -> Response:
+    """Create a judge from the form and open it; bad fields re-render the list (422)."""
+    values = _values(form, creating=True)
+    try:
+        body = parse_body(JudgeCreate, values)
+    except FormErrors as exc:
+        return _list(request, user, session, values, exc.errors, 422)
+    judge = service.create_judge(session=session, user=user, body=body)
+    return RedirectResponse(
+        str(request.url_for("judge_model_page", judge_id=judge.id)), status_code=303
+    )
+
+
+@router.get("/judges/{judge_id}", name="judge_model_page")
+def judge_page(
+    request: Request, judge: WebJudgeDep, user: WebUser, session: SessionDep
+) -> Response:
+    """Show a judge's form (secrets only as 'key set' and header names) and the test form."""
+    return _judge(request, user, session, judge, {})
+
+
+def _judge(
+    request: Request,
+    user: User,
+    session: SessionDep,
+    judge: Judge,
+    errors: dict[str, str],
+    *,
+    status_code: int = 200,
+    test: JudgeTestRead | None = None,
+    saved: bool = False,
+) -> Response:
+    context = {
+        "user": user,
+        "judge": service.to_read(judge),
+        "books": page_data.book_choices(session=session, user=user),
+        "errors": errors,
+        "test": test,
+        "saved": saved or request.query_params.get("saved") == "1",
+    }
+    return render(request, "judge_model.html", context, status_code)
+
+
+@router.post("/judges/{judge_id}", name="judge_update_submit")
+def update_judge(
+    request: Request,
+    judge: WebJudgeDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Save a judge; blank key and headers keep the stored ones."""
+    values = _values(form, creating=False)
+    if field_text(form, "remove_api_key"):
+        values["api_key"] = ""
+    if values.get("prompt") is None:
+        values["prompt"] = ""  # a blank prompt box means the default prompt
+    try:
+        body = parse_body(JudgeUpdate, values)
+        service.update_judge(session=session, judge=judge, body=body)
+    except FormErrors as exc:
+        return _judge(request, user, session, judge, exc.errors, status_code=422)
+    url = request.url_for("judge_model_page", judge_id=judge.id).include_query_params(saved=1)
+    return RedirectResponse(str(url), status_code=303)
+
+
+@router.post("/judges/{judge_id}/test", name="judge_test_submit")
+async def test_judge(
+    request: Request,
+    judge: WebJudgeDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Ask the judge about a few pairs of a book and show each prompt, reply and cost."""
+    try:
+        book_id = int(field_text(form, "book_id"))
+        n = max(1, min(20, int(field_text(form, "n") or 5)))
+        book = access.visible_book(session=session, user=user, book_id=book_id)
+        config, scale, picked = trial.prepare(session=session, book=book, judge=judge, n=n)
+    except (ValueError, NotFound):
+        return _judge(request, user, session, judge, {"book_id": "Choose a book."}, status_code=422)
+    except Conflict as exc:
+        return _judge(request, user, session, judge, {"form": exc.message}, status_code=409)
+    result = await trial.try_judge(
+        config=config, scale=scale, picked=picked, judge_id=judge.id, book_id=book.id
+    )
+    return _judge(request, user, session, judge, {}, test=result)
+
+
+@router.get("/books/{book_id}/judging", name="book_judging_page")
+def judging_page(
+    request: Request, book: WebBookDep, user: WebUser, session: SessionDep
+) -> Response:
+    """'Judge this book': choose a judge and pairs, see the estimate, start, follow runs."""
+    return _judging(request, user, session, book, {}, None)
+
+
+def _judging(
+    request: Request,
+    user: User,
+    session: SessionDep,
+    book: Book,
+    errors: dict[str, str],
+    estimate: JudgeRunEstimate | None,
+    form: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Response:
+    page = page_data.judging_page(session=session, user=user, book=book)
+    context = {
+        "user": user,
+        "page": page,
+        "errors": errors,
+        "estimate": estimate,
+        "form": form or {},
+    }
+    return render(request, "judging.html", context, status_code)
+
+
+def _run_values(form: FormData) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "judge_id": field_text(form, "judge_id"),
+        "pairs": field_text(form, "pairs") or "unjudged",
+    }
+    for name in ("limit", "budget_usd", "budget_tokens"):
+        text = field_text(form, name).strip()
+        if text:
+            values[name] = text
+    return values
+
+
+@router.post("/books/{book_id}/judging", name="book_judging_submit")
+def start_run(
+    request: Request,
+    book: WebBookDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Estimate (the Estimate button) or start a judge run and open its page."""
+    values = _run_values(form)
+    dry = field_text(form, "action") == "estimate"
+    try:
+        body = parse_body(JudgeRunCreate, {**values, "dry_run": dry})
+        judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
+        if dry:
+            estimate = runs.estimate(session=session, book=book, judge=judge, body=body)
+            return _judging(request, user, session, book, {}, estimate, values)
+        run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
+    except FormErrors as exc:
+        return _judging(request, user, session, book, exc.errors, None, values, 422)
+    except (Invalid, NotFound, Conflict) as exc:
+        code = 409 if isinstance(exc, Conflict) else 422
+        return _judging(request, user, session, book, {"form": exc.message}, None, values, code)
+    launch.launch(
+        manager=request.app.state.run_manager,
+        session_factory=request.app.state.session_factory,
+        run_id=run.id,
+    )
+    url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
+    return RedirectResponse(str(url), status_code=303)
+
+
+@router.get("/books/{book_id}/judge-runs/{run_id}", name="judge_run_page")
+def run_page(
+    request: Request, book: WebBookDep, run_id: int, user: WebUser, session: SessionDep
+) -> Response:
+    """A judge run: progress (live while it runs), counters, failures, retry and cancel."""
+    run = runs.to_read(
+        session=session,
+        run=runs.get_run(session=session, book=book, run_id=run_id),
+        with_failures=True,
+    )
+    template = (
+        "partials/judge_run_progress.html"
+        if request.headers.get("HX-Request")
+        else "judge_run.html"
+    )
+    return render(request, template, {"user": user, "run": run, "book": book})
+
+
+@router.post("/books/{book_id}/judge-runs/{run_id}/cancel", name="judge_run_cancel_submit")
+def cancel_run(
+    request: Request, book: WebBookDep, run_id: int, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Cancel a judge run and come back to its page."""
+    runs.cancel_run(session=session, run=runs.get_run(session=session, book=book, run_id=run_id))
+    url = request.url_for("judge_run_page", book_id=book.id, run_id=run_id)
+    return RedirectResponse(str(url), status_code=303)
+
+
+@router.post("/books/{book_id}/judge-runs/{run_id}/retry", name="judge_run_retry_submit")
+def retry_failed(
+    request: Request,
+    book: WebBookDep,
+    run_id: int,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Start a new run of the same judge over the pairs that failed."""
+    old = runs.get_run(session=session, book=book, run_id=run_id)
+    try:
+        judge = service.get_judge_for_book(session=session, user=user, judge_id=old.judge_id)
+        body = JudgeRunCreate(judge_id=judge.id, pairs="failed")
+        run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
+    except (Conflict, Invalid, NotFound) as exc:
+        return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
+    launch.launch(
+        manager=request.app.state.run_manager,
+        session_factory=request.app.state.session_factory,
+        run_id=run.id,
+    )
+    url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
+    return RedirectResponse(str(url), status_code=303)
