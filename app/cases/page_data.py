@@ -36,6 +36,7 @@ from app.endpoints import service as endpoint_service
 from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
 from app.runs import service as run_service
 from app.runs.schemas import RunSummary
+from app.schedules import notes
 from app.scorers import service as scorer_service
 from app.teams import service as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
@@ -287,6 +288,7 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
         scorer_names=_scorer_names(
             session=session, ids={r.recorded_scorer_id for r in runs} | {r.scorer_id for r in runs}
         ),
+        annotations=notes.timeline(session=session, case=case),
     )
 
 

@@ -13,6 +13,7 @@ from app.cases.history_schemas import QueryScorePoint
 from app.cases.schemas import CaseRead, QueryRead, TryRead
 from app.endpoints.schemas import EndpointRead
 from app.runs.schemas import RunSummary
+from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScorerRead
 from app.vocabulary import Engine, QueryStatus
 
@@ -134,6 +135,9 @@ class CaseHistory(Out):
     points: list[ScorePoint] = Field(description="Finished runs' case scores, oldest first")
     runs: list[RunSummary] = Field(description="The latest runs, newest first")
     scorer_names: dict[int, str] = Field(description="Names of the runs' scorers by id")
+    annotations: list[AnnotationRead] = Field(
+        default_factory=list, description="Notes on the case's timeline (app/schedules)"
+    )
 
 
 class ScaleMismatch(Out):
