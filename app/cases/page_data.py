@@ -17,6 +17,7 @@ from app.books import sync as book_sync
 from app.cases import history as history_service
 from app.cases import queries as query_service
 from app.cases import service as case_service
+from app.cases.metric_panel import metric_panel, tag_query_ids
 from app.cases.page_schemas import (
     PER_PAGE,
     CaseHistory,
@@ -35,8 +36,8 @@ from app.cases.schemas import TryRead
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
 from app.runs import service as run_service
+from app.runs.metrics import metric_defs, metric_ids, scores_of_row
 from app.runs.schemas import RunSummary
-from app.schedules import notes
 from app.scorers import service as scorer_service
 from app.teams import service as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
@@ -167,8 +168,14 @@ def case_page(
     sort: QuerySort = "position",
     q: str = "",
     page: int = 1,
+    tag: str = "",
+    metric: int | None = None,
 ) -> CasePage:
-    """Return the case page: score, runs, one page of the query list and the settings."""
+    """Return the case page: score, runs, one page of the query list and the settings.
+
+    ``tag`` keeps the queries with that tag; ``metric`` (a scorer id) is what the score
+    sorts sort by, instead of the primary scorer.
+    """
     read = case_service.to_read(session=session, case=case)
     current = case_service.current_try(session=session, case=case)
     scorer = case.scorer
@@ -184,7 +191,17 @@ def case_page(
         k=k,
         score=score_of(case_id=case.id, run=latest),
         active_run=_active_run(session=session, case=case),
-        queries=query_list(session=session, case=case, run=latest, k=k, sort=sort, q=q, page=page),
+        queries=query_list(
+            session=session,
+            case=case,
+            run=latest,
+            k=k,
+            sort=sort,
+            q=q,
+            page=page,
+            tag=tag,
+            metric=metric,
+        ),
         history=case_history(session=session, case=case),
         endpoints=endpoint_service.endpoint_options(session=session, user=user),
         scorers=scorer_service.scorer_options(session=session, user=user),
@@ -192,6 +209,7 @@ def case_page(
         scale_mismatch=scale_mismatch(
             session=session, case=case, scale=[entry.value for entry in scale]
         ),
+        metrics=metric_panel(session=session, case=case, latest=latest),
     )
 
 
@@ -220,13 +238,30 @@ def scale_mismatch(*, session: Session, case: Case, scale: Sequence[float]) -> S
 
 
 def case_query_list(
-    *, session: Session, case: Case, sort: QuerySort = "position", q: str = "", page: int = 1
+    *,
+    session: Session,
+    case: Case,
+    sort: QuerySort = "position",
+    q: str = "",
+    page: int = 1,
+    tag: str = "",
+    metric: int | None = None,
 ) -> QueryList:
     """Return one page of the case's query list against its latest finished run."""
     current = case_service.current_try(session=session, case=case)
     k = scorer_service.scorer_k(case.scorer, rows=current.rows)
     latest = run_service.latest_finished_run(session=session, case=case)
-    return query_list(session=session, case=case, run=latest, k=k, sort=sort, q=q, page=page)
+    return query_list(
+        session=session,
+        case=case,
+        run=latest,
+        k=k,
+        sort=sort,
+        q=q,
+        page=page,
+        tag=tag,
+        metric=metric,
+    )
 
 
 def score_of(*, case_id: int, run: Run | None) -> CaseScore:
@@ -288,7 +323,6 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
         scorer_names=_scorer_names(
             session=session, ids={r.recorded_scorer_id for r in runs} | {r.scorer_id for r in runs}
         ),
-        annotations=notes.timeline(session=session, case=case),
     )
 
 
@@ -310,13 +344,14 @@ def _active_run(*, session: Session, case: Case) -> RunSummary | None:
     return run_service.summary(run) if run else None
 
 
-def _sort_order(sort: QuerySort) -> list[Any]:
+def _sort_order(sort: QuerySort, metric: Any = None) -> list[Any]:
     # Columns and expressions mixed: SQLAlchemy's own order_by takes them as Any-like.
     by_position: list[Any] = [Query.position, Query.id]
+    score: Any = RunQuery.score if metric is None else metric
     if sort == "score":
-        return [RunQuery.score.is_(None), RunQuery.score, *by_position]
+        return [score.is_(None), score, *by_position]
     if sort == "score_desc":
-        return [RunQuery.score.is_(None), RunQuery.score.desc(), *by_position]
+        return [score.is_(None), score.desc(), *by_position]
     if sort == "text":
         return [func.lower(Query.text), Query.id]
     return by_position
@@ -332,6 +367,8 @@ def query_list(
     q: str = "",
     page: int = 1,
     per_page: int = PER_PAGE,
+    tag: str = "",
+    metric: int | None = None,
 ) -> QueryList:
     """Return one page of the case's queries with their latest scores and unrated counts.
 
@@ -341,6 +378,10 @@ def query_list(
     wanted = Query.case_id == case.id
     if q.strip():
         wanted = wanted & Query.text.icontains(q.strip(), autoescape=True)
+    if tag:
+        wanted = wanted & Query.id.in_(tag_query_ids(session=session, case=case, tag=tag))
+    if run is None or metric == run.scorer_id or metric not in metric_ids(run):
+        metric = None  # the primary (or no run): its score column sorts
     total = session.scalar(select(func.count()).select_from(Query).where(wanted)) or 0
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
@@ -356,10 +397,13 @@ def query_list(
             RunQuery.score,
             RunQuery.num_found,
             RunQuery.error,
+            Query.tags,
+            Query.weight,
+            RunQuery.metric_scores,
         )
         .outerjoin(RunQuery, (RunQuery.query_id == Query.id) & (RunQuery.run_id == run_id))
         .where(wanted)
-        .order_by(*_sort_order(sort))
+        .order_by(*_sort_order(sort, None if metric is None else _metric_column(metric)))
         .limit(per_page)
         .offset((page - 1) * per_page)
     )
@@ -381,12 +425,42 @@ def query_list(
             notes=row.notes,
             information_need=row.information_need,
             history=histories.get(row.id, []),
+            tags=list(row.tags or []),
+            weight=row.weight if row.weight is not None else 1.0,
+            metric_scores=_metric_scores(run, row),
         )
         for row in rows
     ]
     return QueryList(
-        items=items, sort=sort, q=q, page=page, per_page=per_page, total=total, pages=pages
+        items=items,
+        sort=sort,
+        q=q,
+        page=page,
+        per_page=per_page,
+        total=total,
+        pages=pages,
+        tag=tag,
+        metric=metric,
+        metric_names=(
+            {}
+            if run is None
+            else {
+                str(m.scorer_id): m.name for m in metric_defs(session=session, ids=metric_ids(run))
+            }
+        ),
     )
+
+
+def _metric_column(scorer_id: int) -> Any:
+    """Return a query row's score under one metric, as a number SQL can sort."""
+    return RunQuery.metric_scores[str(scorer_id)].as_float()
+
+
+def _metric_scores(run: Run | None, row: Any) -> dict[str, float | None]:
+    if run is None or row.status is None:
+        return {}
+    scores = scores_of_row(run.scorer_id, row.status, row.score, row.metric_scores)
+    return {str(k): v for k, v in scores.items()}
 
 
 def _unrated_counts(

@@ -10,10 +10,10 @@ from pydantic import Field
 from app.bodies import Out
 from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
+from app.cases.metric_panel import MetricPanel
 from app.cases.schemas import CaseRead, QueryRead, TryRead
 from app.endpoints.schemas import EndpointRead
 from app.runs.schemas import RunSummary
-from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScorerRead
 from app.vocabulary import Engine, QueryStatus
 
@@ -99,12 +99,24 @@ class QueryRow(Out):
     history: list[QueryScorePoint] = Field(
         default_factory=list, description="Stored scores in the last finished runs, oldest first"
     )
+    tags: list[str] = Field(default_factory=list)
+    weight: float = 1.0
+    metric_scores: dict[str, float | None] = Field(
+        default_factory=dict, description="Every metric's score in the latest run, by scorer id"
+    )
 
 
 class QueryList(Out):
     items: list[QueryRow]
     sort: QuerySort
     q: str
+    tag: str = Field(default="", description="Only the queries with this tag (empty: all)")
+    metric: int | None = Field(
+        default=None, description="The metric (scorer id) the score sorts use; null: the primary"
+    )
+    metric_names: dict[str, str] = Field(
+        default_factory=dict, description="The latest run's metrics by scorer id, primary first"
+    )
     page: int
     per_page: int
     total: int
@@ -135,9 +147,6 @@ class CaseHistory(Out):
     points: list[ScorePoint] = Field(description="Finished runs' case scores, oldest first")
     runs: list[RunSummary] = Field(description="The latest runs, newest first")
     scorer_names: dict[int, str] = Field(description="Names of the runs' scorers by id")
-    annotations: list[AnnotationRead] = Field(
-        default_factory=list, description="Notes on the case's timeline (app/schedules)"
-    )
 
 
 class ScaleMismatch(Out):
@@ -168,6 +177,9 @@ class CasePage(Out):
     ratings_source: RatingsSource | None = None
     scale_mismatch: ScaleMismatch | None = Field(
         default=None, description="Set when many ratings lie outside the scorer's scale"
+    )
+    metrics: MetricPanel | None = Field(
+        default=None, description="Every metric of the latest run, and its tags-by-metrics table"
     )
 
 

@@ -46,9 +46,14 @@ def case_page(
     sort: QuerySort = "position",
     q: str = "",
     page: int = 1,
+    tag: str = "",
+    metric: int | None = None,
 ) -> CasePage:
-    """Return the data of a case page, with one page of its query list."""
-    return case_pages.case_page(session=session, user=user, case=case, sort=sort, q=q, page=page)
+    """Return the data of a case page, with one page of its query list (``tag``: only the
+    queries with it; ``metric``: the scorer id the score sorts use)."""
+    return case_pages.case_page(
+        session=session, user=user, case=case, sort=sort, q=q, page=page, tag=tag, metric=metric
+    )
 
 
 @router.get("/cases/{case_id}/score", response_model=CaseScore, name="case_score_json")
@@ -64,9 +69,13 @@ def query_list(
     sort: QuerySort = "position",
     q: str = "",
     page: int = 1,
+    tag: str = "",
+    metric: int | None = None,
 ) -> QueryList:
     """Return one page of the case's query list."""
-    return case_pages.case_query_list(session=session, case=case, sort=sort, q=q, page=page)
+    return case_pages.case_query_list(
+        session=session, case=case, sort=sort, q=q, page=page, tag=tag, metric=metric
+    )
 
 
 @router.get("/cases/{case_id}/history", response_model=CaseHistory, name="case_history_json")

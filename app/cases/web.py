@@ -31,6 +31,11 @@ from app.web_common.web_deps import FormDep, WebCaseDep
 router = APIRouter(route_class=HtmlErrorRoute)
 
 
+def _metric(value: str) -> int | None:
+    """Return the metric (scorer id) a link asks to sort by; anything else means the primary."""
+    return int(value) if value.isdigit() and len(value) < 10 else None
+
+
 def _sort(value: str) -> QuerySort:
     return value if value in QUERY_SORTS else "position"
 
@@ -92,10 +97,19 @@ def case_page(
     sort: str = "position",
     q: str = "",
     page: int = 1,
+    tag: str = "",
+    metric: str = "",
 ) -> Response:
     """Show a case: score, run button, the query list, settings and history."""
     data = case_pages.case_page(
-        session=session, user=user, case=case, sort=_sort(sort), q=q, page=page
+        session=session,
+        user=user,
+        case=case,
+        sort=_sort(sort),
+        q=q,
+        page=page,
+        tag=tag,
+        metric=_metric(metric),
     )
     saved = request.query_params.get("saved", "")
     return _render_case(request, user, data, saved=saved)
@@ -276,10 +290,18 @@ def query_list(
     sort: str = "position",
     q: str = "",
     page: int = 1,
+    tag: str = "",
+    metric: str = "",
 ) -> Response:
     """Return one page of the query list."""
     queries = case_pages.case_query_list(
-        session=session, case=case, sort=_sort(sort), q=q, page=page
+        session=session,
+        case=case,
+        sort=_sort(sort),
+        q=q,
+        page=page,
+        tag=tag,
+        metric=_metric(metric),
     )
     return render(request, "partials/query_list.html", {"case": case, "queries": queries})
 

@@ -140,7 +140,7 @@ def create_annotation(
 @router.get("/cases/{case_id}/annotations", response_model=list[AnnotationRead])
 def list_annotations(case: CaseDep, session: SessionDep) -> list[AnnotationRead]:
     """Return the case's annotations (the automatic ones of new tries included)."""
-    return notes.timeline(session=session, case=case)
+    return [notes.to_read(a) for a in notes.list_annotations(session=session, case=case)]
 
 
 @router.patch("/cases/{case_id}/annotations/{annotation_id}", response_model=AnnotationRead)

@@ -123,11 +123,6 @@ class AnnotationRead(Out):
     at: datetime
     run_id: int | None
     auto: bool
-    near_run_id: int | None = Field(
-        default=None,
-        description="The ended run the note's marker sits on in the history: its run, else "
-        "the first run that ended at or after its time (null: none yet)",
-    )
 
 
 class DashboardCase(Out):

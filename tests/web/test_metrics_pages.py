@@ -74,3 +74,76 @@ def test_the_compare_page_lists_every_metric_with_holm(
         assert one(row, ".metric-p-holm").get_text() == f"{metric['p_holm']:.4f}"
         tags = [t["data-tag"] for t in row.select(".metric-tags .tag")]
         assert tags == ["brand", "head", "tail"]
+
+
+def test_the_case_page_shows_the_metric_panel_and_the_tag_table(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _metric_runs(api, session_factory)
+    case_id, ids = setup["case_id"], setup["ids"]
+    # What the previous run recorded when it finished: NDCG@10 40, P@10 10, no ERR@10.
+    recorded = [
+        {
+            "scorer_id": scorer_id(api, "NDCG@10"),
+            "name": "NDCG@10",
+            "case_score": 40.0,
+            "scored": 3,
+        },
+        {"scorer_id": setup["p10"], "name": "P@10", "case_score": 10.0, "scored": 3},
+    ]
+    with session_factory() as session:
+        base_run = session.get(Run, setup["base"])
+        assert base_run is not None
+        base_run.recorded_metrics = recorded
+        session.commit()
+    twin = api.get(f"/api/v1/pages/cases/{case_id}").json()
+    other = api.get(f"/api/v1/cases/{case_id}/runs/{setup['other']}").json()
+    assert twin["metrics"]["run_id"] == setup["other"]
+    login(client)
+    page = soup(client.get(f"/cases/{case_id}"))
+    panel = one(page, "#metric-panel")
+    assert "plain means" in one(panel, "#aggregate-note").get_text()
+    tiles = panel.select(".metric-tile")
+    assert [one(t, ".metric-name").get_text() for t in tiles] == ["NDCG@10", "P@10", "ERR@10"]
+    for tile, now, before in zip(tiles, other["metrics"], [40.0, 10.0, None], strict=True):
+        assert one(tile, ".badge")["data-score"] == str(now["case_score"])
+        change = "\u2013" if before is None else f"{now['case_score'] - before:+.1f}"
+        assert one(tile, ".metric-change").get_text() == change
+        assert len(tile.select(".metric-spark svg")) == 1
+    rows = {r["data-tag"]: r for r in panel.select("#tag-table tbody tr")}
+    assert list(rows) == ["brand", "head", "tail"]
+    ndcg_head = next(t for t in other["metrics"][0]["by_tag"] if t["tag"] == "head")
+    cell = rows["head"].select("td")[0]
+    assert cell["data-count"] == "2" == str(ndcg_head["count"])
+    assert one(cell, ".tag-mean").get_text() == f"{ndcg_head['mean']:.1f}"
+
+    # The tag's link lists only its queries (the partial, and the page as a fallback).
+    link = one(rows["tail"], "a.tag-filter")
+    partial = soup(client.get(str(link["hx-get"])))
+    assert [li["data-query-id"] for li in partial.select("li.query")] == [str(ids["alien"])]
+    full = soup(client.get(str(link["href"]).split("#")[0]))
+    assert [li["data-query-id"] for li in full.select("#query-list li.query")] == [
+        str(ids["alien"])
+    ]
+    assert one(full, "#list-tag").get_text() == "tail"
+
+
+def test_queries_sort_by_any_metric(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _metric_runs(api, session_factory)
+    case_id, p10 = setup["case_id"], setup["p10"]
+    run = api.get(f"/api/v1/cases/{case_id}/runs/{setup['other']}").json()
+    by_p10 = sorted(run["queries"], key=lambda q: (-q["metric_scores"][str(p10)], q["query_id"]))
+    listed = api.get(
+        f"/api/v1/pages/cases/{case_id}/query-list",
+        params={"sort": "score_desc", "metric": p10},
+    ).json()
+    assert listed["metric"] == p10
+    assert [q["id"] for q in listed["items"]] == [q["query_id"] for q in by_p10]
+    assert listed["items"][0]["metric_scores"][str(p10)] == by_p10[0]["metric_scores"][str(p10)]
+    login(client)
+    page = soup(client.get(f"/cases/{case_id}", params={"sort": "score_desc", "metric": p10}))
+    assert one(page, "#sort-metric option[selected]")["value"] == str(p10)
+    shown = [int(str(li["data-query-id"])) for li in page.select("#query-list li.query")]
+    assert shown == [q["query_id"] for q in by_p10]
