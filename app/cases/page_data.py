@@ -38,6 +38,8 @@ from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs, metric_ids, scores_of_row
 from app.runs.schemas import RunSummary
+from app.schedules import notes
+from app.schedules import service as schedule_service
 from app.scorers import service as scorer_service
 from app.teams import service as team_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
@@ -76,6 +78,7 @@ def cases_page(*, session: Session, user: User, show: str = "all") -> CasesPage:
     stats = case_service.case_stats(session=session, case_ids=ids)
     history = _score_history(session=session, case_ids=ids, per_case=SPARK_RUNS)
     counts = _latest_counts(session=session, case_ids=ids)
+    upcoming = schedule_service.next_runs(session=session, case_ids=ids)
     rows = [
         CaseRow(
             id=c.id,
@@ -87,6 +90,7 @@ def cases_page(*, session: Session, user: User, show: str = "all") -> CasesPage:
             history=history.get(c.id, []),
             mine=c.owner_id == user.id,
             team_ids=[t.id for t in c.teams],
+            next_run_at=upcoming.get(c.id),
         )
         for c in cases
     ]
@@ -323,6 +327,7 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
         scorer_names=_scorer_names(
             session=session, ids={r.recorded_scorer_id for r in runs} | {r.scorer_id for r in runs}
         ),
+        annotations=notes.timeline(session=session, case=case),
     )
 
 

@@ -14,6 +14,7 @@ from app.cases.metric_panel import MetricPanel
 from app.cases.schemas import CaseRead, QueryRead, TryRead
 from app.endpoints.schemas import EndpointRead
 from app.runs.schemas import RunSummary
+from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScorerRead
 from app.vocabulary import Engine, QueryStatus
 
@@ -48,6 +49,7 @@ class CaseRow(Out):
     )
     mine: bool = True
     team_ids: list[int] = Field(default_factory=list)
+    next_run_at: datetime | None = Field(default=None, description="Next scheduled run (UTC)")
 
 
 class TeamOption(Out):
@@ -147,6 +149,9 @@ class CaseHistory(Out):
     points: list[ScorePoint] = Field(description="Finished runs' case scores, oldest first")
     runs: list[RunSummary] = Field(description="The latest runs, newest first")
     scorer_names: dict[int, str] = Field(description="Names of the runs' scorers by id")
+    annotations: list[AnnotationRead] = Field(
+        default_factory=list, description="Notes on the case's timeline (app/schedules)"
+    )
 
 
 class ScaleMismatch(Out):

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Response
 
 from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
+from app.schedules.page_data import watch_page
 from app.schedules.schemas import (
     AlertCreate,
     AlertRead,
@@ -17,6 +18,7 @@ from app.schedules.schemas import (
     EventRead,
     ScheduleBody,
     ScheduleRead,
+    WatchPage,
     WebhookCreate,
     WebhookRead,
     WebhookUpdate,
@@ -140,7 +142,7 @@ def create_annotation(
 @router.get("/cases/{case_id}/annotations", response_model=list[AnnotationRead])
 def list_annotations(case: CaseDep, session: SessionDep) -> list[AnnotationRead]:
     """Return the case's annotations (the automatic ones of new tries included)."""
-    return [notes.to_read(a) for a in notes.list_annotations(session=session, case=case)]
+    return notes.timeline(session=session, case=case)
 
 
 @router.patch("/cases/{case_id}/annotations/{annotation_id}", response_model=AnnotationRead)
@@ -164,3 +166,9 @@ def delete_annotation(annotation_id: int, case: CaseDep, session: SessionDep) ->
 def get_dashboard(user: CurrentUser, session: SessionDep) -> Dashboard:
     """Return every case the caller may see with its trend and alert state, worst first."""
     return dashboard(session=session, user=user)
+
+
+@router.get("/cases/{case_id}/watch", response_model=WatchPage, name="case_watch_json")
+def get_watch(case: CaseDep, user: CurrentUser, session: SessionDep) -> WatchPage:
+    """Return the case's schedule, alert rules, recent alerts with deliveries, and notes."""
+    return watch_page(session=session, case=case, user=user)

@@ -123,6 +123,11 @@ class AnnotationRead(Out):
     at: datetime
     run_id: int | None
     auto: bool
+    near_run_id: int | None = Field(
+        default=None,
+        description="The ended run the note's marker sits on in the history: its run, else "
+        "the first run that ended at or after its time (null: none yet)",
+    )
 
 
 class DashboardCase(Out):
@@ -138,3 +143,15 @@ class DashboardCase(Out):
 
 class Dashboard(Out):
     cases: list[DashboardCase]
+
+
+class WatchPage(Out):
+    """A case's schedule, alert rules, recent alerts (with their deliveries) and notes."""
+
+    case_id: int
+    case_name: str
+    schedule: ScheduleRead | None
+    alerts: list[AlertRead]
+    events: list[EventRead] = Field(description="The latest triggered alerts, newest first")
+    annotations: list[AnnotationRead]
+    webhooks: list[WebhookRead] = Field(description="The webhooks the caller may alert")

@@ -1,0 +1,25 @@
+"""The data of the case's "schedule, alerts and notes" card, for its page and its JSON twin."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from app.models import Case, User
+from app.schedules import alerts, notes, service, webhooks
+from app.schedules.schemas import WatchPage
+
+__all__ = ["watch_page"]
+
+
+def watch_page(*, session: Session, case: Case, user: User) -> WatchPage:
+    """Return a case's schedule, alert rules, recent alerts with deliveries, and notes."""
+    schedule = service.get_schedule(session=session, case=case)
+    return WatchPage(
+        case_id=case.id,
+        case_name=case.name,
+        schedule=None if schedule is None else service.to_read(schedule),
+        alerts=[alerts.to_read(a) for a in alerts.list_alerts(session=session, case=case)],
+        events=alerts.list_events(session=session, case=case, limit=20),
+        annotations=notes.timeline(session=session, case=case),
+        webhooks=[webhooks.to_read(w) for w in webhooks.list_webhooks(session=session, user=user)],
+    )
