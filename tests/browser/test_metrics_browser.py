@@ -1,0 +1,182 @@
+"""The metric panel and the tag filter in a real Chromium (Debian's /usr/bin/chromium).
+
+The app runs under uvicorn in a background thread on its own temporary SQLite database.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import uvicorn
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.accounts import service as user_service
+from app.cases import queries as query_service
+from app.cases import service as case_service
+from app.cases.schemas import CaseCreate, RatingIn
+from app.config import Settings
+from app.endpoints import service as endpoint_service
+from app.endpoints.schemas import EndpointCreate
+from app.main import create_app
+from app.models import Case, Scorer, User
+from app.runs import service as run_service
+from app.web_common.templating import NO_VALUE
+from tests.browser.test_case_page_browser import CHROMIUM, CHROMIUM_ARGS, TEMPLATE, _free_port
+
+pytestmark = pytest.mark.browser
+
+EMAIL, PASSWORD = "metrics@example.com", "correct horse battery"
+LINES = ["star wars\thead,scifi\t3", "batman\thead", "the matrix\ttail,scifi"]
+
+
+@dataclass(frozen=True)
+class LiveApp:
+    url: str
+    case_id: int
+    query_ids: dict[str, int]
+    session_factory: sessionmaker[Session]
+
+
+def _preset(session: Session, name: str) -> int:
+    return next(
+        s.id for s in session.query(Scorer).filter(Scorer.owner_id.is_(None)) if s.name == name
+    )
+
+
+def _seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str, int]]:
+    with factory() as session:
+        user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
+        endpoint = endpoint_service.create_endpoint(
+            session=session,
+            user=user,
+            body=EndpointCreate(name="movies", engine="opensearch", url=index_url),
+        )
+        case = case_service.create_case(
+            session=session,
+            user=user,
+            body=CaseCreate(
+                name="Metrics",
+                search_endpoint_id=endpoint.id,
+                query_template=TEMPLATE,
+                field_spec="id:_id title:title",
+                scorer_id=_preset(session, "NDCG@10"),
+                metric_scorer_ids=[_preset(session, "P@10"), _preset(session, "ERR@10")],
+            ),
+        )
+        queries = query_service.add_queries(session=session, case=case, texts=LINES)
+        return case.id, {q.text: q.id for q in queries}
+
+
+@pytest.fixture(scope="module")
+def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> Iterator[LiveApp]:
+    """Serve a fresh app with uvicorn in a thread; seed a user, an endpoint and a case."""
+    data_dir = tmp_path_factory.mktemp("metrics-app")
+    app = create_app(
+        Settings(
+            data_dir=data_dir,
+            database_url=f"sqlite:///{data_dir}/relevo.db",
+            secret_key="browser-test-secret",
+        )
+    )
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    factory: sessionmaker[Session] = app.state.session_factory
+    case_id, query_ids = _seed(factory, movies_engine.index_url)
+    try:
+        yield LiveApp(f"http://127.0.0.1:{port}", case_id, query_ids, factory)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Launch Debian's Chromium headless (skipped when it is not installed)."""
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium not found at /usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _rate_top_docs(app: LiveApp) -> None:
+    """Rate each query's first two results of the latest run, then re-score it."""
+    with app.session_factory() as session:
+        case = session.get(Case, app.case_id)
+        user = session.query(User).filter(User.email == EMAIL).one()
+        assert case is not None
+        run = run_service.latest_finished_run(session=session, case=case)
+        assert run is not None
+        for row in run_service.run_queries(session=session, run=run):
+            query = query_service.get_query(session=session, case=case, query_id=row.query_id or 0)
+            grades = [3, 1] if row.text != "batman" else [0, 2]
+            ratings = [
+                RatingIn(doc_id=d["id"], rating=g) for d, g in zip(row.docs, grades, strict=False)
+            ]
+            query_service.set_ratings(
+                session=session, query=query, scorer=case.scorer, ratings=ratings, user=user
+            )
+        run_service.rescore_run(session=session, run=run)
+
+
+def test_the_metric_panel_and_the_tag_filter(browser: Any, live_app: LiveApp) -> None:
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_app.url}/login")
+    page.fill("input[name=email]", EMAIL)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_url(f"{live_app.url}/")
+    page.goto(f"{live_app.url}/cases/{live_app.case_id}")
+    expect(page.locator("#metric-panel")).to_have_count(0)  # no run yet
+    page.click("#run-button")
+    expect(page.locator("#run-progress")).to_have_attribute(
+        "data-status", "finished", timeout=30_000
+    )
+    _rate_top_docs(live_app)
+    page.reload()
+
+    tiles = page.locator("#metric-panel .metric-tile .metric-name")
+    expect(tiles).to_have_text(["NDCG@10", "P@10", "ERR@10"])
+    expect(page.locator("#metric-panel .metric-tile.primary .badge")).not_to_have_text(NO_VALUE)
+    rows = page.locator("#tag-table tbody tr")
+    expect(rows).to_have_count(3)
+    expect(page.locator("#tag-table tr[data-tag='head'] td").first).to_have_attribute(
+        "data-count", "2"
+    )
+    expect(page.locator("#query-list li.query")).to_have_count(3)
+
+    page.evaluate("window.__sameDocument = true")
+    page.click("#tag-table tr[data-tag='tail'] a.tag-filter")
+    listed = page.locator("#query-list li.query")
+    expect(listed).to_have_count(1)
+    expect(listed.first).to_have_attribute("data-query-id", str(live_app.query_ids["the matrix"]))
+    expect(page.locator("#list-tag")).to_have_text("tail")
+    page.click("#tag-table tr[data-tag='head'] a.tag-filter")
+    expect(listed).to_have_count(2)
+    assert page.evaluate("window.__sameDocument") is True  # filtered in place, no reload
+    page.click("#clear-tag")
+    expect(listed).to_have_count(3)
+    context.close()
