@@ -60,6 +60,9 @@ class RunSummary(Out):
         description="Every metric's case score when the run finished, never changed "
         "afterwards (null for a run of one metric)",
     )
+    trigger: str = Field(
+        default="user", description='What started it: "user", "api", "schedule" or "sweep"'
+    )
 
 
 class RunDocRead(Out):

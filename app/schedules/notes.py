@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +22,7 @@ __all__ = [
     "describe_try",
     "get_annotation",
     "list_annotations",
+    "timeline",
     "to_read",
     "update_annotation",
 ]
@@ -150,7 +152,7 @@ def delete_annotation(*, session: Session, annotation: Annotation) -> None:
     session.commit()
 
 
-def to_read(annotation: Annotation) -> AnnotationRead:
+def to_read(annotation: Annotation, near_run_id: int | None = None) -> AnnotationRead:
     """Return the API view of an annotation."""
     return AnnotationRead(
         id=annotation.id,
@@ -159,4 +161,25 @@ def to_read(annotation: Annotation) -> AnnotationRead:
         at=as_utc(annotation.at),
         run_id=annotation.run_id,
         auto=annotation.auto,
+        near_run_id=near_run_id if annotation.run_id is None else annotation.run_id,
     )
+
+
+def timeline(*, session: Session, case: Case) -> list[AnnotationRead]:
+    """Return the case's annotations, each placed on the run its marker sits on."""
+    notes = list_annotations(session=session, case=case)
+    ended = [
+        (as_utc(at), run_id)
+        for run_id, at in session.execute(
+            select(Run.id, Run.finished_at)
+            .where(Run.case_id == case.id, Run.finished_at.is_not(None))
+            .order_by(Run.finished_at, Run.id)
+        )
+        if at is not None
+    ]
+    moments = [at for at, _ in ended]
+    reads = []
+    for note in notes:
+        index = bisect.bisect_left(moments, as_utc(note.at))
+        reads.append(to_read(note, ended[index][1] if index < len(ended) else None))
+    return reads

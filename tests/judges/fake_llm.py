@@ -91,6 +91,11 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def do_GET(self) -> None:  # the monotonic times of the requests so far
+            with state.lock:
+                stamps = list(state.stamps)
+            self._json(200, stamps)
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             body = json.loads(raw)
@@ -185,3 +190,21 @@ def fake_llm() -> Iterator[FakeLLM]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def serve_forever(delay_s: float) -> None:
+    """Serve the fake on a free port in this process (benchmarks run it apart), printing its
+    URL; ``GET /stamps`` answers the monotonic times of the requests received."""
+    state = FakeLLM(delay_s=delay_s)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    server.request_queue_size = 128
+    host, port = server.server_address[:2]
+    print(f"http://{host!s}:{port}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve_forever(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)

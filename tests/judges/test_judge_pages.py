@@ -60,7 +60,7 @@ def test_judge_pages_from_form_to_run(api: ApiUser, client: TestClient, llm: Fak
         f"{judge_url}/test", data={"csrf_token": csrf, "book_id": str(book["id"]), "n": "2"}
     )
     rows = soup(tested).select("#test-results tbody tr")
-    assert sorted(r.get("class", [""])[0] for r in rows) == ["failed", "rated"]
+    assert sorted(" ".join(r.get_attribute_list("class")) for r in rows) == ["failed", "rated"]
     rated = one(soup(tested), "#test-results tr.rated")
     assert one(rated, ".test-rating").get_text() == "3"
     assert "&lt;b&gt;Good&lt;/b&gt;" in tested.text  # the doc's markup shows as text

@@ -97,7 +97,12 @@ def test_run_rates_every_pair_with_provenance(api: ApiUser, llm: FakeLLM) -> Non
 
 def test_failures_are_listed_with_reasons_and_retried(api: ApiUser, llm: FakeLLM) -> None:
     judge = make_judge(api, llm)
-    docs: list[dict[str, Any]] = [{"grade": 2}, {"fake": "non_json"}, {"fake": "off_scale"}, {"fake": "500"}]
+    docs: list[dict[str, Any]] = [
+        {"grade": 2},
+        {"fake": "non_json"},
+        {"fake": "off_scale"},
+        {"fake": "500"},
+    ]
     book = book_with(api, docs)
     done = wait(api, book["id"], start(api, book["id"], judge["id"])["id"])
     assert done["status"] == "finished"

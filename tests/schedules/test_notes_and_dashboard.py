@@ -14,6 +14,7 @@ from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
 from tests.web.helpers import attr, login, one
+from tests.web.helpers import soup as soup_of
 
 
 def test_notes_at_a_time_on_a_run_and_after_each_new_try(api: ApiUser, db: Session) -> None:
@@ -91,3 +92,31 @@ def test_dashboard_page_lists_the_same_cases(api: ApiUser, client: TestClient, d
     assert one(rows[0], "a").get_text() == "Films <b>"
     assert attr(one(rows[0], ".badge"), "data-score") == "42.0"
     assert attr(one(soup, 'link[rel="alternate"]'), "href").endswith("/api/v1/dashboard")
+
+
+def test_notes_are_marked_on_the_history_chart_and_runs_table(
+    api: ApiUser, client: TestClient, db: Session
+) -> None:
+    case_id, queries = new_case(api, queries=1)
+    early = add_run(db, case_id, queries, [40], finished_at=datetime(2026, 5, 1, tzinfo=UTC))
+    later = add_run(db, case_id, queries, [60], finished_at=datetime(2026, 5, 3, tzinfo=UTC))
+    url = f"/api/v1/cases/{case_id}/annotations"
+    api.post(url, json={"text": "synonyms v3", "at": "2026-05-02T00:00:00Z"})
+    api.post(url, json={"text": "first <run>", "run_id": early.id})
+    api.post(url, json={"text": "not run yet", "at": "2026-06-01T00:00:00Z"})
+    placed = {a["text"]: a["near_run_id"] for a in api.get(url).json()}
+    assert placed == {"first <run>": early.id, "synonyms v3": later.id, "not run yet": None}
+    login(client, api.email)
+    page = soup_of(client.get(f"/cases/{case_id}/history", headers={"HX-Request": "true"}))
+    markers = {
+        attr(g, "data-run-id"): one(g, "title").get_text()
+        for g in page.select("#case-history-chart g.note-marker")
+    }
+    assert markers == {str(early.id): "first <run>", str(later.id): "synonyms v3"}
+    rows = {
+        attr(tr, "data-run-id"): [n.get_text() for n in tr.select(".run-note")]
+        for tr in page.select("#runs tbody tr")
+    }
+    assert rows == {str(early.id): ["first <run>"], str(later.id): ["synonyms v3"]}
+    runs = api.get(f"/api/v1/cases/{case_id}/runs").json()
+    assert {r["trigger"] for r in runs} == {"user"}
