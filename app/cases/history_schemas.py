@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import Field
 
@@ -19,8 +20,8 @@ class QueryHistoryPoint(QueryScorePoint):
     try_number: int
     status: QueryStatus | None = Field(description="Null when the query was not in that run")
     finished_at: datetime | None
-    knobs: dict[str, float] | None = Field(
-        default=None, description="Knob values the run used instead of its try's (a sweep's)"
+    knobs: dict[str, Any] | None = Field(
+        default=None, description="Knob values the run searched with (its own, else its try's)"
     )
 
 

@@ -324,6 +324,7 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
             if r.status in (RunStatus.FINISHED, RunStatus.FAILED)
         ],
         runs=[run_service.summary(r) for r in runs],
+        knobs=history_service.effective_knobs(session=session, case_id=case.id, runs=runs),
         scorer_names=_scorer_names(
             session=session, ids={r.recorded_scorer_id for r in runs} | {r.scorer_id for r in runs}
         ),

@@ -149,6 +149,10 @@ class CaseHistory(Out):
     points: list[ScorePoint] = Field(description="Finished runs' case scores, oldest first")
     runs: list[RunSummary] = Field(description="The latest runs, newest first")
     scorer_names: dict[int, str] = Field(description="Names of the runs' scorers by id")
+    knobs: dict[int, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Knob values each run searched with (its own, a sweep's, else its try's)",
+    )
     annotations: list[AnnotationRead] = Field(
         default_factory=list, description="Notes on the case's timeline (app/schedules)"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -25,8 +25,8 @@ class CompareSide(Out):
     scored: int
     unscored: int
     errors: int
-    knobs: dict[str, float] | None = Field(
-        default=None, description="Knob values the run used instead of its try's (a sweep's)"
+    knobs: dict[str, Any] | None = Field(
+        default=None, description="Knob values the run searched with (its own, else its try's)"
     )
 
 

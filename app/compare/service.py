@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.cases import queries as query_service
 from app.cases import service as case_service
+from app.cases.history import effective_knobs
 from app.compare.metrics import compare_case_metrics
 from app.compare.schemas import (
     Change,
@@ -217,7 +218,10 @@ def compare_runs(
         )
         for qid in query_ids
     ]
-    base_read, other_read = _side_read(base), _side_read(other)
+    knobs = effective_knobs(
+        session=session, case_id=case.id, runs=[r for r in (base_run, other_run) if r is not None]
+    )
+    base_read, other_read = _side_read(base, knobs), _side_read(other, knobs)
     case_delta = _delta(base_read.case_score, other_read.case_score)
     stats = compare_stats(queries)
     counts = _counts(queries)
@@ -325,7 +329,7 @@ def _side(
     )
 
 
-def _side_read(side: _Side) -> CompareSide:
+def _side_read(side: _Side, knobs: Mapping[int, dict[str, Any]]) -> CompareSide:
     totals = tally(side.outcomes.values())
     return CompareSide(
         run_id=side.run.id,
@@ -335,7 +339,7 @@ def _side_read(side: _Side) -> CompareSide:
         scored=totals.scored,
         unscored=totals.unscored,
         errors=totals.errors,
-        knobs=side.run.knobs,
+        knobs=knobs.get(side.run.id) or None,
     )
 
 

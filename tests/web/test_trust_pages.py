@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.models import Run
+from app.models import Run, Try
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,
@@ -30,8 +30,8 @@ def _set_knobs(factory: sessionmaker[Session], run_id: int, knobs: dict[str, flo
 
 
 def _swept_case(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
-    """A case with three finished runs of try 1: the try's knobs, fuzziness 1, fuzziness 2
-    (which errored on one of its two queries)."""
+    """A case with three finished runs of try 1: the try's knobs (fuzziness 0), then a
+    sweep's fuzziness 1 and fuzziness 2 (which errored on one of its two queries)."""
     ndcg = scorer_id(api, "NDCG@10")
     case_id = movies_case(api, scorer_id=ndcg)
     ids = add_queries(api, case_id, ["star wars", "batman"])
@@ -49,6 +49,10 @@ def _swept_case(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
     third = finished_run(factory, case_id, broken, scorer=ndcg, case_score=80.0)
     _set_knobs(factory, second, {"fuzziness": 1.0})
     _set_knobs(factory, third, {"fuzziness": 2.0, "boost": 0.5})
+    with factory() as session:  # the try's own knobs: what the first run searched with
+        stmt = update(Try).where(Try.case_id == case_id, Try.number == 1)
+        session.execute(stmt.values(knobs={"fuzziness": 0}))
+        session.commit()
     return {"case_id": case_id, "ids": ids, "runs": [first, second, third]}
 
 
@@ -65,12 +69,12 @@ def test_runs_are_named_by_their_knobs_in_the_history_and_the_compare_form(
         int(str(tr["data-run-id"])): one(tr, ".run-knobs").get_text(" ", strip=True)
         for tr in page.select("#runs tbody tr")
     }
-    assert knobs == {first: "the try's", second: "fuzziness=1", third: "boost=0.5, fuzziness=2"}
+    assert knobs == {first: "fuzziness=0", second: "fuzziness=1", third: "boost=0.5, fuzziness=2"}
     base_options = [o.get_text() for o in page.select("#compare-form select[name=base] option")]
     assert base_options == [
         f"Run {third} · try 1 · boost=0.5, fuzziness=2 · 80",
         f"Run {second} · try 1 · fuzziness=1 · 50",
-        f"Run {first} · try 1 · 50",
+        f"Run {first} · try 1 · fuzziness=0 · 50",
     ]
     other_options = [o.get_text() for o in page.select("#compare-form select[name=other] option")]
     assert other_options[1:] == base_options
@@ -101,19 +105,19 @@ def test_the_query_history_names_each_run_by_its_knobs(
     ]
     rows = page.select("#query-history tbody tr")
     assert [one(r, ".run-knobs").get_text() for r in rows] == [
-        "the try's",
+        "fuzziness=0",
         "fuzziness=1",
         "boost=0.5, fuzziness=2",
     ]
     titles = [t.get_text() for t in page.select("#query-history-chart circle title")]
     assert titles == [
-        f"Run {first} · try 1: 40",
+        f"Run {first} · try 1 · fuzziness=0: 40",
         f"Run {second} · try 1 · fuzziness=1: 40",
         f"Run {third} · try 1 · boost=0.5, fuzziness=2: 80",
     ]
     data = api.get(f"/api/v1/cases/{setup['case_id']}/queries/{wars}/history").json()
     assert [p["knobs"] for p in data["points"]] == [
-        None,
+        {"fuzziness": 0},
         {"fuzziness": 1.0},
         {"fuzziness": 2.0, "boost": 0.5},
     ]
