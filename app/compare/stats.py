@@ -27,6 +27,7 @@ __all__ = [
 
 CHANGED_MOST = 10
 SIGNIFICANT = 0.05
+NO_CHANGE = 1e-9  # as compare.service.SAME: two scores this close are the same score
 
 
 def query_overlap(base_top: Iterable[str], other_top: Iterable[str]) -> QueryOverlap:
@@ -43,7 +44,11 @@ def compare_stats(queries: Sequence[QueryComparison]) -> CompareStats:
         if q.delta is not None and q.base_score is not None and q.other_score is not None
     ]
     result = paired_stats([b for b, _ in pairs], [o for _, o in pairs])
-    return CompareStats(**result.__dict__)
+    values = dict(result.__dict__)
+    # Changes that cancel out sum to a rounding error: 0, never "-0.0 points".
+    if values["mean_delta"] is not None and abs(values["mean_delta"]) < NO_CHANGE:
+        values["mean_delta"] = 0.0
+    return CompareStats(**values)
 
 
 def case_overlap(queries: Sequence[QueryComparison]) -> CaseOverlap:

@@ -57,10 +57,9 @@ class ScoreChart:
         return sum(1 for d in self.dots if d.kind == "partial")
 
 
-def _kind(point: Any) -> tuple[DotKind, str]:
+def _kind(point: Any, score: float | None, status_attr: str | None) -> tuple[DotKind, str]:
     """Return how a point is drawn and why, from its score and counts (or query status)."""
-    score = point.score
-    status = getattr(point, "status", "")
+    status = getattr(point, status_attr, "") if status_attr else ""
     if score is None:
         if getattr(point, "failed", False):
             return "missing", "the run failed"
@@ -77,10 +76,20 @@ def _kind(point: Any) -> tuple[DotKind, str]:
 
 
 def score_chart(
-    points: Sequence[Any], *, width: int = 640, height: int = 180, labels: Sequence[str] = ()
+    points: Sequence[Any],
+    *,
+    width: int = 640,
+    height: int = 180,
+    labels: Sequence[str] = (),
+    ticks: Sequence[str] = (),
+    score_attr: str = "score",
+    status_attr: str | None = "status",
 ) -> ScoreChart:
-    """Return the chart of points (each with run_id and score 0-100, optionally scored, total,
-    errors or a query's status), oldest first; labels name the runs in the tooltips."""
+    """Return the chart of points (each with run_id and a 0-100 score, optionally scored,
+    total, errors or a query's status), oldest first; labels name the runs in the tooltips,
+    ticks (run numbers by default) under the axis; score_attr and status_attr name the
+    attributes of the score and of a query's status (None: the points have no such status)."""
+    scores: list[float | None] = [getattr(p, score_attr) for p in points]
     left, right, top, bottom = 34.0, width - 12.0, 10.0, height - 24.0
     inner = bottom - top
     step = (right - left) / max(1, len(points) - 1)
@@ -94,12 +103,12 @@ def score_chart(
     dots: list[ChartDot] = []
     segments: list[list[tuple[float, float]]] = []
     current: list[tuple[float, float]] = []
-    for i, point in enumerate(points):
-        kind, why = _kind(point)
+    for i, (point, score) in enumerate(zip(points, scores, strict=True)):
+        kind, why = _kind(point, score, status_attr)
         name = labels[i] if i < len(labels) else f"Run {point.run_id}"
-        y = bottom if point.score is None else y_of(point.score)
-        dots.append(ChartDot(x_of(i), y, point.run_id, point.score, kind, f"{name}: {why}"))
-        if point.score is None:
+        y = bottom if score is None else y_of(score)
+        dots.append(ChartDot(x_of(i), y, point.run_id, score, kind, f"{name}: {why}"))
+        if score is None:
             if current:
                 segments.append(current)
             current = []
@@ -109,7 +118,7 @@ def score_chart(
         segments.append(current)
     every = max(1, -(-len(points) // MAX_X_LABELS))  # ceil: at most MAX_X_LABELS labels
     x_ticks = [
-        (str(p.run_id), x_of(i))
+        (ticks[i] if i < len(ticks) else str(p.run_id), x_of(i))
         for i, p in enumerate(points)
         if i % every == 0 or i == len(points) - 1
     ]

@@ -92,11 +92,15 @@ def test_a_sweep_page_with_a_no_score_combination_draws_a_gap(
     response = client.get(f"/cases/{case_id}/sweeps/{sweep_id}")  # was a 500: min(100, None)
     assert response.status_code == 200, response.text
     chart = one(soup(response), "#sweep-chart")
-    # 640 x 140, pad 8: x steps by 156, y = 132 - 1.24 x score. t=2 and t=5 are gaps, so
-    # t=1 stands alone and only t=3 - t=4 is a line.
-    assert [attr(p, "points") for p in chart.select("polyline")] == ["320.0,57.6 476.0,32.8"]
+    # 640 x 160, plot x 34-628 (steps of 148.5), y = 136 - 1.26 x score. t=2 and t=5 are
+    # gaps marked on the baseline, so t=1 stands alone and only t=3 - t=4 is a line.
+    assert [attr(p, "points") for p in chart.select("polyline")] == ["331.0,60.4 479.5,35.2"]
     dots = [(attr(c, "cx"), attr(c, "cy")) for c in chart.select("circle.dot")]
-    assert dots == [("8.0", "82.4"), ("320.0", "57.6"), ("476.0", "32.8")]
+    assert dots == [("34.0", "85.6"), ("331.0", "60.4"), ("479.5", "35.2")]
+    assert [t.get_text() for t in chart.select("text.x-tick")] == ["1", "2", "3", "4", "5"]
+    missing = chart.select("path.dot-missing")
+    assert [attr(m, "data-run-id") for m in missing] == [str(runs[2]), str(runs[5])]
+    assert one(missing[0], "title").get_text() == f"t=2 (run {runs[2]}): no score"
     fragment = client.get(f"/cases/{case_id}/sweeps/{sweep_id}", headers={"HX-Request": "true"})
     assert fragment.status_code == 200
     assert len(soup(fragment).select("#sweep-chart circle.dot")) == 3
@@ -118,6 +122,7 @@ def test_a_sweep_where_nothing_scored_says_so(
     assert response.status_code == 200
     page = soup(response)
     assert page.select("#sweep-chart polyline, #sweep-chart circle") == []
+    assert len(page.select("#sweep-chart path.dot-missing")) == 2  # marked, not dropped
     assert one(page, "#sweep-no-best").get_text(strip=True) == data["best_note"]
 
 
