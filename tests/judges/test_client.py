@@ -238,3 +238,26 @@ def test_requests_per_minute_spaces_the_calls(llm: FakeLLM) -> None:
     # The clock stands still: the 2nd call waits 2 s, the 3rd 4 s (30 a minute = one per 2 s).
     assert slept == [2.0, 4.0]
     assert len(llm.requests) == 3
+
+
+def test_tokens_per_minute_waits_for_the_window(llm: FakeLLM) -> None:
+    slept: list[float] = []
+    now = [100.0]
+
+    async def go() -> None:
+        async def sleep(seconds: float) -> None:
+            slept.append(seconds)
+            now[0] += seconds
+
+        async with httpx.AsyncClient() as http:
+            client = JudgeClient(http, sleep=sleep, clock=lambda: now[0], policy=OutboundPolicy())
+            # Each call is counted at its estimate: ~250 prompt tokens + 512 output = ~760,
+            # so two fit in 1,600 tokens a minute and the third waits for the first to age out.
+            config = openai(llm, tokens_per_minute=1600)
+            for grade in (1, 2, 3):
+                await client.judge(config, prompt_for({"grade": grade}), SCALE)
+
+    asyncio.run(go())
+    assert len(llm.requests) == 3
+    # One wait of a minute (the request spacing of 1,000,000 a minute adds microseconds).
+    assert max(slept) > 59.9 and sum(slept) == pytest.approx(60.0, abs=0.01)

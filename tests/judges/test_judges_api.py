@@ -163,3 +163,23 @@ def test_test_needs_a_visible_book(api: ApiUser, other_api: ApiUser) -> None:
     book = make_book(other_api)
     response = api.post(f"/api/v1/judges/{judge['id']}/test", json={"book_id": book["id"]})
     assert response.status_code == 404
+
+
+def test_rotation_reseals_judge_secrets(api: ApiUser, db: Session) -> None:
+    from cryptography.fernet import Fernet
+
+    from app.secret_box import Keyring, current_keyring, registered_columns, reseal_column
+
+    judge = create(api)
+    old = current_keyring()
+    new = Keyring((Fernet.generate_key().decode(), *old.keys))
+    specs = [s for s in registered_columns() if s.table == "judges"]
+    assert {s.column for s in specs} == {"api_key_sealed", "headers"}
+    connection = db.connection()
+    for spec in specs:
+        reseal_column(connection, spec, keyring=new)
+    row = db.execute(
+        text("SELECT api_key_sealed FROM judges WHERE id = :id"), {"id": judge["id"]}
+    ).one()
+    newest_only = Keyring(new.keys[:1])
+    assert newest_only.unseal(row[0]) == "sk-secret-abc"
