@@ -22,7 +22,7 @@ from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
 from app.runtime import tune_gc
 from app.sandbox import JsPool, install_pool
-from app.schedules.delivery import DeliveryConfig
+from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
 from app.schedules.hooks import Ticker
 from app.scorers import service as scorer_service
@@ -152,13 +152,7 @@ def _schedule_ticker(
     settings: Settings, session_factory: sessionmaker[Session], manager: RunManager
 ) -> Ticker | None:
     """Install the alert delivery settings; without a job queue, fire schedules here."""
-    install_delivery(
-        DeliveryConfig(
-            base_url=settings.base_url or "http://127.0.0.1:8000",
-            smtp_url=settings.smtp_url,
-            email_from=settings.alert_email_from,
-        )
-    )
+    install_delivery(delivery_config_from(settings))
     if settings.uses_queue:  # workers fire them (app.runs.queue's periodic task)
         return None
     ticker = Ticker(

@@ -20,6 +20,8 @@ from app.runs.engine_limits import PostgresEngineLimits
 from app.runs.manager import RunManager
 from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
 from app.sandbox import JsPool, install_pool
+from app.schedules.delivery import config_from as delivery_config_from
+from app.schedules.delivery import install_config as install_delivery
 from app.search import SearchClient
 from app.search.policy import OutboundPolicy, install_policy
 from app.search.transport import engine_http_client
@@ -44,6 +46,8 @@ async def run_worker(settings: Settings, *, concurrency: int, name: str | None =
             max_response_bytes=settings.max_engine_response_bytes,
         )
     )
+    # Alerts evaluated when this worker ends a run link to the server and may e-mail.
+    install_delivery(delivery_config_from(settings))
     http = engine_http_client()
     pool: AsyncConnectionPool = AsyncConnectionPool(
         libpq_url(url), min_size=1, max_size=4, kwargs={"autocommit": True}, open=False

@@ -43,6 +43,15 @@ def _emails(values: list[str]) -> list[str]:
 
 
 def _check_rule(session: Session, case: Case, alert: Alert) -> None:
+    if alert.metric_scorer_id == case.scorer_id:
+        alert.metric_scorer_id = None  # the primary score
+    if alert.metric_scorer_id is not None and alert.metric_scorer_id not in (
+        case.metric_scorer_ids or []
+    ):
+        raise Invalid(
+            "metric_scorer_id",
+            f"Scorer {alert.metric_scorer_id} is not one of case {case.id}'s metrics.",
+        )
     if alert.kind == "drop" and alert.points is None:
         raise Invalid("points", "A drop alert needs points: how far the score must fall.")
     if alert.kind == "below" and alert.threshold is None:

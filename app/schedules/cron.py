@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from croniter import croniter
+from croniter import CroniterError, croniter
 
 from app.errors import Invalid
 
@@ -17,7 +17,7 @@ def normalise(expression: str) -> str:
     """Return the expression trimmed and checked (a preset stays as written), else raise 422."""
     text = " ".join(expression.split())
     fields = PRESETS.get(text, text)
-    if len(fields.split(" ")) != 5 or not croniter.is_valid(fields):
+    if len(fields.split(" ")) != 5 or not croniter.is_valid(fields) or not _ever_due(fields):
         raise Invalid(
             "cron",
             f"{expression!r} is not a schedule: give five cron fields in UTC "
@@ -25,6 +25,15 @@ def normalise(expression: str) -> str:
             "or one of @hourly, @daily, @weekly.",
         )
     return text
+
+
+def _ever_due(fields: str) -> bool:
+    # "0 0 31 2 *" parses but names no day: croniter gives up searching for one.
+    try:
+        croniter(fields, datetime(2000, 1, 1, tzinfo=UTC)).get_next(datetime)
+    except (CroniterError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def next_after(expression: str, moment: datetime) -> datetime:

@@ -23,6 +23,7 @@ import httpx
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.config import Settings
 from app.db import session_scope
 from app.models import AlertEvent, Delivery, Webhook
 from app.schedules.webhooks import secret_of, sign
@@ -33,6 +34,7 @@ from app.search.transport import engine_http_client
 __all__ = [
     "DeliveryConfig",
     "claim_due",
+    "config_from",
     "current_config",
     "deliver_due",
     "drain",
@@ -69,6 +71,15 @@ def install_config(config: DeliveryConfig) -> DeliveryConfig:
     global _config
     previous, _config = _config, config
     return previous
+
+
+def config_from(settings: Settings) -> DeliveryConfig:
+    """Return the delivery settings a process's Settings describe."""
+    return DeliveryConfig(
+        base_url=settings.base_url or "http://127.0.0.1:8000",
+        smtp_url=settings.smtp_url,
+        email_from=settings.alert_email_from,
+    )
 
 
 def current_config() -> DeliveryConfig:

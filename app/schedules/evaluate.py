@@ -51,11 +51,16 @@ def _score(run: Run | None, scorer_id: int | None) -> float | None:
 
 def _query_scores(session: Session, run: Run, scorer_id: int | None) -> dict[int, float]:
     rows = session.execute(
-        select(RunQuery.query_id, RunQuery.score, RunQuery.text).where(RunQuery.run_id == run.id)
+        select(RunQuery.query_id, RunQuery.score, RunQuery.metric_scores).where(
+            RunQuery.run_id == run.id
+        )
     ).all()
-    return {
-        qid: float(score) for qid, score, _text in rows if qid is not None and score is not None
-    }
+    scores: dict[int, float] = {}
+    for qid, score, metrics in rows:
+        value = score if scorer_id is None else (metrics or {}).get(str(scorer_id))
+        if qid is not None and value is not None:
+            scores[qid] = float(value)
+    return scores
 
 
 def _previous(session: Session, run: Run) -> Run | None:

@@ -12,21 +12,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.models import AlertEvent
+from app.models import Alert, AlertCheck, AlertEvent, Run
 from app.schedules import delivery
-from app.schedules.evaluate import evaluate_run
+from app.schedules.evaluate import ENDED, evaluate_run
 from app.schedules.service import Fired, fire_due
 
-__all__ = ["Ticker", "evaluate_ended", "fire_and_deliver", "run_ended"]
+__all__ = ["Ticker", "evaluate_ended", "evaluate_missed", "fire_and_deliver", "run_ended"]
 
 log = logging.getLogger(__name__)
 _background: set[asyncio.Task[None]] = set()
+# The runner's hook evaluates a run as it ends; a tick looks for the runs it missed among
+# those that ended between a day and a minute ago (the minute leaves the hook its turn).
+MISSED_WITHIN = timedelta(days=1)
+MISSED_AFTER = timedelta(minutes=1)
 
 
 def evaluate_ended(*, session_factory: sessionmaker[Session], run_id: int) -> list[int]:
@@ -82,8 +86,35 @@ async def fire_and_deliver(
     for one in fired:
         if one.run_id is not None:
             start(one.run_id)
+    await asyncio.to_thread(evaluate_missed, session_factory=session_factory)
     await delivery.deliver_due(session_factory=session_factory)
     return fired
+
+
+def evaluate_missed(
+    *, session_factory: sessionmaker[Session], now: datetime | None = None
+) -> list[int]:
+    """Evaluate the alerts of runs that ended without the runner's hook seeing it (a run that
+    could not start, one failed as interrupted, a process that stopped); return their ids."""
+    moment = now or datetime.now(UTC)
+    with session_scope(session_factory) as session:
+        run_ids = list(
+            session.scalars(
+                select(Run.id)
+                .where(
+                    Run.status.in_(ENDED),
+                    Run.finished_at >= moment - MISSED_WITHIN,
+                    Run.finished_at <= moment - MISSED_AFTER,
+                    Run.case_id.in_(select(Alert.case_id)),
+                    ~exists().where(AlertCheck.run_id == Run.id),
+                )
+                .order_by(Run.id)
+                .limit(50)
+            )
+        )
+    for run_id in run_ids:
+        evaluate_ended(session_factory=session_factory, run_id=run_id)
+    return run_ids
 
 
 class Ticker:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
-from app.models import AlertEvent, Delivery
+from app.models import AlertEvent, Delivery, RunQuery
 from app.schedules.evaluate import evaluate_run
+from app.schedules.hooks import evaluate_missed
 from app.vocabulary import RunStatus
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
@@ -145,3 +147,67 @@ def test_the_first_run_has_nothing_to_drop_from(api: ApiUser, db: Session, kind:
         extra["baseline_run_id"] = first.id
     _alert(api, case_id, kind=kind, **extra)
     assert _evaluate(db, first.id) == []
+
+
+def test_an_alert_on_a_metric_reads_that_metrics_scores(api: ApiUser, db: Session) -> None:
+    case_id, queries = new_case(api, queries=2)
+    url = f"/api/v1/cases/{case_id}/alerts"
+    metric = api.get("/api/v1/scorers").json()
+    ndcg = next(s["id"] for s in metric if s["name"] == "NDCG@10")
+    refused = api.post(url, json={"kind": "below", "threshold": 50, "metric_scorer_id": ndcg})
+    assert refused.status_code == 422
+    assert (
+        api.patch(f"/api/v1/cases/{case_id}", json={"metric_scorer_ids": [ndcg]}).status_code == 200
+    )
+    _alert(api, case_id, kind="drop", points=10, metric_scorer_id=ndcg)
+    first = add_run(db, case_id, queries, [50, 50])
+    second = add_run(db, case_id, queries, [50, 50])  # the primary score holds...
+    for run, metric_scores in ((first, [90, 70]), (second, [60, 70])):  # ...NDCG falls 15
+        rows = db.scalars(
+            select(RunQuery).where(RunQuery.run_id == run.id).order_by(RunQuery.position)
+        )
+        for row, value in zip(rows, metric_scores, strict=True):
+            row.metric_scores = {str(ndcg): value}
+        run.recorded_metrics = [
+            {"scorer_id": ndcg, "name": "NDCG@10", "case_score": sum(metric_scores) / 2}
+        ]
+    db.commit()
+    assert _evaluate(db, first.id) == []
+    (payload,) = _evaluate(db, second.id)
+    assert (payload["run"]["score"], payload["previous"]["score"], payload["delta"]) == (
+        65.0,
+        80.0,
+        -15.0,
+    )
+    assert [q["delta"] for q in payload["worst_queries"]] == [-30.0]
+
+
+def test_a_tick_evaluates_the_runs_the_hook_missed(
+    api: ApiUser, db: Session, session_factory: sessionmaker[Session]
+) -> None:
+    case_id, queries = new_case(api, queries=1)
+    _alert(api, case_id, kind="run_failed")
+    now = datetime.now(UTC)
+    missed = add_run(
+        db,
+        case_id,
+        queries,
+        [None],
+        status=RunStatus.FAILED,
+        finished_at=now - timedelta(minutes=5),
+    )
+    just_now = add_run(
+        db,
+        case_id,
+        queries,
+        [None],
+        status=RunStatus.FAILED,
+        finished_at=now - timedelta(seconds=5),
+    )
+    old = add_run(
+        db, case_id, queries, [None], status=RunStatus.FAILED, finished_at=now - timedelta(days=3)
+    )
+    assert evaluate_missed(session_factory=session_factory, now=now) == [missed.id]
+    assert evaluate_missed(session_factory=session_factory, now=now) == []
+    events = {e.run_id for e in db.scalars(select(AlertEvent))}
+    assert events == {missed.id} and just_now.id not in events and old.id not in events

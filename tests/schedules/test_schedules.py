@@ -34,7 +34,9 @@ def test_next_after_is_the_first_due_time_in_utc(cron: str, expected: datetime) 
     assert next_after(normalise(cron), T0) == expected
 
 
-@pytest.mark.parametrize("bad", ["", "* * * *", "61 * * * *", "@yearly", "0 3 * * * *", "x"])
+@pytest.mark.parametrize(
+    "bad", ["", "* * * *", "61 * * * *", "@yearly", "0 3 * * * *", "x", "0 0 31 2 *"]
+)
 def test_a_bad_expression_is_refused(bad: str) -> None:
     with pytest.raises(Invalid):
         normalise(bad)
