@@ -70,51 +70,62 @@ def summarize(
     Only scored queries (a number, not None) count, in the case as in its tags; tags are
     listed alphabetically. One pass over the queries, whatever the number of metrics.
     """
-    sums = {m.scorer_id: _Acc() for m in metrics}
-    tags: dict[str, dict[int, _Acc]] = {}
+    ids = [m.scorer_id for m in metrics]
+    case = _Sums(len(ids))
+    tags: dict[str, _Sums] = {}
     for query in queries:
-        for metric in metrics:
-            score = query.scores.get(metric.scorer_id)
-            if score is None:
-                continue
-            sums[metric.scorer_id].add(score, query.weight, weighted)
-            for tag in query.tags:
-                per = tags.setdefault(tag, {})
-                per.setdefault(metric.scorer_id, _Acc()).add(score, query.weight, weighted)
+        scores = [query.scores.get(i) for i in ids]
+        w = query.weight if weighted else 1.0
+        case.add(scores, w)
+        for tag in query.tags:
+            sums = tags.get(tag)
+            if sums is None:
+                sums = tags[tag] = _Sums(len(ids))
+            sums.add(scores, w)
+    ordered = sorted(tags)
     return [
         MetricSummary(
             scorer_id=m.scorer_id,
             name=m.name,
-            case_score=sums[m.scorer_id].mean(),
-            scored=sums[m.scorer_id].count,
+            case_score=case.mean(index),
+            scored=case.count[index],
             by_tag=[
-                TagSummary(tag=tag, count=acc.count, mean=acc.mean(), min=acc.low)
-                for tag in sorted(tags)
-                if (acc := tags[tag].get(m.scorer_id)) is not None
+                TagSummary(
+                    tag=tag,
+                    count=tags[tag].count[index],
+                    mean=tags[tag].mean(index),
+                    min=tags[tag].low[index],
+                )
+                for tag in ordered
+                if tags[tag].count[index]
             ],
         )
-        for m in metrics
+        for index, m in enumerate(metrics)
     ]
 
 
-class _Acc:
-    """A running weighted sum, count and minimum."""
+class _Sums:
+    """Running weighted sums, counts and minimums of several metrics (lists by metric)."""
 
     __slots__ = ("count", "low", "total", "weights")
 
-    def __init__(self) -> None:
-        self.total = 0.0
-        self.weights = 0.0
-        self.count = 0
-        self.low: float | None = None
+    def __init__(self, size: int) -> None:
+        self.total = [0.0] * size
+        self.weights = [0.0] * size
+        self.count = [0] * size
+        self.low: list[float | None] = [None] * size
 
-    def add(self, score: float, weight: float, weighted: bool) -> None:
-        w = weight if weighted else 1.0
-        self.total += w * score
-        self.weights += w
-        self.count += 1
-        if self.low is None or score < self.low:
-            self.low = score
+    def add(self, scores: Sequence[float | None], weight: float) -> None:
+        total, weights, count, low = self.total, self.weights, self.count, self.low
+        for index, score in enumerate(scores):
+            if score is None:
+                continue
+            total[index] += weight * score
+            weights[index] += weight
+            count[index] += 1
+            current = low[index]
+            if current is None or score < current:
+                low[index] = score
 
-    def mean(self) -> float | None:
-        return self.total / self.weights if self.weights > 0 else None
+    def mean(self, index: int) -> float | None:
+        return self.total[index] / self.weights[index] if self.weights[index] > 0 else None
