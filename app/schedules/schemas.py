@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from app.bodies import Body, Name, Out, TeamIds
+
+
+def _in_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the time is out of range once in UTC") from None
+
+
+# A time given with or without an offset (none: UTC), kept in UTC.
+UtcTime = Annotated[datetime, AfterValidator(_in_utc)]
 
 AlertKind = Literal["drop", "drop_from_baseline", "significant_drop", "below", "run_failed"]
 Email = Field(max_length=20)
@@ -107,13 +120,13 @@ class WebhookRead(Out):
 
 class AnnotationCreate(Body):
     text: str = Field(min_length=1, max_length=2000)
-    at: datetime | None = None
+    at: UtcTime | None = None
     run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
 
 
 class AnnotationUpdate(Body):
     text: str | None = Field(default=None, min_length=1, max_length=2000)
-    at: datetime | None = None
+    at: UtcTime | None = None
 
 
 class AnnotationRead(Out):

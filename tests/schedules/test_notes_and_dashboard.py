@@ -120,3 +120,12 @@ def test_notes_are_marked_on_the_history_chart_and_runs_table(
     assert rows == {str(early.id): ["first <run>"], str(later.id): ["synonyms v3"]}
     runs = api.get(f"/api/v1/cases/{case_id}/runs").json()
     assert {r["trigger"] for r in runs} == {"user"}
+
+
+def test_a_time_out_of_range_in_utc_is_422(api: ApiUser) -> None:
+    case_id, _ = new_case(api)
+    url = f"/api/v1/cases/{case_id}/annotations"
+    for at in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:00-14:00"):
+        assert api.post(url, json={"text": "x", "at": at}).status_code == 422
+    note = api.post(url, json={"text": "x", "at": "2026-01-01T12:00:00+02:00"}).json()
+    assert note["at"].startswith("2026-01-01T10:00:00")
