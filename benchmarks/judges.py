@@ -1,16 +1,18 @@
 """A judge run over 5,000 pairs against a fake model answering in 100 ms, concurrency 16.
 
-The fake speaks the OpenAI wire format on a loopback port (the tests' fake, run in threads
-here); the run goes through the real pipeline: the judge client with its limits, the
-runner's batched writes, a temporary SQLite database (or, with --database-url, an empty
-PostgreSQL database you name). The judge allows 9,600 requests a minute (160 a second),
-which is also what 16 calls of 100 ms at once can reach.
+The fake (benchmarks/fake_judge_server.py, asyncio in a process of its own) speaks the
+OpenAI wire format on a loopback port; the run goes through the real pipeline: the judge
+client with its limits, the runner's batched writes, a temporary SQLite database (or, with
+--database-url, an empty PostgreSQL database you name). The judge allows 9,600 requests a
+minute (160 a second), which is also what 16 calls of 100 ms at once can reach.
 
 Prints: wall time and pairs/s against the 160 pairs/s ceiling; the most requests the
 fake saw in any 60 s window (sliding, against the judge's requests/minute); the process's
 resident memory at 20%, 50% and 100% of the run (flat means no per-pair growth).
 
-    python benchmarks/judges.py [--pairs 5000] [--database-url postgresql+psycopg://...]
+    python benchmarks/judges.py [--pairs 5000] [--rpm 9600] [--database-url postgresql+psycopg://...]
+
+With ``--pairs 1500 --rpm 1000`` the requests/minute limit binds (about 90 s).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def max_in_window(stamps: list[float], window_s: float = 60.0) -> int:
     )
 
 
-def build(factory: sessionmaker[Session], url: str, pairs: int) -> int:
+def build(factory: sessionmaker[Session], url: str, pairs: int, rpm: int) -> int:
     """Create a user, a book of ``pairs`` pairs and a judge; return a queued run's id."""
     with factory() as session:
         user = user_service.create_user(
@@ -99,7 +101,7 @@ def build(factory: sessionmaker[Session], url: str, pairs: int) -> int:
                 model="fake",
                 api_key="sk-bench",
                 max_concurrency=CONCURRENCY,
-                requests_per_minute=RPM,
+                requests_per_minute=rpm,
                 price_input_per_mtok=0.15,
                 price_output_per_mtok=0.6,
             ),
@@ -124,10 +126,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=5_000)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument(
+        "--rpm", type=int, default=RPM, help="the judge's requests/minute (below 9,600 it binds)"
+    )
     args = parser.parse_args()
     # The fake runs in a process of its own, so that it takes no CPU from the run's loop.
     fake = subprocess.Popen(
-        [sys.executable, "-m", "tests.judges.fake_llm", str(REPLY_S)],
+        [sys.executable, str(ROOT / "benchmarks" / "fake_judge_server.py"), str(REPLY_S)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -149,7 +154,7 @@ def run_benchmark(args: argparse.Namespace, llm_url: str) -> None:
         engine = make_engine(settings.resolved_database_url)
         migrate(engine)
         factory = make_session_factory(engine)
-        run_id = build(factory, llm_url, args.pairs)
+        run_id = build(factory, llm_url, args.pairs, args.rpm)
         memory: dict[int, float] = {}
         stop = threading.Event()
 
@@ -181,16 +186,17 @@ def run_benchmark(args: argparse.Namespace, llm_url: str) -> None:
             assert run is not None
             rated = session.scalar(select(func.count()).select_from(JudgeRun))
         rate = args.pairs / elapsed
+        ceiling = min(CEILING, args.rpm / 60)
         print(f"database: {engine.dialect.name}; pairs: {args.pairs}; concurrency {CONCURRENCY}")
         print(f"status {run.status}: judged {run.judged}, cached {run.cached}, failed {run.failed}")
         print(
-            f"wall time {elapsed:.1f} s; {rate:.1f} pairs/s = {rate / CEILING:.1%} of the "
-            f"{CEILING:.0f} pairs/s ceiling"
+            f"wall time {elapsed:.1f} s; {rate:.1f} pairs/s = {rate / ceiling:.1%} of the "
+            f"{ceiling:.0f} pairs/s ceiling"
         )
         stamps = [float(t) for t in httpx.get(f"{llm_url}/stamps").json()]
         print(
             f"requests sent {len(stamps)}; most in any 60 s window: "
-            f"{max_in_window(stamps)} (limit {RPM}/min)"
+            f"{max_in_window(stamps)} (limit {args.rpm}/min)"
         )
         at20, at50 = memory.get(20, float("nan")), memory.get(50, float("nan"))
         print(

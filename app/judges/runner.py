@@ -11,6 +11,7 @@ last reason, instead of paying for more of them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -138,7 +139,7 @@ async def _work(
     client: JudgeClient, plan: RunPlan, state: _State, factory: sessionmaker[Session]
 ) -> None:
     jobs = iter(plan.jobs)
-    lock = asyncio.Lock()
+    wake = asyncio.Event()
 
     async def worker() -> None:
         while state.stop_status is None:
@@ -149,27 +150,36 @@ async def _work(
             if result is not None:
                 state.pending.append(result)
             if len(state.pending) >= BATCH:
-                await flush()
+                wake.set()  # the writer stores it; this worker asks about the next pair
 
     async def flush() -> None:
-        async with lock:
-            batch, state.pending = state.pending, []
-            cancelled = await asyncio.to_thread(_store, factory, plan, batch)
-            if cancelled:
-                state.stop("cancelled", "Cancelled.")
+        batch, state.pending = state.pending, []
+        cancelled = await asyncio.to_thread(_store, factory, plan, batch)
+        if cancelled:
+            state.stop("cancelled", "Cancelled.")
 
-    async def ticker() -> None:
+    workers_done = False
+
+    async def writer() -> None:
+        # One writer, off the workers' path: a batch is stored while the next calls go on.
+        # It is never cancelled mid-batch: it ends by itself after the workers' last results.
         while True:
-            await asyncio.sleep(FLUSH_EVERY_S)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(FLUSH_EVERY_S):
+                    await wake.wait()
+            wake.clear()
+            last = workers_done
             await flush()
+            if last:
+                return
 
-    tick = asyncio.create_task(ticker())
+    writing = asyncio.create_task(writer())
     try:
         await asyncio.gather(*(worker() for _ in range(max(1, plan.config.max_concurrency))))
     finally:
-        tick.cancel()
-        await asyncio.gather(tick, return_exceptions=True)
-    await flush()
+        workers_done = True
+        wake.set()
+        await writing
 
 
 def _start(factory: sessionmaker[Session], run_id: int) -> RunPlan | None:
