@@ -21,6 +21,7 @@ from app.cases import (
 from app.cases import (
     experiments_api,
     experiments_web,
+    metrics_web,
     pages_api,
     queries_api,
     queries_web,
@@ -97,6 +98,7 @@ for _module in (
     accounts_web,
     quepid_web,
     cases_web,
+    metrics_web,
     compare_web,
     queries_web,
     scorers_web,

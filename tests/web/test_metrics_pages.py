@@ -11,6 +11,7 @@ from app.models import Run
 from tests.fixtures.users import ApiUser
 from tests.web.helpers import (
     add_queries,
+    attr,
     doc,
     finished_run,
     login,
@@ -147,3 +148,77 @@ def test_queries_sort_by_any_metric(
     assert one(page, "#sort-metric option[selected]")["value"] == str(p10)
     shown = [int(str(li["data-query-id"])) for li in page.select("#query-list li.query")]
     assert shown == [q["query_id"] for q in by_p10]
+
+
+def test_metrics_and_tags_are_set_from_the_case_page(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    ndcg, p10, err = (scorer_id(api, n) for n in ("NDCG@10", "P@10", "ERR@10"))
+    case_id = movies_case(api, scorer_id=ndcg)
+    ids = add_queries(api, case_id, ["star wars", "batman", "alien"])
+    token = login(client)
+    page = soup(client.get(f"/cases/{case_id}"))
+    form = one(page, "#metrics-settings")
+    boxes = {attr(b, "value") for b in form.select("input[name=metric_scorer_ids]")}
+    assert {str(p10), str(err)} <= boxes and str(ndcg) not in boxes
+    saved = client.post(
+        f"/cases/{case_id}/metrics",
+        data={
+            "csrf_token": token,
+            "metric_scorer_ids": [str(err), str(p10)],
+            "aggregate": "weighted_mean",
+        },
+        follow_redirects=False,
+    )
+    assert saved.status_code == 303
+    case = api.get(f"/api/v1/cases/{case_id}").json()
+    assert (case["metric_scorer_ids"], case["aggregate"]) == ([err, p10], "weighted_mean")
+    page = soup(client.get(f"/cases/{case_id}"))
+    checked = [attr(b, "value") for b in page.select("#metrics-settings input[checked]")]
+    assert sorted(checked) == sorted([str(err), str(p10), "weighted_mean"])
+    refused = client.post(
+        f"/cases/{case_id}/metrics",
+        data={"csrf_token": token, "metric_scorer_ids": ["x"], "aggregate": "median"},
+    )
+    assert refused.status_code == 422
+
+    tagged = client.post(
+        f"/cases/{case_id}/queries/tags",
+        data={
+            "csrf_token": token,
+            "query_ids": [str(ids["star wars"]), str(ids["alien"])],
+            "add_tags": "head, scifi",
+            "weight": "2.5",
+        },
+        follow_redirects=False,
+    )
+    assert tagged.status_code == 303
+    listed = {
+        q["text"]: (q["tags"], q["weight"])
+        for q in api.get(f"/api/v1/cases/{case_id}/queries").json()
+    }
+    assert listed == {
+        "star wars": (["head", "scifi"], 2.5),
+        "batman": ([], 1.0),
+        "alien": (["head", "scifi"], 2.5),
+    }
+    client.post(
+        f"/cases/{case_id}/queries/tags",
+        data={"csrf_token": token, "query_ids": [str(ids["alien"])], "remove_tags": "head"},
+    )
+    assert api.get(f"/api/v1/cases/{case_id}/queries").json()[2]["tags"] == ["scifi"]
+    page = soup(client.get(f"/cases/{case_id}"))
+    alien = one(page, f"#query-{ids['alien']}")
+    assert [t.get_text() for t in alien.select(".query-tag")] == ["scifi"]
+    assert one(alien, "input.query-pick")["form"] == "bulk-tags-form"
+    for bad in ({"weight": "-1"}, {"weight": "abc"}, {"add_tags": "t" * 41}, {}):
+        answer = client.post(
+            f"/cases/{case_id}/queries/tags",
+            data={"csrf_token": token, "query_ids": [str(ids["alien"])] if bad else [], **bad},
+        )
+        assert answer.status_code == 422, bad
+    other = client.post(
+        f"/cases/{case_id}/queries/tags",
+        data={"csrf_token": token, "query_ids": ["999999"], "weight": "2"},
+    )
+    assert other.status_code == 404
