@@ -254,13 +254,16 @@ class JudgeClient:
     async def _fetch(
         self, call: Call, config: JudgeConfig, cap: int
     ) -> tuple[int, httpx.Headers, bytes]:
-        request = self._http.build_request(
-            "POST",
-            call.url,
-            content=json.dumps(call.body).encode(),
-            headers=call.headers,
-            timeout=httpx.Timeout(config.timeout_s),
-        )
+        try:
+            request = self._http.build_request(
+                "POST",
+                call.url,
+                content=json.dumps(call.body).encode(),
+                headers=call.headers,
+                timeout=httpx.Timeout(config.timeout_s),
+            )
+        except (UnicodeError, ValueError, httpx.InvalidURL) as exc:  # a header httpx refuses
+            raise _Failed(f"the request cannot be built: {type(exc).__name__}") from None
         response = await self._http.send(request, stream=True, follow_redirects=False)
         try:
             chunks: list[bytes] = []

@@ -25,6 +25,19 @@ def _url(value: str) -> str:
     return value.rstrip("/")
 
 
+def _ascii_secret(value: str | None) -> str | None:
+    if value and not (value.isascii() and value.isprintable()):
+        raise ValueError("must be printable ASCII (it is sent in an HTTP header)")
+    return value
+
+
+def _ascii_headers(value: dict[str, str] | None) -> dict[str, str] | None:
+    for name, header in (value or {}).items():
+        if not header.isascii():
+            raise ValueError(f"the value of header {name!r} must be ASCII")
+    return _check_headers(value)
+
+
 def _prompt(value: str | None) -> str | None:
     if value is None or not value.strip():
         return None
@@ -58,11 +71,12 @@ class JudgeCreate(Body):
 
     _base_url = field_validator("base_url")(_url)
     _the_prompt = field_validator("prompt")(_prompt)
+    _key = field_validator("api_key")(_ascii_secret)
 
     @field_validator("headers")
     @classmethod
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
-        return _check_headers(value) or {}
+        return _ascii_headers(value) or {}
 
 
 class JudgeUpdate(Body):
@@ -89,11 +103,12 @@ class JudgeUpdate(Body):
         return None if value is None else _url(value)
 
     _the_prompt = field_validator("prompt")(_prompt)
+    _key = field_validator("api_key")(_ascii_secret)
 
     @field_validator("headers")
     @classmethod
     def _headers(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return _check_headers(value)
+        return _ascii_headers(value)
 
 
 class JudgeRead(Out):

@@ -183,3 +183,11 @@ def test_rotation_reseals_judge_secrets(api: ApiUser, db: Session) -> None:
     ).one()
     newest_only = Keyring(new.keys[:1])
     assert newest_only.unseal(row[0]) == "sk-secret-abc"
+
+
+@pytest.mark.parametrize(
+    "bad", [{"api_key": "clé-secrète"}, {"headers": {"X-Org": "café"}}, {"api_key": "a\nb"}]
+)
+def test_secrets_that_cannot_travel_in_a_header_are_422(api: ApiUser, bad: dict[str, Any]) -> None:
+    response = api.post("/api/v1/judges", json=judge_body("http://127.0.0.1:9", **bad))
+    assert response.status_code == 422
