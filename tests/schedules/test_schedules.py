@@ -10,7 +10,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import Invalid
-from app.models import Case, CaseSchedule, Run, ScheduleFiring
+from app.models import Case, CaseSchedule, Run, ScheduleFiring, Sweep
+from app.runs import service as run_service
 from app.schedules import service
 from app.schedules.cron import next_after, normalise
 from app.schedules.schemas import ScheduleBody
@@ -162,3 +163,17 @@ def test_the_cases_api_carries_the_schedule(api: ApiUser) -> None:
     cleared = api.patch(url, json={"schedule": None}).json()
     assert (cleared["schedule"], cleared["next_run_at"]) == (None, None)
     assert api.get(url).json()["schedule"] is None
+
+
+def test_a_runs_trigger_says_what_started_it(api: ApiUser, db: Session) -> None:
+    case_id, _ = new_case(api, queries=1)
+    case = db.get(Case, case_id)
+    assert case is not None
+    sweep = Sweep(case_id=case_id, try_number=1)
+    db.add(sweep)
+    db.flush()
+    by_hand = run_service.create_run(session=db, case=case)
+    in_sweep = run_service.create_run(session=db, case=case, sweep_id=sweep.id)
+    assert (by_hand.trigger, in_sweep.trigger) == ("user", "sweep")
+    listed = {r["id"]: r["trigger"] for r in api.get(f"/api/v1/cases/{case_id}/runs").json()}
+    assert listed == {by_hand.id: "user", in_sweep.id: "sweep"}
