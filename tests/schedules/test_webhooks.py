@@ -160,3 +160,28 @@ def test_alerts_are_emailed_when_smtp_is_configured(
     (message,) = messages
     assert "To: oncall@example.com" in message
     assert "Subject: Relevo alert: Movies" in message
+
+
+def test_a_webhook_shared_with_a_team_is_usable_by_its_members(
+    api: ApiUser, other_api: ApiUser
+) -> None:
+    team = api.post("/api/v1/teams", json={"name": "Search"}).json()
+    api.put(f"/api/v1/teams/{team['id']}/members", json={"email": other_api.email})
+    hook = _webhook(api, "https://hooks.example.com/s", team_ids=[team["id"]])
+    assert hook["team_ids"] == [team["id"]]
+    assert [w["id"] for w in other_api.get("/api/v1/webhooks").json()] == [hook["id"]]
+    case_id, _ = new_case(other_api)
+    body = {"kind": "below", "threshold": 10, "webhook_ids": [hook["id"]]}
+    assert other_api.post(f"/api/v1/cases/{case_id}/alerts", json=body).status_code == 201
+    assert other_api.delete(f"/api/v1/webhooks/{hook['id']}").status_code == 403
+    assert (
+        other_api.patch(f"/api/v1/webhooks/{hook['id']}", json={"team_ids": []}).status_code == 403
+    )
+    assert (
+        api.post(
+            "/api/v1/webhooks", json={"name": "x", "url": "https://a.b/c", "team_ids": [999]}
+        ).status_code
+        == 404
+    )
+    api.patch(f"/api/v1/webhooks/{hook['id']}", json={"team_ids": []})
+    assert other_api.get(f"/api/v1/webhooks/{hook['id']}").status_code == 404
