@@ -34,6 +34,8 @@ __all__ = ["JudgeClient", "JudgeConfig", "Outcome", "estimate_tokens"]
 
 RAW_REPLY_CAP = 4000
 RETRY_STATUSES = frozenset({500, 502, 503, 504, 529})
+# The requests/minute window, with a margin for the jitter between sending and arriving.
+WINDOW_S = 60.5
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -105,10 +107,36 @@ class _TokenWindow:
             await self._sleep(max(0.01, self._spent[0][0] + 60 - now))
 
 
+class _RequestWindow:
+    """At most ``per_minute`` requests in any window of a minute, counted when they leave.
+
+    The even spacing of :class:`RateLimiter` alone can let one more through in a window when
+    the event loop delays one request and the next catch up; this log of actual send times
+    (over a minute and a margin for the network's jitter) is the guarantee.
+    """
+
+    def __init__(self, per_minute: int, sleep: Sleep, clock: Callable[[], float]) -> None:
+        self._limit = per_minute
+        self._sent: deque[float] = deque()
+        self._sleep = sleep
+        self._clock = clock
+
+    async def acquire(self) -> None:
+        while True:
+            now = self._clock()
+            while self._sent and self._sent[0] <= now - WINDOW_S:
+                self._sent.popleft()
+            if len(self._sent) < self._limit:
+                self._sent.append(now)
+                return
+            await self._sleep(max(0.001, self._sent[0] + WINDOW_S - now))
+
+
 class _Limits:
     def __init__(self, config: JudgeConfig, sleep: Sleep, clock: Callable[[], float]) -> None:
         self.semaphore = asyncio.Semaphore(max(1, config.max_concurrency))
         self.rate = RateLimiter(config.requests_per_minute, sleep=sleep, clock=clock)
+        self.window = _RequestWindow(config.requests_per_minute, sleep, clock)
         self.tokens = _TokenWindow(config.tokens_per_minute, sleep, clock)
 
     @asynccontextmanager
@@ -116,6 +144,7 @@ class _Limits:
         async with self.semaphore:
             await self.tokens.acquire(tokens)
             await self.rate.acquire()
+            await self.window.acquire()
             yield
 
 

@@ -199,8 +199,7 @@ def _budget(
 
 
 def _store(factory: sessionmaker[Session], plan: RunPlan, batch: Sequence[Result]) -> bool:
-    if not batch:
-        return False
+    # Also with no results: the heartbeat, and a cancel noticed while calls are slow.
     with session_scope(factory) as session:
         return runs.store(session=session, plan=plan, results=batch)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import delete, func, select
@@ -44,6 +45,8 @@ ACTIVE = ("queued", "running")
 TYPICAL_OUTPUT_TOKENS = 80
 WIRE_OVERHEAD_TOKENS = 20
 FAILURES_SHOWN = 500
+# A running run whose heartbeat is this old was left by a process that stopped.
+STALE_S = 60
 
 
 @dataclass(frozen=True)
@@ -210,7 +213,7 @@ def list_runs(*, session: Session, book: Book) -> list[JudgeRun]:
 
 def cancel_run(*, session: Session, run: JudgeRun) -> JudgeRun:
     """Cancel a run: a queued or paused one at once, a running one at its next write."""
-    if run.status in ("queued", "paused"):
+    if run.status in ("queued", "paused") or is_stale(run):
         run.status, run.message, run.finished_at = "cancelled", "Cancelled.", utcnow()
     elif run.status == "running":
         run.cancel_requested = True
@@ -218,14 +221,32 @@ def cancel_run(*, session: Session, run: JudgeRun) -> JudgeRun:
     return run
 
 
+def is_stale(run: JudgeRun, *, now: datetime | None = None) -> bool:
+    """Return whether a running run's process has gone silent (stopped or restarted)."""
+    beat = run.heartbeat_at or run.created_at
+    if beat.tzinfo is None:  # SQLite hands back naive datetimes
+        beat = beat.replace(tzinfo=UTC)
+    return run.status == "running" and (now or utcnow()) - beat > timedelta(seconds=STALE_S)
+
+
 def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
-    """Put a paused run back in the queue (it asks only about the pairs it has not done)."""
-    if run.status != "paused":
-        raise Conflict(f"Only a paused run can be resumed; this one is {run.status}.")
+    """Put a paused run, or one whose process is gone, back in the queue.
+
+    It asks only about the pairs it has not done yet.
+    """
+    if run.status != "paused" and not is_stale(run):
+        raise Conflict(
+            f"Only a paused run, or a running one whose process stopped {STALE_S} s ago, can "
+            f"be resumed; this one is {run.status}."
+        )
     active = session.scalar(
         select(func.count())
         .select_from(JudgeRun)
-        .where(JudgeRun.judge_id == run.judge_id, JudgeRun.status.in_(ACTIVE))
+        .where(
+            JudgeRun.judge_id == run.judge_id,
+            JudgeRun.status.in_(ACTIVE),
+            JudgeRun.id != run.id,
+        )
     )
     if active:
         raise Conflict("This judge already has a run under way; wait for it or cancel it.")
@@ -271,6 +292,7 @@ def to_read(
         message=run.message,
         created_at=run.created_at,
         finished_at=run.finished_at,
+        resumable=run.status == "paused" or is_stale(run),
         failures=failures(session=session, run=run) if with_failures else None,
     )
 
@@ -312,7 +334,7 @@ def start(*, session: Session, run_id: int) -> RunPlan | None:
         return None
     jobs = pair_jobs(session=session, book=book, judge=judge, pair_ids=pending)
     entries = cached_entries(session=session, keys=[j.key for j in jobs])
-    run.status = "running"
+    run.status, run.heartbeat_at = "running", utcnow()
     session.commit()
     return RunPlan(
         run_id=run.id,
@@ -342,6 +364,10 @@ def store(*, session: Session, plan: RunPlan, results: Sequence[Result]) -> bool
     run = session.get(JudgeRun, plan.run_id, with_for_update=True)
     if run is None:
         return True
+    run.heartbeat_at = utcnow()
+    if not results:
+        session.commit()
+        return run.cancel_requested
     ids = [r.job.pair_id for r in results]
     existing = {
         j.pair_id: j

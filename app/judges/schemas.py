@@ -202,6 +202,8 @@ class JudgeRunRead(Out):
     message: str | None
     created_at: datetime
     finished_at: datetime | None
+    # Paused, or running in a process that stopped: POST .../resume goes on where it was.
+    resumable: bool = False
     failures: list[FailureRead] | None = None
 
 

@@ -292,6 +292,30 @@ def cancel_run(
     return RedirectResponse(str(url), status_code=303)
 
 
+@router.post("/books/{book_id}/judge-runs/{run_id}/resume", name="judge_run_resume_submit")
+def resume_run(
+    request: Request,
+    book: WebBookDep,
+    run_id: int,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Resume a paused run (or one whose process stopped) and come back to its page."""
+    run = runs.get_run(session=session, book=book, run_id=run_id)
+    try:
+        runs.resume_run(session=session, run=run)
+    except Conflict as exc:
+        return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
+    launch.launch(
+        manager=request.app.state.run_manager,
+        session_factory=request.app.state.session_factory,
+        run_id=run.id,
+    )
+    url = request.url_for("judge_run_page", book_id=book.id, run_id=run_id)
+    return RedirectResponse(str(url), status_code=303)
+
+
 @router.post("/books/{book_id}/judge-runs/{run_id}/retry", name="judge_run_retry_submit")
 def retry_failed(
     request: Request,

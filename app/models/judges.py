@@ -94,6 +94,9 @@ class JudgeRun(Base):
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Written with every batch (and every half second) by the process executing it: a
+    # "running" run whose heartbeat stopped was left by a process that is gone.
+    heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
 class JudgeFailure(Base):

@@ -84,6 +84,7 @@ def upgrade() -> None:
         sa.Column("cancel_requested", sa.Boolean(), nullable=False),
         _created(),
         sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("heartbeat_at", sa.DateTime(timezone=True), nullable=True),
         _fk("book_id", "judge_runs", "books", "CASCADE"),
         _fk("judge_id", "judge_runs", "judges", "CASCADE"),
         _fk("user_id", "judge_runs", "users", "SET NULL"),

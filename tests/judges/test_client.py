@@ -261,3 +261,24 @@ def test_tokens_per_minute_waits_for_the_window(llm: FakeLLM) -> None:
     assert len(llm.requests) == 3
     # One wait of a minute (the request spacing of 1,000,000 a minute adds microseconds).
     assert max(slept) > 59.9 and sum(slept) == pytest.approx(60.0, abs=0.01)
+
+
+def test_never_more_than_the_limit_in_any_minute(llm: FakeLLM) -> None:
+    sent: list[float] = []
+    now = [100.0]
+
+    async def go() -> None:
+        async def sleep(seconds: float) -> None:
+            now[0] += seconds
+
+        async with httpx.AsyncClient() as http:
+            client = JudgeClient(http, sleep=sleep, clock=lambda: now[0], policy=OutboundPolicy())
+            config = openai(llm, requests_per_minute=2)
+            for grade in (1, 2, 3, 0):
+                await client.judge(config, prompt_for({"grade": grade}), SCALE)
+                sent.append(now[0])
+
+    asyncio.run(go())
+    # Spaced 30 s apart, and the third waits until the first has left the (60.5 s) window.
+    assert sent == [100.0, 130.0, pytest.approx(160.5), pytest.approx(190.5)]
+    assert all(b - a >= 60 for a, b in zip(sent, sent[2:], strict=False))

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
+from app.models import JudgeJudgement, JudgeRun, Pair
 from tests.api.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
@@ -232,3 +236,43 @@ def test_someone_elses_judge_or_book_is_404(api: ApiUser, other_api: ApiUser, ll
     assert response.status_code == 404
     mine = book_with(api, [{"grade": 1}])
     assert other_api.get(f"/api/v1/books/{mine['id']}/judge-runs").status_code == 404
+
+
+def test_a_run_left_by_a_stopped_process_resumes_where_it_was(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": g} for g in (0, 1, 2, 3)])
+    # A run that rated the first pair, then its process died: "running", heartbeat old.
+    first = wait(api, book["id"], start(api, book["id"], judge["id"], limit=1)["id"])
+    assert first["judged"] == 1
+    with session_factory() as session:
+        pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
+        run = JudgeRun(
+            book_id=book["id"],
+            judge_id=judge["id"],
+            status="running",
+            pair_ids=pair_ids,
+            pairs_total=4,
+            heartbeat_at=datetime.now(UTC) - timedelta(minutes=5),
+        )
+        session.add(run)
+        session.flush()
+        done = session.scalars(
+            select(JudgeJudgement).where(JudgeJudgement.pair_id == pair_ids[0])
+        ).one()
+        done.run_id = run.id  # the dead process had stored this one
+        session.commit()
+        run_id = run.id
+    listed = api.get(f"/api/v1/books/{book['id']}/judge-runs/{run_id}").json()
+    assert listed["resumable"] is True
+    before = len(llm.requests)
+    resumed = api.post(f"/api/v1/books/{book['id']}/judge-runs/{run_id}/resume")
+    assert resumed.status_code == 202, resumed.text
+    ended = wait(api, book["id"], run_id)
+    assert ended["status"] == "finished"
+    assert len(llm.requests) - before == 3  # the three pairs it had not done, no more
+    ratings = judge_ratings(api, book["id"])
+    assert [ratings[f"d{i}"][0]["rating"] for i in range(4)] == [0.0, 1.0, 2.0, 3.0]
+    again = api.post(f"/api/v1/books/{book['id']}/judge-runs/{run_id}/resume")
+    assert again.status_code == 409  # a finished run has nothing to resume
