@@ -7,9 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from sqlalchemy.orm import Session, sessionmaker
 from statsmodels.stats.multitest import multipletests
 
 from app import cli
+from app.models import Case
+from app.runs import service as run_service
+from app.runs.plan import FetchedQuery, score_fetched_metrics
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.api.helpers import make_case, make_endpoint, scorer_id
@@ -286,3 +290,65 @@ def test_cli_run_fails_under_each_metric_bar_and_scores_a_tag(
     primary = head["metrics"][0]["case_score"]
     assert cli.main(["run", cid, "--tag", "head", "--fail-under", str(primary + 0.01)]) == 1
     assert cli.main(["run", cid, "--tag", "head", "--fail-under", str(primary - 0.01)]) == 0
+
+
+def test_chunks_of_a_queued_run_store_every_metric(
+    api: ApiUser, session_factory: sessionmaker[Session]
+) -> None:
+    """The worker path (a run split into chunks), driven by hand: no engine is needed."""
+    endpoint = make_endpoint(api, "http://127.0.0.1:9/movies")
+    ndcg, p10 = scorer_id(api, "NDCG@10"), scorer_id(api, "P@10")
+    case = make_case(api, endpoint["id"], scorer_id=ndcg, metric_scorer_ids=[p10])
+    added = api.post(
+        f"/api/v1/cases/{case['id']}/queries/bulk", json={"queries": ["a\tx", "b\tx", "c"]}
+    )
+    ids = {q["text"]: q["id"] for q in added.json()["queries"]}
+    ranked = {"a": ["1", "2", "3"], "b": ["4", "5"], "c": ["6"]}
+    ratings = {ids["a"]: {"2": 3.0}, ids["b"]: {"4": 1.0, "5": 2.0}, ids["c"]: {}}
+    with session_factory() as session:
+        stored = session.get(Case, case["id"])
+        assert stored is not None
+        run = run_service.create_run(session=session, case=stored)
+        run_id = run.id
+        chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=2)
+    assert len(chunks) == 2
+    for number, chunk in enumerate(chunks):
+        with session_factory() as session:
+            plan = run_service.load_plan(session=session, run_id=run_id, query_ids=chunk)
+            assert run_service.start_chunk(session=session, plan=plan)
+            fetched = [
+                FetchedQuery(
+                    plan=q,
+                    docs=[
+                        {"id": d, "rank": r + 1, "fields": {}} for r, d in enumerate(ranked[q.text])
+                    ],
+                    num_found=len(ranked[q.text]),
+                    error=None,
+                    duration_ms=1.0,
+                )
+                for q in plan.queries
+            ]
+            outcomes, scores = score_fetched_metrics(plan=plan, fetched=fetched, ratings=ratings)
+            run_service.store_chunk(
+                session=session,
+                plan=plan,
+                chunk=number,
+                query_ids=chunk,
+                fetched=fetched,
+                outcomes=outcomes,
+                ratings=ratings,
+                metric_scores=scores,
+            )
+    got = api.get(f"/api/v1/cases/{case['id']}/runs/{run_id}").json()
+    assert got["status"] == "finished"
+    by_text = {q["text"]: q for q in got["queries"]}
+    for text in ("a", "b"):
+        want = _expected(api, "P@10", ranked[text], ratings[ids[text]]).score
+        assert by_text[text]["metric_scores"][str(p10)] == pytest.approx(want)
+    assert by_text["c"]["metric_scores"] == {str(ndcg): None, str(p10): None}
+    p10_metric = got["metrics"][1]
+    assert (p10_metric["name"], p10_metric["scored"]) == ("P@10", 2)
+    assert p10_metric["by_tag"][0]["tag"] == "x" and p10_metric["by_tag"][0]["count"] == 2
+    recorded = api.get(f"/api/v1/cases/{case['id']}/runs").json()[0]["recorded_metrics"]
+    assert [m["scorer_id"] for m in recorded] == [ndcg, p10]
+    assert recorded[1]["case_score"] == pytest.approx(p10_metric["case_score"])
