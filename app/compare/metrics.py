@@ -20,9 +20,9 @@ from app.runs.plan import score_metrics
 from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput
 from app.scoring.types import StoredDocs
-from app.vocabulary import QueryStatus
+from app.vocabulary import QueryStatus, ScorerKind
 
-__all__ = ["compare_case_metrics"]
+__all__ = ["compare_case_metrics", "metrics_read_fields"]
 
 
 class _Row(Protocol):
@@ -97,6 +97,15 @@ def compare_case_metrics(
         )
         for m in found
     ]
+
+
+def metrics_read_fields(*, session: Session, case: Case) -> bool:
+    """Return whether an extra metric of the case is JavaScript (which may read doc fields)."""
+    extra = [i for i in case.metric_scorer_ids or [] if i != case.scorer_id]
+    if not extra:
+        return False
+    kinds = session.scalars(select(Scorer.kind).where(Scorer.id.in_(extra)))
+    return any(kind == ScorerKind.JAVASCRIPT for kind in kinds)
 
 
 def _primary(outcome: Outcome | None) -> float | None:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.history import effective_knobs
-from app.compare.metrics import compare_case_metrics
+from app.compare.metrics import compare_case_metrics, metrics_read_fields
 from app.compare.schemas import (
     Change,
     CompareCounts,
@@ -186,7 +186,7 @@ def compare_runs(
     scorer = case.scorer
     config = scorer_service.config_of(scorer)
     # Built-in scorers read ids only; JavaScript may read the docs' fields.
-    whole = config.kind == ScorerKind.JAVASCRIPT
+    whole = config.kind == ScorerKind.JAVASCRIPT or metrics_read_fields(session=session, case=case)
     base_rows = stored_rows(session, base_run.id, docs=whole)
     other_rows = base_rows if other_run is None else stored_rows(session, other_run.id, docs=whole)
     query_ids = sorted(set(base_rows) | set(other_rows))

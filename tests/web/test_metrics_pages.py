@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -222,3 +223,29 @@ def test_metrics_and_tags_are_set_from_the_case_page(
         data={"csrf_token": token, "query_ids": ["999999"], "weight": "2"},
     )
     assert other.status_code == 404
+
+
+def test_a_javascript_metric_reads_doc_fields_in_a_comparison(
+    api: ApiUser, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _metric_runs(api, session_factory)
+    code = "setScore(docs.length && docs[0].fields.title == 'Empire' ? 1 : 0)"
+    created = api.post(
+        "/api/v1/scorers",
+        json={
+            "name": "Empire first",
+            "kind": "javascript",
+            "code": code,
+            "scale": [0, 1, 2, 3],
+            "max_score": 1,
+        },
+    )
+    assert created.status_code == 201, created.text
+    js = created.json()["id"]
+    api.patch(f"/api/v1/cases/{setup['case_id']}", json={"metric_scorer_ids": [setup["p10"], js]})
+    params = {"base": setup["base"], "other": setup["other"]}
+    body = api.get(f"/api/v1/cases/{setup['case_id']}/runs/compare", params=params).json()
+    metric = next(m for m in body["metrics"] if m["scorer_id"] == js)
+    # Only star wars has Empire first, and only in the other run: +100 over 3 queries.
+    assert (metric["base"], metric["other"]) == (0.0, pytest.approx(100 / 3))
+    assert metric["delta"] == pytest.approx(100 / 3)
