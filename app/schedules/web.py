@@ -26,9 +26,10 @@ router = APIRouter()
 
 @router.get("/dashboard", name="dashboard_page")
 def dashboard_page(request: Request, user: WebUser, session: SessionDep) -> Response:
-    """The cases the user may see, what got worse first."""
+    """The cases the user may see, what got worse first (for htmx: only what got worse)."""
     data = dashboard(session=session, user=user)
-    return render(request, "dashboard.html", {"user": user, "dashboard": data})
+    name = "partials/worse.html" if is_htmx(request) else "dashboard.html"
+    return render(request, name, {"user": user, "dashboard": data})
 
 
 @router.get("/cases/{case_id}/watch", name="case_watch_page")

@@ -129,3 +129,20 @@ def test_a_time_out_of_range_in_utc_is_422(api: ApiUser) -> None:
         assert api.post(url, json={"text": "x", "at": at}).status_code == 422
     note = api.post(url, json={"text": "x", "at": "2026-01-01T12:00:00+02:00"}).json()
     assert note["at"].startswith("2026-01-01T10:00:00")
+
+
+def test_the_home_page_loads_what_got_worse(api: ApiUser, client: TestClient, db: Session) -> None:
+    now = datetime.now(UTC)
+    worse, wq = new_case(api, queries=1, name="Worse")
+    steady, sq = new_case(api, queries=1, name="Steady")
+    add_run(db, worse, wq, [70], finished_at=now - timedelta(days=2))
+    add_run(db, worse, wq, [64], finished_at=now - timedelta(days=1))
+    add_run(db, steady, sq, [50], finished_at=now - timedelta(days=2))
+    add_run(db, steady, sq, [51], finished_at=now - timedelta(days=1))
+    login(client, api.email)
+    home = soup_of(client.get("/"))
+    assert attr(one(home, "#worse"), "hx-get").endswith("/dashboard")
+    card = soup_of(client.get("/dashboard", headers={"HX-Request": "true"}))
+    items = card.select("#worse li")
+    assert [attr(li, "data-case-id") for li in items] == [str(worse)]
+    assert one(items[0], ".delta-7d").get_text() == "-6.00 in 7 days"
