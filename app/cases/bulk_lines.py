@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["BulkLine", "BulkLineError", "clean_tags", "parse_line"]
+__all__ = ["BulkLine", "BulkLineError", "clean_tags", "from_options", "parse_line"]
 
 MAX_TEXT = 1000
 MAX_TAG = 40
@@ -59,3 +59,22 @@ def _weight(raw: str) -> float:
     if not math.isfinite(value) or value <= 0 or value > MAX_WEIGHT:
         raise BulkLineError(f"weight {raw.strip()!r} must be a number greater than 0")
     return value
+
+
+def from_options(options: object) -> tuple[list[str], float]:
+    """Return the tags and weight a query's options carry (``tags``: a list or a comma
+    separated text, ``weight``: a number > 0), as Quepid exports may; what does not fit the
+    rules is left out (no tags, weight 1): the options keep it as it was."""
+    if not isinstance(options, dict):
+        return [], 1.0
+    raw = options.get("tags")
+    items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    try:
+        tags = list(clean_tags([t for t in items if isinstance(t, str)]))
+    except BulkLineError:
+        tags = []
+    weight = options.get("weight")
+    if isinstance(weight, bool) or not isinstance(weight, int | float):
+        return tags, 1.0
+    value = float(weight)
+    return tags, value if math.isfinite(value) and 0 < value <= MAX_WEIGHT else 1.0

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session
 
 from app.access import visible_clause
 from app.cases import service as case_service
+from app.cases.bulk_lines import from_options
 from app.db import owns_transaction
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import TEST_FIELD_SPECS
@@ -872,6 +873,9 @@ def _add_queries(session: Session, user: User, case: Case, queries: list[QuepidQ
             notes=q.notes,
             information_need=q.information_need,
             options=q.options,
+            # Tags and a weight in the query's options become the query's own.
+            tags=from_options(q.options)[0],
+            weight=from_options(q.options)[1],
         )
         for position, q in enumerate(queries)
     ]

@@ -17,6 +17,7 @@ from app.runs.plan import FetchedQuery, score_fetched_metrics
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.api.helpers import make_case, make_endpoint, scorer_id
+from tests.api.test_quepid_case import fixture, imported, queries_of, with_code
 from tests.fixtures.users import ApiUser
 
 # The runner executes in threads with their own connections: its rows must be committed.
@@ -352,3 +353,23 @@ def test_chunks_of_a_queued_run_store_every_metric(
     recorded = api.get(f"/api/v1/cases/{case['id']}/runs").json()[0]["recorded_metrics"]
     assert [m["scorer_id"] for m in recorded] == [ndcg, p10]
     assert recorded[1]["case_score"] == pytest.approx(p10_metric["case_score"])
+
+
+def test_a_quepid_import_carries_tags_and_weight_from_query_options(api: ApiUser) -> None:
+    data = with_code(fixture("movies_es_case.json"), [0, 1])
+    options = [
+        {"genre": "Adventure", "tags": ["head", "scifi"], "weight": 4},
+        {"tags": "brand, head", "weight": -2},  # a weight that is not > 0 stays 1
+        {"weight": "heavy", "tags": [1, "kids"]},
+    ]
+    for query, option in zip(data["queries"], options, strict=True):
+        query["options"] = option
+    result = imported(api, data)
+    queries = {q["text"]: q for q in queries_of(api, result["id"])}
+    assert (queries["star wars"]["tags"], queries["star wars"]["weight"]) == (
+        ["head", "scifi"],
+        4.0,
+    )
+    assert (queries["batman"]["tags"], queries["batman"]["weight"]) == (["brand", "head"], 1.0)
+    assert (queries["toy story"]["tags"], queries["toy story"]["weight"]) == (["kids"], 1.0)
+    assert queries["star wars"]["options"]["tags"] == ["head", "scifi"]  # options unchanged
