@@ -38,6 +38,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.cases.bulk_lines import MAX_TAGS, BulkLineError, parse_line
 from app.errors import RelevoError
 from app.models import Case, Query, Rating, User
 from app.models.base import utcnow
@@ -189,7 +190,13 @@ def _header_problem(header: Sequence[str]) -> str | None:
     return f"the header must name the columns query,docid,rating (found {found!r}{hint})"
 
 
-def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Iterator[_Line]:
+# Optional CSV columns: a query's tags ("head,brand") and weight, set on the query.
+Extras = dict[str, tuple[tuple[str, ...] | None, float | None]]
+
+
+def _csv_lines(
+    stream: IO[str], low: float, high: float, errors: _Errors, extras: Extras | None = None
+) -> Iterator[_Line]:
     reader = csv.reader(stream)
     try:
         header = next(reader)
@@ -208,6 +215,8 @@ def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Ite
     names = [h.strip().lower() for h in header]
     qi, di, ri = (names.index(c) for c in CSV_HEADER)
     needed = max(qi, di, ri) + 1
+    ti = names.index("tags") if "tags" in names else None
+    wi = names.index("weight") if "weight" in names else None
     start = reader.line_num + 1
     while True:
         try:
@@ -224,6 +233,11 @@ def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Ite
             errors.append((number, f"expected at least {needed} columns, found {len(row)}"))
             continue
         query, doc_id = row[qi].strip(), row[di].strip()
+        if extras is not None and (ti is not None or wi is not None):
+            problem = _extras(row, ti, wi, query, extras)
+            if problem:
+                errors.append((number, problem))
+                continue
         if query and not doc_id and not row[ri].strip():
             # A query with no rating (Quepid's CSV export writes "toy story,,"): the query
             # is created, nothing is rated.
@@ -240,6 +254,40 @@ def _csv_lines(stream: IO[str], low: float, high: float, errors: _Errors) -> Ite
             continue
         assert value is not None
         yield _Line(number, query, doc_id, value)
+
+
+def _extras(
+    row: Sequence[str], ti: int | None, wi: int | None, query: str, extras: Extras
+) -> str | None:
+    """Record a line's tags and weight for its query; return the problem of a bad one."""
+    tags_text = row[ti] if ti is not None and ti < len(row) else ""
+    weight_text = row[wi] if wi is not None and wi < len(row) else ""
+    if not tags_text.strip() and not weight_text.strip():
+        return None
+    try:
+        line = parse_line(f"{query}\t{tags_text.replace(chr(9), ' ')}\t{weight_text}")
+    except BulkLineError as exc:
+        return str(exc)
+    tags, weight = extras.get(query, (None, None))
+    if line.tags:
+        tags = tuple(dict.fromkeys((*(tags or ()), *line.tags)))
+    extras[query] = (tags, line.weight if line.weight is not None else weight)
+    return None
+
+
+def _set_extras(session: Session, case: Case, extras: Extras) -> None:
+    """Give the file's queries their tags (added to theirs) and weights."""
+    texts = list(extras)
+    for start in range(0, len(texts), STAGE_BATCH):
+        chunk = texts[start : start + STAGE_BATCH]
+        stmt = select(Query).where(Query.case_id == case.id, Query.text.in_(chunk))
+        for query in session.scalars(stmt):
+            tags, weight = extras[query.text]
+            if tags:
+                query.tags = list(dict.fromkeys((*(query.tags or []), *tags)))[:MAX_TAGS]
+            if weight is not None:
+                query.weight = weight
+    session.flush()
 
 
 # TREC files separate their fields with whitespace: a doc id's whitespace (and its "%", so
@@ -339,8 +387,9 @@ def _import_once(
     _staging.create_all(connection)
     try:
         summary = ImportSummary()
+        extras: Extras = {}
         if fmt == "csv":
-            lines: Iterator[_Line] = _csv_lines(stream, low, high, errors)
+            lines: Iterator[_Line] = _csv_lines(stream, low, high, errors, extras)
         else:
             lines = _trec_lines(stream, low, high, errors)
         summary.lines = _stage(session, case, fmt, lines, errors)
@@ -351,6 +400,7 @@ def _import_once(
             )
         if fmt == "csv":
             _add_queries(session, case, summary)
+            _set_extras(session, case, extras)
         _count_and_write(session, user, summary)
         if errors.count:
             raise ImportRejected(

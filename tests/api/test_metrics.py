@@ -373,3 +373,33 @@ def test_a_quepid_import_carries_tags_and_weight_from_query_options(api: ApiUser
     assert (queries["batman"]["tags"], queries["batman"]["weight"]) == (["brand", "head"], 1.0)
     assert (queries["toy story"]["tags"], queries["toy story"]["weight"]) == (["kids"], 1.0)
     assert queries["star wars"]["options"]["tags"] == ["head", "scifi"]  # options unchanged
+
+
+def test_a_csv_ratings_import_carries_tags_and_weight_columns(api: ApiUser) -> None:
+    endpoint = make_endpoint(api, "http://127.0.0.1:9/movies")
+    case = make_case(api, endpoint["id"], scorer_id=scorer_id(api, "NDCG@10"))
+    api.post(f"/api/v1/cases/{case['id']}/queries", json={"text": "batman", "tags": ["old"]})
+    path = f"/api/v1/cases/{case['id']}/ratings/import?format=csv"
+    body = (
+        "query,docid,rating,tags,weight\n"
+        'star wars,1,3,"head,scifi",5\n'
+        "star wars,2,1,,\n"
+        "batman,3,2,brand,\n"
+        "alien,4,0,,0.5\n"
+    )
+    answer = api.post(path, content=body, headers={"Content-Type": "text/csv"})
+    assert answer.status_code == 200, answer.text
+    queries = {
+        q["text"]: (q["tags"], q["weight"])
+        for q in api.get(f"/api/v1/cases/{case['id']}/queries").json()
+    }
+    assert queries == {
+        "batman": (["old", "brand"], 1.0),
+        "star wars": (["head", "scifi"], 5.0),
+        "alien": ([], 0.5),
+    }
+    bad = "query,docid,rating,weight\nx,1,1,heavy\ny,2,1,-3\n"
+    refused = api.post(path, content=bad, headers={"Content-Type": "text/csv"})
+    assert refused.status_code == 422
+    assert [e["line"] for e in refused.json()["errors"]] == [2, 3]
+    assert "x" not in {q["text"] for q in api.get(f"/api/v1/cases/{case['id']}/queries").json()}
