@@ -403,3 +403,21 @@ def test_a_csv_ratings_import_carries_tags_and_weight_columns(api: ApiUser) -> N
     assert refused.status_code == 422
     assert [e["line"] for e in refused.json()["errors"]] == [2, 3]
     assert "x" not in {q["text"] for q in api.get(f"/api/v1/cases/{case['id']}/queries").json()}
+
+
+def test_a_rating_change_keeps_the_weighted_case_score(api: ApiUser, movies_engine: Any) -> None:
+    case, ids = _case(api, movies_engine.index_url, aggregate="weighted_mean")
+    run = _run(api, case["id"])
+    _rate_top(api, case["id"], run, {"star wars": [3, 3, 3]})
+    batman = next(q for q in run["queries"] if q["text"] == "batman")
+    # The rating of batman's second result re-scores that query alone (weights 3 and 1).
+    path = f"/api/v1/cases/{case['id']}/queries/{ids['batman']}/ratings"
+    body = {"ratings": [{"doc_id": batman["docs"][1]["id"], "rating": 2}]}
+    answer = api.put(path, json=body).json()
+    got = api.get(f"/api/v1/cases/{case['id']}/runs/{run['id']}").json()
+    scores = {q["text"]: q["score"] for q in got["queries"] if q["status"] == "scored"}
+    assert set(scores) == {"star wars", "batman"} and 0 < scores["batman"] < 100
+    weighted = (3 * scores["star wars"] + scores["batman"]) / 4
+    assert answer["case_score"] == pytest.approx(weighted)
+    assert got["case_score"] == pytest.approx(weighted)
+    assert got["metrics"][0]["case_score"] == pytest.approx(weighted)
