@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from app import access
-from app.judges import launch, runs, service, trial
+from app.judges import launch, page_data, runs, service, trial
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRead,
@@ -149,3 +149,22 @@ def resume_judge_run(
         run_id=run.id,
     )
     return read
+
+
+# JSON twins of the judge pages: the same page-data functions, served as JSON.
+
+
+@router.get("/pages/judges", response_model=page_data.JudgesPage, name="judges_page_json")
+def judges_page(user: CurrentUser, session: SessionDep) -> page_data.JudgesPage:
+    """Return the data of the judges list page."""
+    return page_data.judges_page(session=session, user=user)
+
+
+@router.get(
+    "/pages/books/{book_id}/judging",
+    response_model=page_data.JudgingPage,
+    name="book_judging_page_json",
+)
+def judging_page(book: BookDep, user: CurrentUser, session: SessionDep) -> page_data.JudgingPage:
+    """Return the data of 'Judge this book': judges, runs and the review queue."""
+    return page_data.judging_page(session=session, user=user, book=book)

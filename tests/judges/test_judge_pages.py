@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from tests.api.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
-from tests.web.helpers import login, one, soup
+from tests.web.helpers import attr, login, one, soup
 
 pytestmark = pytest.mark.runner
 
@@ -98,3 +98,43 @@ def test_judge_pages_from_form_to_run(api: ApiUser, client: TestClient, llm: Fak
         .strip()
         .startswith("Too few pairs")
     )
+
+
+def test_judging_page_and_its_json_twin_agree(
+    api: ApiUser, client: TestClient, llm: FakeLLM
+) -> None:
+    book = make_book(api)
+    api.post(
+        f"/api/v1/books/{book['id']}/pairs",
+        json={"pairs": [{"query_text": "q", "doc_id": "x", "fields": {"fake": "off_scale"}}]},
+    )
+    judge = api.post(
+        "/api/v1/judges",
+        json={
+            "name": "J",
+            "provider": "openai",
+            "base_url": f"{llm.url}/v1",
+            "model": "m",
+            "requests_per_minute": 100_000,
+        },
+    ).json()
+    run = api.post(f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"]}).json()
+    deadline = time.monotonic() + 20
+    while api.get(f"/api/v1/books/{book['id']}/judge-runs/{run['id']}").json()["status"] in (
+        "queued",
+        "running",
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    twin = api.get(f"/api/v1/pages/books/{book['id']}/judging").json()
+    assert [r["id"] for r in twin["runs"]] == [run["id"]]
+    assert twin["review"][0]["reason"].startswith("failed: the reply's rating 7")
+    login(client)
+    page = soup(client.get(f"/books/{book['id']}/judging"))
+    assert attr(one(page, "link[rel=alternate]"), "href").endswith(
+        f"/pages/books/{book['id']}/judging"
+    )
+    assert [r["data-run-id"] for r in page.select("#judge-runs tbody tr")] == [str(run["id"])]
+    assert one(page, "#review-queue tbody tr").get_text().count("failed: the reply's rating 7") == 1
+    listed = api.get("/api/v1/pages/judges").json()
+    assert [j["id"] for j in listed["judges"]] == [judge["id"]]
