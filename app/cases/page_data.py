@@ -305,16 +305,25 @@ def case_score(*, session: Session, case: Case) -> CaseScore:
     )
 
 
-def case_history(*, session: Session, case: Case) -> CaseHistory:
-    """Return the latest runs and the case score over the finished ones."""
+def case_history(*, session: Session, case: Case, metric: int | None = None) -> CaseHistory:
+    """Return the latest runs and the case score over the finished ones (``metric``: the
+    recorded score of that metric, a scorer id, instead of the primary's)."""
     runs = run_service.list_runs(session=session, case=case, limit=HISTORY_RUNS)
+    metrics = {
+        m.scorer_id: m.name
+        for m in metric_defs(session=session, ids=[case.scorer_id, *(case.metric_scorer_ids or [])])
+    }
+    if metric not in metrics or metric == case.scorer_id:
+        metric = None
     return CaseHistory(
         case_id=case.id,
+        metric=metric,
+        metric_names=metrics,
         points=[
             # A run without a score (or a failed one) keeps its place: the chart marks it.
             ScorePoint(
                 run_id=r.id,
-                score=r.recorded_score if r.status == RunStatus.FINISHED else None,
+                score=_recorded_of(r, metric) if r.status == RunStatus.FINISHED else None,
                 scored=r.scored,
                 total=r.total,
                 errors=r.errors,
@@ -330,6 +339,14 @@ def case_history(*, session: Session, case: Case) -> CaseHistory:
         ),
         annotations=notes.timeline(session=session, case=case),
     )
+
+
+def _recorded_of(run: Run, metric: int | None) -> float | None:
+    """Return what the run recorded for the metric when it finished (None: not scored)."""
+    if metric is None or metric == run.recorded_scorer_id:
+        return run.recorded_score
+    found = (m for m in run.recorded_metrics or [] if m.get("scorer_id") == metric)
+    return next((m.get("case_score") for m in found), None)
 
 
 def _scorer_names(*, session: Session, ids: set[int | None]) -> dict[int, str]:

@@ -146,6 +146,12 @@ class CaseScore(Out):
 
 class CaseHistory(Out):
     case_id: int
+    metric: int | None = Field(
+        default=None, description="The metric (scorer id) the points score; null: the primary"
+    )
+    metric_names: dict[int, str] = Field(
+        default_factory=dict, description="The case's metrics by scorer id, the primary first"
+    )
     points: list[ScorePoint] = Field(description="Finished runs' case scores, oldest first")
     runs: list[RunSummary] = Field(description="The latest runs, newest first")
     scorer_names: dict[int, str] = Field(description="Names of the runs' scorers by id")

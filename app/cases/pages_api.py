@@ -79,9 +79,9 @@ def query_list(
 
 
 @router.get("/cases/{case_id}/history", response_model=CaseHistory, name="case_history_json")
-def case_history(case: CaseDep, session: SessionDep) -> CaseHistory:
+def case_history(case: CaseDep, session: SessionDep, metric: int | None = None) -> CaseHistory:
     """Return the case's score history and latest runs."""
-    return case_pages.case_history(session=session, case=case)
+    return case_pages.case_history(session=session, case=case, metric=metric)
 
 
 @router.get(

@@ -308,10 +308,11 @@ def query_list(
 
 @router.get("/cases/{case_id}/history", name="case_history_partial")
 def case_history(
-    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep
+    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, metric: str = ""
 ) -> Response:
-    """Return the score chart and the runs table: a fragment for htmx, else a whole page."""
-    history = case_pages.case_history(session=session, case=case)
+    """Return the score chart and the runs table: a fragment for htmx, else a whole page
+    (``metric``: chart that metric's recorded scores)."""
+    history = case_pages.case_history(session=session, case=case, metric=_metric(metric))
     if is_htmx(request):
         return render(request, "partials/history.html", {"history": history})
     # Opened directly (a link, a bookmark): a page with navigation around the same fragment.

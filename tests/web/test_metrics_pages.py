@@ -249,3 +249,40 @@ def test_a_javascript_metric_reads_doc_fields_in_a_comparison(
     # Only star wars has Empire first, and only in the other run: +100 over 3 queries.
     assert (metric["base"], metric["other"]) == (0.0, pytest.approx(100 / 3))
     assert metric["delta"] == pytest.approx(100 / 3)
+
+
+def test_the_history_charts_any_metric_as_recorded(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _metric_runs(api, session_factory)
+    case_id, p10 = setup["case_id"], setup["p10"]
+    ndcg = scorer_id(api, "NDCG@10")
+    with session_factory() as session:
+        for run_id, value in ((setup["base"], 10.0), (setup["other"], 20.0)):
+            run = session.get(Run, run_id)
+            assert run is not None
+            run.recorded_metrics = [
+                {"scorer_id": ndcg, "name": "NDCG@10", "case_score": 50.0, "scored": 3},
+                {"scorer_id": p10, "name": "P@10", "case_score": value, "scored": 3},
+            ]
+        session.commit()
+    path = f"/api/v1/pages/cases/{case_id}/history"
+    p10_history = api.get(path, params={"metric": p10}).json()
+    assert p10_history["metric"] == p10
+    assert [p["score"] for p in p10_history["points"]] == [10.0, 20.0]
+    err = scorer_id(api, "ERR@10")
+    assert [p["score"] for p in api.get(path, params={"metric": err}).json()["points"]] == [
+        None,
+        None,
+    ]  # nothing recorded for ERR@10
+    assert api.get(path).json()["metric"] is None
+    login(client)
+    fragment = soup(
+        client.get(
+            f"/cases/{case_id}/history", params={"metric": p10}, headers={"HX-Request": "true"}
+        )
+    )
+    links = fragment.select("#history-metrics a")
+    assert [a.get_text() for a in links] == ["NDCG@10", "P@10", "ERR@10"]
+    assert one(fragment, "#history-metrics a.current")["data-scorer-id"] == str(p10)
+    assert str(one(fragment, "#history")["hx-get"]).endswith(f"metric={p10}")
