@@ -17,6 +17,7 @@ from app.accounts.throttle import LoginThrottle
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.endpoints.api import RESULTS_PATH as RESULTS_UPLOAD_PATH
+from app.endpoints.web import RESULTS_PAGE_PATH as RESULTS_UPLOAD_PAGE_PATH
 from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
@@ -47,6 +48,7 @@ LARGE_BODY_PATHS: tuple[str, ...] = (
     RATINGS_IMPORT_PATH,
     RATINGS_IMPORT_PAGE_PATH,
     RESULTS_UPLOAD_PATH,
+    RESULTS_UPLOAD_PAGE_PATH,
 )
 
 

@@ -1,24 +1,36 @@
-"""Search endpoint pages: list, create, edit (secrets write-only) and test connection."""
+"""Search endpoint pages: list, create, edit (secrets write-only), test, try, result files."""
 
 from __future__ import annotations
 
+import io
+import tempfile
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
 
+from app.endpoints import results, trying
 from app.endpoints import service as endpoint_service
-from app.endpoints.schemas import EndpointRead
+from app.endpoints.forms import EndpointForm
+from app.endpoints.schemas import EndpointRead, TryRequest, TryResult
 from app.errors import Invalid
+from app.interop.ratings_import import ImportRejected
 from app.models import User
 from app.search import ConnectionReport
+from app.search.static import ResultFormat
 from app.vocabulary import Engine
 from app.web_common.deps import SessionDep, WebUser
-from app.web_common.form_types import EndpointForm
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
-from app.web_common.templating import render
+from app.web_common.templating import is_htmx, render
 from app.web_common.web_deps import FormDep, WebEndpointDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
+
+# The page path that may carry a large upload (RELEVO_MAX_UPLOAD_MB), like the API's.
+RESULTS_PAGE_PATH = r"/endpoints/[0-9]+/results"
 
 # After a save the endpoint is tried once, this briefly: a host that does not answer is a
 # warning beside "Saved", never a reason to refuse the save.
@@ -126,6 +138,75 @@ async def test_endpoint(
     )
 
 
+@router.post("/endpoints/{endpoint_id}/try", name="endpoint_try_submit")
+async def try_endpoint(
+    request: Request,
+    endpoint: WebEndpointDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Send one query (or read the result file) and show the raw answer and the mapped docs."""
+    typed = {
+        "query_text": field_text(form, "query_text").strip() or "test",
+        "template": field_text(form, "template").strip(),
+    }
+    body = TryRequest(query_text=typed["query_text"][:2000], template=typed["template"] or None)
+    if endpoint.engine == Engine.STATIC:
+        tried = await run_in_threadpool(
+            trying.try_static, session=session, endpoint=endpoint, body=body
+        )
+    else:
+        tried = await trying.try_endpoint(endpoint=endpoint, body=body)
+    if is_htmx(request):
+        context = {"endpoint": endpoint_service.to_read(endpoint), "tried": tried, "typed": typed}
+        return render(request, "partials/endpoint_try.html", context)
+    read = endpoint_service.to_read(endpoint)
+    return _form(request, user, read, EndpointForm.of(read), tried=tried, typed=typed)
+
+
+@router.post("/endpoints/{endpoint_id}/results", name="endpoint_results_submit")
+async def upload_results(
+    request: Request,
+    endpoint: WebEndpointDep,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Replace a result-file endpoint's results with an uploaded TREC run or CSV."""
+    form = await request.form()
+    upload = form.get("file")
+    fmt: ResultFormat = "csv" if form.get("format") == "csv" else "trec"
+    read = endpoint_service.to_read(endpoint)
+    if not isinstance(upload, UploadFile):
+        upload_report: dict[str, Any] = {"problem": "Choose a file to upload.", "errors": []}
+        return _form(
+            request, user, read, EndpointForm.of(read), upload=upload_report, status_code=422
+        )
+    # Closed by the wrapper below once the results have been read from it.
+    raw = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115
+    while chunk := await upload.read(1024 * 1024):
+        raw.write(chunk)
+    raw.seek(0)
+
+    def work() -> results.ResultsSummary:
+        with io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+            return results.store_results(session=session, endpoint=endpoint, stream=text, fmt=fmt)
+
+    try:
+        summary = await run_in_threadpool(work)
+    except ImportRejected as exc:
+        upload_report = {"problem": exc.message, "errors": exc.errors}
+    except UnicodeDecodeError:
+        upload_report = {"problem": "The file is not UTF-8 text; nothing was stored.", "errors": []}
+    else:
+        upload_report = {"summary": summary, "format": fmt}
+        read = endpoint_service.to_read(endpoint)
+        return _form(request, user, read, EndpointForm.of(read), upload=upload_report)
+    return _form(request, user, read, EndpointForm.of(read), upload=upload_report, status_code=422)
+
+
 def _form(
     request: Request,
     user: User,
@@ -137,6 +218,9 @@ def _form(
     test: dict[str, str] | None = None,
     saved: bool = False,
     warning: str | None = None,
+    tried: TryResult | None = None,
+    typed: dict[str, str] | None = None,
+    upload: dict[str, Any] | None = None,
 ) -> Response:
     engine = editor.values.get("engine") or Engine.OPENSEARCH
     known = engine in tuple(Engine)
@@ -150,5 +234,8 @@ def _form(
         "saved": saved,
         "warning": warning,
         "test": test or {"query": "test", "field_spec": test_spec},
+        "tried": tried,
+        "typed": typed or {"query_text": "test", "template": ""},
+        "upload": upload,
     }
     return render(request, "endpoint.html", context, status_code=status_code)
