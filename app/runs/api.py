@@ -16,6 +16,9 @@ from app.runs.schemas import RunCreate, RunDetail, RunStarted, RunSummary
 from app.vocabulary import RunStatus
 from app.web_common.deps import CaseDep, CurrentUser, SessionDep
 
+# Runs started over the API (CI pipelines) say so; the case page's Run button says "user".
+API_TRIGGER = "api"
+
 router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])
 
 
@@ -50,7 +53,11 @@ async def start_run(
 
 def _create(session: Session, case: Case, body: RunCreate) -> int:
     run = service.create_run(
-        session=session, case=case, try_number=body.try_number, explain=body.explain
+        session=session,
+        case=case,
+        try_number=body.try_number,
+        explain=body.explain,
+        trigger=API_TRIGGER,
     )
     run_id = run.id
     session.close()  # back to the pool while the run goes on

@@ -61,9 +61,13 @@ def create_run(
     explain: bool = False,
     knobs: Mapping[str, float] | None = None,
     sweep_id: int | None = None,
+    trigger: str | None = None,
     commit: bool = True,
 ) -> Run:
     """Queue a run of the case with the given try (default: the current one).
+
+    ``trigger`` says what started it ("api", "schedule"); by default "sweep" for a sweep's
+    run and "user" for the rest.
 
     ``knobs`` override the try's knob values for this run only (a sweep's combination);
     ``commit=False`` leaves the commit to the caller (a sweep queues all its runs at once).
@@ -82,6 +86,8 @@ def create_run(
         sweep_id=sweep_id,
         metric_scorer_ids=list(case.metric_scorer_ids or []),
     )
+    if trigger is not None:
+        run.trigger = trigger
     session.add(run)
     if commit:
         session.commit()

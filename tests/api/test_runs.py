@@ -110,6 +110,7 @@ def test_a_run_started_without_wait_reports_progress_then_finishes(
             break
         time.sleep(0.05)
     assert run["status"] == "finished" and len(run["queries"]) == 4
+    assert run["trigger"] == "api"  # started over the API, not with the case page's button
 
 
 def test_older_tries_stay_runnable(api: ApiUser, movies_engine: Any) -> None:

@@ -175,5 +175,6 @@ def test_a_runs_trigger_says_what_started_it(api: ApiUser, db: Session) -> None:
     by_hand = run_service.create_run(session=db, case=case)
     in_sweep = run_service.create_run(session=db, case=case, sweep_id=sweep.id)
     assert (by_hand.trigger, in_sweep.trigger) == ("user", "sweep")
+    over_api = run_service.create_run(session=db, case=case, trigger="api")
     listed = {r["id"]: r["trigger"] for r in api.get(f"/api/v1/cases/{case_id}/runs").json()}
-    assert listed == {by_hand.id: "user", in_sweep.id: "sweep"}
+    assert listed == {by_hand.id: "user", in_sweep.id: "sweep", over_api.id: "api"}
