@@ -118,7 +118,8 @@ def build(factory: sessionmaker[Session], count: int, seed: int) -> tuple[int, i
         )
         session.add(run)
         session.flush()
-        rows, ratings = [], []
+        rows: list[dict[str, Any]] = []
+        ratings: list[dict[str, Any]] = []
         for position, qid in enumerate(query_ids):
             ranked = rng.sample([f"d{i}" for i in range(30)], 10)
             docs = [

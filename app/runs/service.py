@@ -607,13 +607,16 @@ def rescore_row(
             **score_metrics(metrics, [stored])[0],
         }
     session.flush()
-    _refresh_totals_of(session, run)
+    _refresh_totals_of(session, run, weighted=case.aggregate == "weighted_mean")
     session.commit()
     return True
 
 
-def _refresh_totals_of(session: Session, run: Run) -> None:
-    """Recount the run's totals in one UPDATE and set them on the loaded run (no reload)."""
+def _refresh_totals_of(session: Session, run: Run, *, weighted: bool) -> None:
+    """Recount the run's totals in one UPDATE and set them on the loaded run (no reload).
+
+    ``weighted``: the case's aggregate is the weighted mean (the caller has the case loaded).
+    """
 
     def of(status: QueryStatus, value: Any) -> Any:
         return (
@@ -628,7 +631,7 @@ def _refresh_totals_of(session: Session, run: Run) -> None:
         .values(
             case_score=(
                 _weighted_score(run.id).scalar_subquery()
-                if _weighted_run(session, run.id)
+                if weighted
                 else of(QueryStatus.SCORED, func.avg(RunQuery.score))
             ),
             scored=of(QueryStatus.SCORED, func.count()),
