@@ -29,9 +29,9 @@ from sqlalchemy import create_engine
 from app.accounts import service as user_service
 from app.db import make_session_factory
 from app.runs.supervisor import WorkerSupervisor, describe_exit
-from tests.api.slow_engine import slow_engine
 from tests.fixtures.database import _postgres_database
 from tests.fixtures.users import PASSWORD
+from tests.support.slow_engine import slow_engine
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="finds processes through /proc (Linux)"

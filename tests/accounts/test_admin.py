@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import cli
 from app.models import User
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
-from tests.web.helpers import login, one, soup
+from tests.support.pages import login, one, soup
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app import access
 from app.models import User
-from tests.api.helpers import scorer_id
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import doc, finished_run, movies_case
+from tests.support.api import scorer_id
+from tests.support.pages import doc, finished_run, movies_case
 
 
 def share_books_with_raters(monkeypatch: pytest.MonkeyPatch, owner: ApiUser) -> None:

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.books.agreement import aggregate, agreement_of
-from tests.api.book_helpers import (
+from tests.books.book_helpers import (
     add_pairs,
     case_with_run,
     judge,
@@ -240,7 +240,7 @@ def test_sync_outside_the_scorers_scale_is_409(
 
 
 def test_sync_into_someone_elses_case_is_404(api: ApiUser, other_api: ApiUser) -> None:
-    from tests.web.helpers import movies_case
+    from tests.support.pages import movies_case
 
     book = make_book(api)
     theirs = movies_case(other_api)

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.book_helpers import add_pairs, judge, make_book, share_books_with_raters
+from tests.books.book_helpers import add_pairs, judge, make_book, share_books_with_raters
 from tests.fixtures.users import ApiUser, make_api_user
 
 QUEPID_BOOK: dict[str, Any] = {

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.book_helpers import (
+from tests.books.book_helpers import (
     add_pairs,
     case_with_run,
     judge,
@@ -14,7 +14,7 @@ from tests.api.book_helpers import (
     share_books_with_raters,
 )
 from tests.fixtures.users import ApiUser, make_api_user
-from tests.web.helpers import login, one, soup
+from tests.support.pages import login, one, soup
 
 
 def test_books_list_create_and_json_twin(api: ApiUser, client: TestClient) -> None:
@@ -116,7 +116,7 @@ def test_populate_and_sync_forms(
     assert source["data-method"] == "median" and source["data-book-id"] == str(book["id"])
     ratings = api.get(f"/api/v1/cases/{case_id}/queries/{qids['batman']}/ratings").json()
     assert [(r["doc_id"], r["rating"]) for r in ratings["ratings"]] == [("b1", 2.0)]
-    from tests.web.helpers import movies_case
+    from tests.support.pages import movies_case
 
     empty = movies_case(api)
     refused = client.post(
@@ -137,7 +137,7 @@ def test_someone_elses_book_pages_are_404(
 def test_import_form_creates_a_book_and_refuses_bad_files(api: ApiUser, client: TestClient) -> None:
     import json
 
-    from tests.api.test_book_io import QUEPID_BOOK
+    from tests.books.test_book_io import QUEPID_BOOK
 
     token = login(client)
     body = {**QUEPID_BOOK, "query_doc_pairs": QUEPID_BOOK["query_doc_pairs"][1:]}

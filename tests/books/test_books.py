@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.book_helpers import (
+from tests.books.book_helpers import (
     add_pairs,
     case_with_run,
     judge,
@@ -76,7 +76,7 @@ def test_pairs_upsert_and_populate(api: ApiUser, session_factory: sessionmaker[S
 
 
 def test_populate_without_a_finished_run_is_409(api: ApiUser) -> None:
-    from tests.web.helpers import movies_case
+    from tests.support.pages import movies_case
 
     book = make_book(api)
     case_id = movies_case(api)
@@ -86,7 +86,7 @@ def test_populate_without_a_finished_run_is_409(api: ApiUser) -> None:
 
 
 def test_populate_from_someone_elses_case_is_404(api: ApiUser, other_api: ApiUser) -> None:
-    from tests.web.helpers import movies_case
+    from tests.support.pages import movies_case
 
     book = make_book(api)
     theirs = movies_case(other_api)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.book_helpers import add_pairs, case_with_run, judge, make_book
+from tests.books.book_helpers import add_pairs, case_with_run, judge, make_book
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import login, one, scorer_id, soup
+from tests.support.pages import login, one, scorer_id, soup
 
 
 def test_a_book_filled_from_a_case_takes_its_scorers_labels(

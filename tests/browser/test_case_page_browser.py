@@ -1,148 +1,23 @@
 """The case page in a real Chromium: run with live progress, keyboard rating, no-JS rating.
 
-Chromium comes from Debian (/usr/bin/chromium); Playwright never downloads a browser.
-The app runs under uvicorn in a background thread on its own temporary SQLite database.
+The app (fixture ``live_app``, tests/browser/conftest.py) runs under uvicorn in a background
+thread on its own temporary SQLite database.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.accounts import service as user_service
 from app.cases import queries as query_service
-from app.cases import service as case_service
-from app.cases.schemas import CaseCreate, RatingIn
-from app.config import Settings
-from app.endpoints import service as endpoint_service
-from app.endpoints.schemas import EndpointCreate
-from app.main import create_app
+from app.cases.schemas import RatingIn
 from app.web_common.templating import NO_VALUE
+from tests.browser.live import ARTIFACTS, QUERIES, LiveApp
+from tests.browser.live import login as _login
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-EMAIL, PASSWORD = "rater@example.com", "correct horse battery"
-TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title^3", "overview"]}}}'
-QUERIES = ["star wars", "batman", "the matrix"]
-
-
-@dataclass(frozen=True)
-class LiveApp:
-    url: str
-    case_id: int
-    query_ids: dict[str, int]
-    session_factory: sessionmaker[Session]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str, int]]:
-    with factory() as session:
-        user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
-        endpoint = endpoint_service.create_endpoint(
-            session=session,
-            user=user,
-            body=EndpointCreate(name="movies", engine="opensearch", url=index_url),
-        )
-        case = case_service.create_case(
-            session=session,
-            user=user,
-            body=CaseCreate(
-                name="Movies",
-                search_endpoint_id=endpoint.id,
-                query_template=TEMPLATE,
-                field_spec="id:_id title:title director genre thumb:poster",
-            ),
-        )
-        queries = query_service.add_queries(session=session, case=case, texts=QUERIES)
-        return case.id, {q.text: q.id for q in queries}
-
-
-@pytest.fixture(scope="module")
-def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> Iterator[LiveApp]:
-    """Serve a fresh app with uvicorn in a thread; seed a user, an endpoint and a case."""
-    data_dir = tmp_path_factory.mktemp("browser-app")
-    app = create_app(
-        Settings(
-            data_dir=data_dir,
-            database_url=f"sqlite:///{data_dir}/relevo.db",
-            secret_key="browser-test-secret",
-        )
-    )
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    factory: sessionmaker[Session] = app.state.session_factory
-    case_id, query_ids = _seed(factory, movies_engine.index_url)
-    try:
-        yield LiveApp(f"http://127.0.0.1:{port}", case_id, query_ids, factory)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Launch Debian's Chromium headless (skipped when it is not installed)."""
-    if not CHROMIUM.exists():
-        message = (
-            "Chromium not found at /usr/bin/chromium: "
-            "apt-get install -y chromium to run the browser tests"
-        )
-        if os.environ.get("RELEVO_REQUIRE_BROWSER") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-def _login(page: Any, app: LiveApp) -> None:
-    page.goto(f"{app.url}/login")
-    page.fill("input[name=email]", EMAIL)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("#login-form button[type=submit]")
-    page.wait_for_url(f"{app.url}/")
 
 
 def _ratings(app: LiveApp, query_id: int) -> dict[str, float]:

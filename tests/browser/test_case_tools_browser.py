@@ -11,13 +11,11 @@ import pytest
 from sqlalchemy import select
 
 from app.models import Query, Rating, RunQuery
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import LiveApp
+from tests.browser.live import ARTIFACTS, LiveApp
+from tests.browser.live import login as _login
 
 pytestmark = pytest.mark.browser
 
-browser = case_page_browser.browser  # the shared headless Chromium fixture
-live_app = case_page_browser.live_app  # a live app seeded with a movies case
 
 LONE_STAR, GONE = "555", "no-such-movie-42"
 
@@ -51,7 +49,7 @@ def test_rated_but_not_returned_then_notes_in_place(browser: Any, live_app: Live
     query_id = live_app.query_ids["batman"]
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    case_page_browser._login(page, live_app)
+    _login(page, live_app)
     page.goto(f"{live_app.url}/cases/{live_app.case_id}")
     page.click("#run-button")
     expect(page.locator("#run-progress")).to_have_attribute(
@@ -95,8 +93,8 @@ def test_rated_but_not_returned_then_notes_in_place(browser: Any, live_app: Live
     expect(editor.locator(".notes-preview")).to_have_text("Check the 1989 film ranks first")
     assert _stored(live_app, query_id)[1] == "Check the 1989 film ranks first"
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
-    case_page_browser.ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(case_page_browser.ARTIFACTS / "case-tools.png"), full_page=True)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "case-tools.png"), full_page=True)
     context.close()
 
 
@@ -107,7 +105,7 @@ def test_unsaved_notes_survive_the_query_list_reloading(browser: Any, live_app: 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     try:
-        case_page_browser._login(page, live_app)
+        _login(page, live_app)
         page.goto(f"{live_app.url}/cases/{live_app.case_id}")
         editor = page.locator(f"#query-notes-{query_id}")
         editor.locator("summary").click()

@@ -19,13 +19,11 @@ from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, AlertCheck, Query
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import PASSWORD, _free_port
+from tests.browser.live import PASSWORD
+from tests.browser.live import free_port as _free_port
 from tests.schedules.helpers import add_run
 
 pytestmark = pytest.mark.browser
-
-browser = case_page_browser.browser  # the shared headless Chromium fixture
 
 
 @dataclass(frozen=True)

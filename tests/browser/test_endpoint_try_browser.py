@@ -10,14 +10,12 @@ import pytest
 from app.accounts import service as user_service
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import EMAIL, LiveApp, _login
+from tests.browser.live import EMAIL, LiveApp
+from tests.browser.live import login as _login
 from tests.engines.fake_services import Service, running_service
 
 pytestmark = pytest.mark.browser
 
-browser = case_page_browser.browser  # the shared headless Chromium fixture
-live_app = case_page_browser.live_app  # a served app with one user
 
 MAPPER = """
 docsMapper = function (data) {

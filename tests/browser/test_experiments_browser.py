@@ -12,9 +12,8 @@ from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.models import Rating, RunQuery
-from tests.browser.test_case_page_browser import EMAIL, LiveApp, _login
-from tests.browser.test_case_page_browser import browser as browser  # the fixtures
-from tests.browser.test_case_page_browser import live_app as live_app
+from tests.browser.live import EMAIL, LiveApp
+from tests.browser.live import login as _login
 
 pytestmark = pytest.mark.browser
 

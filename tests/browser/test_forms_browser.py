@@ -7,13 +7,10 @@ from typing import Any
 
 import pytest
 
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import LiveApp, _login
+from tests.browser.live import LiveApp
+from tests.browser.live import login as _login
 
 pytestmark = pytest.mark.browser
-
-browser = case_page_browser.browser  # the shared headless Chromium fixture
-live_app = case_page_browser.live_app  # a served app with one case of three queries
 
 
 def test_the_new_scorer_form_follows_the_kind(browser: Any, live_app: LiveApp) -> None:

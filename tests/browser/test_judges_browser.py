@@ -21,13 +21,12 @@ from app.books.schemas import BookCreate
 from app.judges import service as judge_service
 from app.judges.schemas import JudgeCreate
 from app.models import Pair
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import PASSWORD, _free_port
+from tests.browser.live import PASSWORD
+from tests.browser.live import free_port as _free_port
 from tests.judges.fake_llm import FakeLLM, fake_llm
 
 pytestmark = pytest.mark.browser
 
-browser = case_page_browser.browser  # the shared headless Chromium fixture
 EMAIL = "judge-owner@example.com"
 
 

@@ -23,15 +23,14 @@ from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Book, Judgement, User
-from tests.api.book_helpers import share_everything_of
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import PASSWORD, _free_port
+from tests.books.book_helpers import share_everything_of
+from tests.browser.live import PASSWORD
+from tests.browser.live import free_port as _free_port
 from tests.fixtures.database import _postgres_database
-from tests.web.helpers import doc
+from tests.support.pages import doc
 
 pytestmark = pytest.mark.browser
 
-browser = case_page_browser.browser  # the shared headless Chromium fixture
 RATERS = ["ann@example.com", "ben@example.com", "cat@example.com"]
 
 

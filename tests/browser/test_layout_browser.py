@@ -10,14 +10,11 @@ import pytest
 from sqlalchemy import select
 
 from app.models import Case
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import LiveApp, _login
-from tests.web.helpers import doc, finished_run
+from tests.browser.live import LiveApp
+from tests.browser.live import login as _login
+from tests.support.pages import doc, finished_run
 
 pytestmark = pytest.mark.browser
-
-browser = case_page_browser.browser  # the shared headless Chromium fixture
-live_app = case_page_browser.live_app  # a served app with one case of three queries
 
 
 def test_skip_link_and_equal_badges(browser: Any, live_app: LiveApp) -> None:

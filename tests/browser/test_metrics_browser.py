@@ -5,14 +5,11 @@ The app runs under uvicorn in a background thread on its own temporary SQLite da
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import uvicorn
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
@@ -26,7 +23,7 @@ from app.main import create_app
 from app.models import Case, Scorer, User
 from app.runs import service as run_service
 from app.web_common.templating import NO_VALUE
-from tests.browser.test_case_page_browser import CHROMIUM, CHROMIUM_ARGS, TEMPLATE, _free_port
+from tests.browser.live import TEMPLATE, serving
 
 pytestmark = pytest.mark.browser
 
@@ -83,40 +80,10 @@ def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> It
             secret_key="browser-test-secret",
         )
     )
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    factory: sessionmaker[Session] = app.state.session_factory
-    case_id, query_ids = _seed(factory, movies_engine.index_url)
-    try:
-        yield LiveApp(f"http://127.0.0.1:{port}", case_id, query_ids, factory)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Launch Debian's Chromium headless (skipped when it is not installed)."""
-    if not CHROMIUM.exists():
-        pytest.skip("Chromium not found at /usr/bin/chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with serving(app) as url:
+        factory: sessionmaker[Session] = app.state.session_factory
+        case_id, query_ids = _seed(factory, movies_engine.index_url)
+        yield LiveApp(url, case_id, query_ids, factory)
 
 
 def _rate_top_docs(app: LiveApp) -> None:

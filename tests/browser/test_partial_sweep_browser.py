@@ -16,10 +16,9 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Rating
 from app.scorers import service as scorer_service
-from tests.api.flaky_engine import TEMPLATE, flaky_engine
-from tests.browser.test_case_page_browser import EMAIL, LiveApp, _login
-from tests.browser.test_case_page_browser import browser as browser  # the fixtures
-from tests.browser.test_case_page_browser import live_app as live_app
+from tests.browser.live import EMAIL, LiveApp
+from tests.browser.live import login as _login
+from tests.support.flaky_engine import TEMPLATE, flaky_engine
 
 pytestmark = pytest.mark.browser
 

@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
-from tests.api.test_quepid_case import fixture
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import PASSWORD, _free_port
+from tests.browser.live import PASSWORD
+from tests.browser.live import free_port as _free_port
+from tests.support.quepid import fixture
 
 pytestmark = pytest.mark.browser
 
-browser = case_page_browser.browser  # the shared headless Chromium fixture
 EMAIL = "mover@example.com"
 
 

@@ -11,13 +11,11 @@ from sqlalchemy import select
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.models import Case, Sweep
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import LiveApp, _login
+from tests.browser.live import LiveApp
+from tests.browser.live import login as _login
 
 pytestmark = pytest.mark.browser
 
-browser = case_page_browser.browser  # the shared headless Chromium fixture
-live_app = case_page_browser.live_app  # a served app with one case of three queries
 
 KNOB_TEMPLATE = (
     '{"query": {"multi_match": {"query": "#$query##", '

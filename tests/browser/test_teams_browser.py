@@ -16,12 +16,10 @@ from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.models import Book
-from tests.browser import test_case_page_browser as case_page_browser
-from tests.browser.test_case_page_browser import PASSWORD, _free_port
+from tests.browser.live import PASSWORD
+from tests.browser.live import free_port as _free_port
 
 pytestmark = pytest.mark.browser
-
-browser = case_page_browser.browser  # the shared headless Chromium fixture
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from app.models import Case, Rating, Run
-from tests.browser.test_case_page_browser import LiveApp, _login
-from tests.browser.test_case_page_browser import browser as browser  # the fixtures
-from tests.browser.test_case_page_browser import live_app as live_app
-from tests.web.helpers import doc, finished_run
+from tests.browser.live import LiveApp
+from tests.browser.live import login as _login
+from tests.support.pages import doc, finished_run
 
 pytestmark = pytest.mark.browser
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.api.helpers import (
+from tests.fixtures.users import ApiUser
+from tests.support.api import (
     FIELD_SPEC,
     MOVIES_TEMPLATE,
     add_queries,
@@ -10,7 +11,6 @@ from tests.api.helpers import (
     make_endpoint,
     scorer_id,
 )
-from tests.fixtures.users import ApiUser
 
 URL = "http://127.0.0.1:9/movies"
 

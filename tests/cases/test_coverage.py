@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import (
+from tests.support.pages import (
     add_queries,
     attr,
     doc,

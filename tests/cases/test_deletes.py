@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import add_queries, login, make_endpoint, movies_case, one, soup
+from tests.support.pages import add_queries, login, make_endpoint, movies_case, one, soup
 
 JS = "setScore(50);\n"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.api.helpers import make_case, make_endpoint
 from tests.fixtures.users import ApiUser
+from tests.support.api import make_case, make_endpoint
 
 
 def test_nul_in_the_query_string_is_400(api: ApiUser) -> None:

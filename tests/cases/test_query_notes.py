@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.cases.schemas import NOTES_MAX_LENGTH
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import add_queries, attr, login, movies_case, one, soup
+from tests.support.pages import add_queries, attr, login, movies_case, one, soup
 
 HTMX = {"HX-Request": "true"}
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import (
+from tests.support.pages import (
     add_queries,
     attr,
     doc,

@@ -11,35 +11,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts.schemas import ApiKeyRead
 from app.web_common.templating import NO_VALUE
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import (
-    add_queries,
-    doc,
-    finished_run,
+from tests.support.pages import (
     login,
-    movies_case,
     one,
     scorer_id,
     soup,
 )
-
-
-def _case_with_results(api: ApiUser, factory: sessionmaker[Session]) -> tuple[int, int]:
-    case_id = movies_case(api)
-    ids = add_queries(api, case_id, ["star wars", "batman"])
-    docs = [
-        doc(str(n), f"Movie {n}", n, director="Lucas", poster=f"https://img.example/{n}.jpg")
-        for n in range(1, 4)
-    ]
-    finished_run(
-        factory,
-        case_id,
-        {
-            ids["star wars"]: {"status": "unscored", "docs": docs},
-            ids["batman"]: {"status": "unscored", "docs": []},
-        },
-        scorer=scorer_id(api, "Classic"),
-    )
-    return case_id, ids["star wars"]
+from tests.support.rating import _case_with_results as _case_with_results
 
 
 def _ratings(api: ApiUser, case_id: int, query_id: int) -> dict[str, float]:

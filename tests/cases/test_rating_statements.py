@@ -10,8 +10,8 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import login, one, soup
-from tests.web.test_rating import _case_with_results
+from tests.support.pages import login, one, soup
+from tests.support.rating import _case_with_results
 
 # The test's savepoints are the fixture's doing, not the request's.
 FIXTURE_STATEMENTS = ("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT")

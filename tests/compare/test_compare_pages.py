@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
@@ -11,7 +9,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import (
+from tests.support.compare_pages import XSS as XSS
+from tests.support.compare_pages import _two_runs as _two_runs
+from tests.support.pages import (
     add_queries,
     doc,
     finished_run,
@@ -21,8 +21,6 @@ from tests.web.helpers import (
     scorer_id,
     soup,
 )
-
-XSS = "<script>alert('x')</script>"
 
 
 def _ndcg(api: ApiUser, docs: list[str], ratings: dict[str, float]) -> float | None:
@@ -37,36 +35,6 @@ def _ndcg(api: ApiUser, docs: list[str], ratings: dict[str, float]) -> float | N
     )
     query = QueryInput(docs=[ScoreDoc(id=d) for d in docs], ratings=ratings)
     return score_query(config, query).score
-
-
-def _two_runs(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
-    """Two stored runs of a case: star wars drops, batman improves, alien and jaws in one."""
-    ndcg = scorer_id(api, "NDCG@10")
-    case_id = movies_case(api, scorer_id=ndcg)
-    ids = add_queries(api, case_id, ["star wars", "batman", "alien", "jaws"])
-    older = {
-        ids["star wars"]: {"docs": [doc("1", "A New Hope", 1), doc("2", "Empire", 2)]},
-        ids["batman"]: {"docs": [doc("4", "Batman Forever", 1)]},
-        ids["alien"]: {"docs": [doc("6", "Alien", 1)]},
-    }
-    newer = {
-        ids["star wars"]: {"docs": [doc("2", "Empire", 1), doc("9", "Spaceballs", 2)]},
-        ids["batman"]: {"docs": [doc("5", XSS, 1), doc("4", "Batman Forever", 2)]},
-        ids["jaws"]: {"docs": [doc("7", "Jaws", 1)]},
-    }
-    base = finished_run(factory, case_id, older, scorer=ndcg, case_score=11.0)
-    other = finished_run(factory, case_id, newer, scorer=ndcg, case_score=22.0, try_number=1)
-    ratings = {
-        ids["star wars"]: {"1": 3, "2": 1},
-        ids["batman"]: {"5": 3, "4": 1},
-        ids["alien"]: {"6": 2},
-        ids["jaws"]: {"7": 3, "8": 3},  # 8 is never returned: jaws scores below 100
-    }
-    for query_id, query_ratings in ratings.items():
-        body = {"ratings": [{"doc_id": k, "rating": v} for k, v in query_ratings.items()]}
-        put = api.put(f"/api/v1/cases/{case_id}/queries/{query_id}/ratings", json=body)
-        assert put.status_code == 200, put.text
-    return {"case_id": case_id, "ids": ids, "base": base, "other": other}
 
 
 def test_compare_page_shows_scores_counts_and_deltas(

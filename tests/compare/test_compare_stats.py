@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 from app.scoring.overlap import jaccard, rbo_ext
-from tests.api.helpers import make_case, make_endpoint
-from tests.api.test_compare import _compare, _docs
-from tests.api.test_compare import two_tries as two_tries  # the fixture
 from tests.fixtures.users import ApiUser
+from tests.support.api import make_case, make_endpoint
+from tests.support.compare import _compare, _docs
+from tests.support.compare import two_tries as two_tries  # the fixture
 
 pytestmark = pytest.mark.runner  # starts runs (and sweeps)
 

@@ -7,8 +7,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.scoring.overlap import rbo_ext
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import attr, login, one, soup
-from tests.web.test_compare import XSS, _two_runs
+from tests.support.compare_pages import XSS, _two_runs
+from tests.support.pages import attr, login, one, soup
 
 
 def test_compare_page_states_the_statistics_in_words(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.api.helpers import make_endpoint
 from tests.fixtures.users import ApiUser
+from tests.support.api import make_endpoint
 
 
 def test_secrets_are_never_returned(api: ApiUser) -> None:

@@ -15,11 +15,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app import secret_box
 from app.secret_box import PREFIX, Keyring
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
-from tests.api.recording_engine import RecordingEngine
-from tests.api.recording_engine import recording_engine as start_recording_engine
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import login, one, soup
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.pages import login, one, soup
+from tests.support.recording_engine import RecordingEngine
+from tests.support.recording_engine import recording_engine as start_recording_engine
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from tests.engines.fake_services import Service, running_service
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import login, one, soup
+from tests.support.pages import login, one, soup
 
 MAPPER = """
 function docsMapper(data) {

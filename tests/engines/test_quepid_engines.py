@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.api.test_quepid_case import fixture, imported, post
-from tests.engines.test_searchapi_vespa import QUEPID_MAPPER
 from tests.fixtures.users import ApiUser
+from tests.support.mappers import QUEPID_MAPPER
+from tests.support.quepid import fixture, imported, post
 
 
 def _export(engine: str, url: str, mapper_code: str | None) -> dict[str, Any]:

@@ -8,29 +8,12 @@ from typing import Any
 
 import pytest
 
-from tests.api.helpers import add_queries, make_case
 from tests.engines.fake_services import Service, running_service
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case
+from tests.support.mappers import QUEPID_MAPPER as QUEPID_MAPPER
 
 # Quepid's documented mapper, unchanged (assignments to undeclared globals).
-QUEPID_MAPPER = """
-// docsMapper takes in the response from the search API and returns an array of documents
-docsMapper = function(data){
-  let docs = [];
-  for (let doc of data) {
-    docs.push ({
-      id: doc.publication_id,
-      title: doc.title,
-      publish_date_int: doc.publish_date_int,
-    })
-  }
-  return docs;
-};
-
-numberOfResultsMapper = function(data){
-  return data.length;
-};
-"""
 HTML_MAPPER = """
 function docsMapper(data) {
   const ids = [...data.matchAll(/data-id="([^"]+)"><a>([^<]*)</g)];

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import pytrec_eval
 
-from tests.api.helpers import add_queries, make_case, scorer_id
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, scorer_id
 
 
 def _static_endpoint(api: ApiUser) -> int:

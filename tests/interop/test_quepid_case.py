@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +13,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint
 from tests.fixtures.users import ApiUser
+from tests.support.quepid import FIXTURES as FIXTURES
+from tests.support.quepid import IMPORT as IMPORT
+from tests.support.quepid import JSON_TYPE as JSON_TYPE
+from tests.support.quepid import export as export
+from tests.support.quepid import fixture as fixture
+from tests.support.quepid import imported as imported
+from tests.support.quepid import post as post
+from tests.support.quepid import queries_of as queries_of
+from tests.support.quepid import with_code as with_code
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "quepid"
-IMPORT = "/api/v1/cases/import?format=quepid"
-JSON_TYPE = {"Content-Type": "application/json"}
 MB = 1024 * 1024
 REPORT_KEYS = (
     "queries_created",
@@ -32,38 +37,9 @@ REPORT_KEYS = (
 )
 
 
-def fixture(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / name).read_text())
-    return data
-
-
-def post(api: ApiUser, body: bytes | str | dict[str, Any]) -> Any:
-    content = json.dumps(body) if isinstance(body, dict) else body
-    return api.post(IMPORT, content=content, headers=JSON_TYPE)
-
-
-def imported(api: ApiUser, body: dict[str, Any]) -> dict[str, Any]:
-    response = post(api, body)
-    assert response.status_code == 201, response.text
-    result: dict[str, Any] = response.json()
-    return result
-
-
-def queries_of(api: ApiUser, case_id: int) -> list[dict[str, Any]]:
-    result: list[dict[str, Any]] = api.get(f"/api/v1/cases/{case_id}/queries").json()
-    return result
-
-
 def ratings_of(api: ApiUser, case_id: int, query_id: int) -> dict[str, float]:
     answer = api.get(f"/api/v1/cases/{case_id}/queries/{query_id}/ratings").json()
     return {r["doc_id"]: r["rating"] for r in answer["ratings"]}
-
-
-def with_code(data: dict[str, Any], scale: list[int]) -> dict[str, Any]:
-    """The export with a scorer that carries its code (as Quepid 7 wrote it)."""
-    changed = copy.deepcopy(data)
-    changed["scorer"] = {"name": "Mine", "code": "setScore(docs.length);", "scale": scale}
-    return changed
 
 
 def counts(factory: sessionmaker[Session]) -> tuple[int, ...]:
@@ -463,15 +439,6 @@ def test_multipart_upload_and_unauthenticated(api: ApiUser) -> None:
 
 
 # ------------------------------------------------------------------------------ export
-
-
-def export(api: ApiUser, case_id: int) -> dict[str, Any]:
-    response = api.get(f"/api/v1/cases/{case_id}/export", params={"format": "quepid"})
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"] == "application/json"
-    assert f'filename="case-{case_id}-quepid.json"' in response.headers["content-disposition"]
-    result: dict[str, Any] = response.json()
-    return result
 
 
 def test_export_is_quepids_case_shape_and_round_trips(api: ApiUser) -> None:

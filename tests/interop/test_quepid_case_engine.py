@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_quepid_case import export, fixture, imported
 from tests.fixtures.users import ApiUser
+from tests.support.quepid import export, fixture, imported
 
 # The runner executes in threads with their own connections: its rows must be committed.
 pytestmark = pytest.mark.runner

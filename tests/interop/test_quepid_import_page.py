@@ -7,9 +7,9 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from tests.api.test_quepid_case import fixture
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import attr, login, one, soup
+from tests.support.pages import attr, login, one, soup
+from tests.support.quepid import fixture
 
 
 def _upload(client: TestClient, token: str, body: bytes) -> Any:

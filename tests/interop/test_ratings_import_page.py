@@ -7,7 +7,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import add_queries, attr, login, movies_case, one, scorer_id, soup
+from tests.support.pages import add_queries, attr, login, movies_case, one, scorer_id, soup
 
 
 def _post(client: TestClient, case_id: int, token: str, body: bytes, **fields: str) -> Any:

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 import pytrec_eval
 
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.ratings_files import _case as _case
+from tests.support.ratings_files import _export as _export
+from tests.support.ratings_files import _rate as _rate
 
 CSV_TYPE = {"Content-Type": "text/csv"}
-
-
-def _case(api: ApiUser, scorer: str = "NDCG@10") -> int:
-    endpoint = make_endpoint(api, "http://127.0.0.1:9/movies")
-    return int(make_case(api, endpoint["id"], scorer_id=scorer_id(api, scorer))["id"])
-
-
-def _rate(api: ApiUser, case_id: int, query_id: int, ratings: Mapping[str, float]) -> None:
-    body = {"ratings": [{"doc_id": d, "rating": r} for d, r in ratings.items()]}
-    response = api.put(f"/api/v1/cases/{case_id}/queries/{query_id}/ratings", json=body)
-    assert response.status_code == 200, response.text
 
 
 def _rated_case(api: ApiUser) -> tuple[int, dict[str, int]]:
@@ -32,12 +23,6 @@ def _rated_case(api: ApiUser) -> tuple[int, dict[str, int]]:
     _rate(api, case_id, ids['star "wars", the saga'], {"11": 3, "1891": 0.5, "a,b": 2})
     _rate(api, case_id, ids["alien"], {"348": 1})
     return case_id, ids
-
-
-def _export(api: ApiUser, case_id: int, fmt: str) -> Any:
-    response = api.get(f"/api/v1/cases/{case_id}/ratings/export", params={"format": fmt})
-    assert response.status_code == 200, response.text
-    return response
 
 
 def _import(api: ApiUser, case_id: int, body: bytes | str, fmt: str = "csv", **params: Any) -> Any:

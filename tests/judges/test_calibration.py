@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.books.calibration import verdict
 from app.models import Judge, JudgeJudgement
-from tests.api.book_helpers import (
+from tests.books.book_helpers import (
     add_pairs,
     case_with_run,
     judge,

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.book_helpers import make_book
+from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
-from tests.web.helpers import attr, login, one, soup
+from tests.support.pages import attr, login, one, soup
 
 pytestmark = pytest.mark.runner
 

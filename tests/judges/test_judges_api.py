@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.secret_box import is_sealed, unseal
-from tests.api.book_helpers import add_pairs, make_book
+from tests.books.book_helpers import add_pairs, make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
 

@@ -16,9 +16,9 @@ from app.runs import service as run_service
 from app.runs.plan import FetchedQuery, score_fetched_metrics
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
-from tests.api.helpers import make_case, make_endpoint, scorer_id
-from tests.api.test_quepid_case import fixture, imported, queries_of, with_code
 from tests.fixtures.users import ApiUser
+from tests.support.api import make_case, make_endpoint, scorer_id
+from tests.support.quepid import fixture, imported, queries_of, with_code
 
 # The runner executes in threads with their own connections: its rows must be committed.
 pytestmark = pytest.mark.runner

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Run
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import (
+from tests.support.pages import (
     add_queries,
     attr,
     doc,

@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.cases import queries
 from app.cases.schemas import RatingIn
 from app.models import Case, Query, Rating, Scorer, User
-from tests.api.helpers import add_queries, make_case, make_endpoint
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint
 
 
 def _case(api: ApiUser) -> tuple[int, int]:

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import (
+from tests.support.pages import (
     add_queries,
     doc,
     finished_run,

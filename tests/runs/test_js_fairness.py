@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from tests.api.gate_engine import gate_engine
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.gate_engine import gate_engine
 
 pytestmark = [pytest.mark.runner, pytest.mark.slow]
 

@@ -17,10 +17,10 @@ from app.config import Settings
 from app.main import create_app
 from app.models import Case, Run
 from app.runs import service as run_service
-from tests.api.gate_engine import GateEngine, gate_engine
-from tests.api.helpers import add_queries, make_case, make_endpoint
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import login, one, soup
+from tests.support.api import add_queries, make_case, make_endpoint
+from tests.support.gate_engine import GateEngine, gate_engine
+from tests.support.pages import login, one, soup
 
 pytestmark = pytest.mark.runner
 

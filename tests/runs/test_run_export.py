@@ -7,12 +7,12 @@ import pytest
 import pytrec_eval
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.helpers import add_queries
-from tests.api.test_ratings_io import _case as new_case
-from tests.api.test_ratings_io import _export
-from tests.api.test_ratings_io import _rate as rate
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import doc, finished_run
+from tests.support.api import add_queries
+from tests.support.pages import doc, finished_run
+from tests.support.ratings_files import _case as new_case
+from tests.support.ratings_files import _export
+from tests.support.ratings_files import _rate as rate
 
 
 def parse(text: str, columns: int) -> list[list[str]]:

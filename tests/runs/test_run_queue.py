@@ -7,106 +7,34 @@ way a deployment does; killing one with SIGKILL is the crash being tested.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
 from app.db import make_session_factory
-from app.main import create_app
 from app.models import Case
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.runs.queue import RunQueue
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
-from tests.api.slow_engine import SlowEngine, ranking_for, slow_engine
-from tests.fixtures.database import _postgres_database
 from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.queue import ROOT as ROOT
+from tests.support.queue import STALLED_S as STALLED_S
+from tests.support.queue import Workers as Workers
+from tests.support.queue import _server as _server
+from tests.support.queue import _settings as _settings
+from tests.support.queue import queue_db as queue_db
+from tests.support.queue import workers as workers
+from tests.support.slow_engine import SlowEngine, ranking_for, slow_engine
 
 pytestmark = pytest.mark.runner
-
-ROOT = Path(__file__).resolve().parents[2]
-STALLED_S = 2  # a killed worker's chunks go back to the queue after this
-
-
-@pytest.fixture
-def queue_db() -> Iterator[str]:
-    """A PostgreSQL database of this test's own."""
-    yield from _postgres_database()
-
-
-def _settings(db_url: str, data_dir: Path, **extra: Any) -> Settings:
-    values: dict[str, Any] = {
-        "data_dir": data_dir,
-        "database_url": db_url,
-        "secret_key": "queue-test-secret",
-        "run_queue": "postgres",
-        "run_chunk_size": 10,
-        "worker_stalled_s": STALLED_S,
-        **extra,
-    }
-    return Settings(**values)
-
-
-@contextmanager
-def _server(db_url: str, data_dir: Path, **extra: Any) -> Iterator[TestClient]:
-    with TestClient(create_app(_settings(db_url, data_dir, **extra))) as client:
-        yield client
-
-
-class Workers:
-    """Starts `relevo worker` processes on the test's database and stops them at the end."""
-
-    def __init__(self, db_url: str, logs: Path) -> None:
-        self.db_url = db_url
-        self.logs = logs
-        self.started: list[subprocess.Popen[bytes]] = []
-
-    def start(self, concurrency: int = 4) -> subprocess.Popen[bytes]:
-        env = {
-            **os.environ,
-            "DATABASE_URL": self.db_url,
-            "RELEVO_RUN_QUEUE": "postgres",
-            "RELEVO_RUN_CHUNK_SIZE": "10",
-            "RELEVO_WORKER_STALLED_S": str(STALLED_S),
-            "PYTHONPATH": str(ROOT),
-        }
-        log = (self.logs / f"worker-{len(self.started)}.log").open("wb")
-        command = [sys.executable, "-m", "app.cli", "worker", "--concurrency", str(concurrency)]
-        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=log)
-        self.started.append(process)
-        return process
-
-    def stop_all(self) -> None:
-        for process in self.started:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.started:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-@pytest.fixture
-def workers(queue_db: str, tmp_path: Path) -> Iterator[Workers]:
-    started = Workers(queue_db, tmp_path)
-    try:
-        yield started
-    finally:
-        started.stop_all()
 
 
 def _until(check: Callable[[], bool], timeout_s: float = 90, what: str = "condition") -> None:

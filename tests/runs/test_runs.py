@@ -14,8 +14,8 @@ from app import cli
 from app.demo.corpus import index_movies, start_osmem
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 
 # The runner executes in threads with their own connections: its rows must be committed.
 pytestmark = pytest.mark.runner

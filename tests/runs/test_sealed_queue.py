@@ -17,10 +17,10 @@ from app import secret_box
 from app.config import Settings
 from app.db import make_session_factory
 from app.main import create_app
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
-from tests.api.recording_engine import recording_engine
-from tests.api.test_run_queue import Workers, queue_db, workers
 from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.queue import Workers, queue_db, workers
+from tests.support.recording_engine import recording_engine
 
 __all__ = ["queue_db", "workers"]  # fixtures used here
 

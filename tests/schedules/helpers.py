@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from app.models import Run, RunQuery
 from app.vocabulary import QueryStatus, RunStatus
-from tests.api.helpers import add_queries, make_case, make_endpoint
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint
 
 ENGINE_URL = "http://127.0.0.1:9/movies"  # never called: these runs are written directly
 

@@ -16,10 +16,10 @@ from app.models import Run
 from app.schedules.hooks import fire_and_deliver
 from app.schedules.schemas import ScheduleBody
 from app.schedules.service import as_utc, get_schedule, set_schedule
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import ApiUser
 from tests.schedules.receivers import webhook_receiver
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 
 pytestmark = pytest.mark.runner
 

@@ -13,8 +13,8 @@ from app.schedules import service
 from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
-from tests.web.helpers import attr, login, one
-from tests.web.helpers import soup as soup_of
+from tests.support.pages import attr, login, one
+from tests.support.pages import soup as soup_of
 
 
 def test_notes_at_a_time_on_a_run_and_after_each_new_try(api: ApiUser, db: Session) -> None:

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 from app.schedules.evaluate import evaluate_run
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
-from tests.web.helpers import attr, login, one, soup
+from tests.support.pages import attr, login, one, soup
 
 
 def test_the_card_sets_a_schedule_an_alert_and_a_note(

@@ -12,10 +12,10 @@ from sqlalchemy.orm import Session
 from app.db import make_engine, make_session_factory
 from app.models import Run, ScheduleFiring
 from app.vocabulary import RunStatus
-from tests.api.helpers import add_queries, make_case, make_endpoint
-from tests.api.test_run_queue import Workers, _server, queue_db, workers
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import make_api_user
+from tests.support.api import add_queries, make_case, make_endpoint
+from tests.support.queue import Workers, _server, queue_db, workers
 
 pytestmark = pytest.mark.runner
 __all__ = ["queue_db", "workers"]  # fixtures this module uses from the queue tests

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.helpers import make_case, make_endpoint
 from tests.fixtures.users import ApiUser
+from tests.support.api import make_case, make_endpoint
 
 PRESET_NAMES = ["Classic", "NDCG@10", "DCG@10", "CG@10", "P@10", "AP@10", "RR@10", "ERR@10"]
 DATA_X = {"docs": ["a", "b", "c", "d", "e"], "ratings": {"a": 2, "c": 3, "d": 0, "e": 1, "x": 3}}

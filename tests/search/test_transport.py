@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from app.search.transport import SpreadTransport, engine_http_client
-from tests.api.slow_engine import SlowEngine, slow_engine
+from tests.support.slow_engine import SlowEngine, slow_engine
 
 BODY = b'{"query": {"match_all": {}}}'
 

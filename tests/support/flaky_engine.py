@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.api.slow_engine import loopback_server
+from tests.support.slow_engine import loopback_server
 
 TEMPLATE = '{"query": {"match": {"title": "#$query##"}}, "ext": {"k": ##k##}}'
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.api.slow_engine import loopback_server
+from tests.support.slow_engine import loopback_server
 
 HOLD_AT_MOST_S = 30  # a forgotten gate still lets the suite finish
 

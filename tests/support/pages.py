@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Run, RunQuery
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import PASSWORD, ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 
 __all__ = ["add_queries", "finished_run", "login", "make_case", "make_endpoint", "scorer_id"]
 

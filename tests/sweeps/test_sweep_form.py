@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Run, Sweep
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import attr, login, movies_case, one, soup
+from tests.support.pages import attr, login, movies_case, one, soup
 
 KNOB_TEMPLATE = (
     '{"query": {"multi_match": {"query": "#$query##", '

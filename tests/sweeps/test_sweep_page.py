@@ -9,9 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.sweeps.web import grid_from_form
-from tests.api.test_sweeps import rated_case as rated_case  # the fixture
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import attr, login, one, soup
+from tests.support.pages import attr, login, one, soup
+from tests.support.sweeps import rated_case as rated_case  # the fixture
 
 pytestmark = pytest.mark.runner  # starts runs (and sweeps)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.flaky_engine import TEMPLATE, flaky_engine
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.flaky_engine import TEMPLATE, flaky_engine
 
 pytestmark = pytest.mark.runner  # starts runs (and sweeps)
 

@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import User
-from tests.api.helpers import add_queries, make_case, make_endpoint, scorer_id
 from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 
 ROLES = ("owner", "member", "outsider", "removed", "disabled")
 

@@ -6,9 +6,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.team_world import World, build_world
 from tests.fixtures.users import PASSWORD, ApiUser
-from tests.web.helpers import attr, doc, finished_run, login, one, soup
+from tests.support.pages import attr, doc, finished_run, login, one, soup
+from tests.teams.team_world import World, build_world
 
 PAGES = [
     "/cases/{c}",

@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.team_world import ROLES, World, build_world
+from tests.teams.team_world import ROLES, World, build_world
 
 # Members read, run, rate and edit; only the owner deletes or changes sharing (403 for
 # members); outsiders and removed members get 404; a disabled user's key is refused (401).

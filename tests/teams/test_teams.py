@@ -9,8 +9,8 @@ from fastapi import FastAPI
 from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.api.helpers import make_case, make_endpoint
 from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.api import make_case, make_endpoint
 
 
 def _team(api: ApiUser, name: str = "Search") -> dict[str, Any]:

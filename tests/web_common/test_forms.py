@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.models import Case, Query, Scorer, SearchEndpoint
 from app.web_common.forms import friendly_message, parse_body
 from tests.fixtures.users import ApiUser
-from tests.web.helpers import attr, login, movies_case, one, scorer_id, soup
+from tests.support.pages import attr, login, movies_case, one, scorer_id, soup
 
 
 def _errors(page: BeautifulSoup) -> dict[str, str]:

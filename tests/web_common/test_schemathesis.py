@@ -9,8 +9,8 @@ import schemathesis
 from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
 
-from tests.api.helpers import make_case, make_endpoint
 from tests.fixtures.users import ApiUser
+from tests.support.api import make_case, make_endpoint
 
 EXAMPLES_PER_OPERATION = 6
 
