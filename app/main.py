@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -50,6 +51,9 @@ LARGE_BODY_PATHS: tuple[str, ...] = (
     RESULTS_UPLOAD_PATH,
     RESULTS_UPLOAD_PAGE_PATH,
 )
+
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -157,10 +161,23 @@ def _schedule_ticker(
     install_delivery(delivery_config_from(settings))
     if settings.uses_queue:  # workers fire them (app.runs.queue's periodic task)
         return None
+
+    def resume_judge_runs() -> None:
+        # A judge run left "running" by a stopped server goes on here, by itself.
+        from app.judges import runs as judge_runs
+        from app.judges.launch import launch
+
+        with session_factory() as session:
+            resumed = judge_runs.resume_stale_runs(session=session)
+        for run_id in resumed:
+            log.info("resuming judge run %s, left by a stopped process", run_id)
+            launch(manager=manager, session_factory=session_factory, run_id=run_id)
+
     ticker = Ticker(
         session_factory=lambda: session_factory,
         start=manager.start,
         every_s=settings.schedule_tick_s,
+        also=resume_judge_runs,
     )
     ticker.start()
     return ticker

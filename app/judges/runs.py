@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid, NotFound
@@ -253,6 +253,36 @@ def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
     run.status, run.message, run.cancel_requested = "queued", None, False
     session.commit()
     return run
+
+
+def resume_stale_runs(*, session: Session, now: datetime | None = None) -> list[int]:
+    """Put back in the queue every running run whose process went silent; return their ids.
+
+    Called on every tick of whoever fires schedules (a worker's periodic job with the
+    PostgreSQL queue, the server's ticker with SQLite), so a run left by a stopped or
+    killed process goes on by itself, asking only about the pairs it had not done. The
+    conditional UPDATE makes two ticks that race resume each run once.
+    """
+    limit = (now or utcnow()) - timedelta(seconds=STALE_S)
+    candidates = session.scalars(
+        select(JudgeRun.id).where(JudgeRun.status == "running", JudgeRun.heartbeat_at < limit)
+    ).all()
+    resumed: list[int] = []
+    for run_id in candidates:
+        claimed = session.execute(
+            update(JudgeRun)
+            .where(
+                JudgeRun.id == run_id,
+                JudgeRun.status == "running",
+                JudgeRun.heartbeat_at < limit,
+            )
+            .values(status="queued", message=None, cancel_requested=False)
+            .execution_options(synchronize_session=False)
+        )
+        if getattr(claimed, "rowcount", 0) == 1:
+            resumed.append(run_id)
+    session.commit()
+    return resumed
 
 
 def failures(*, session: Session, run: JudgeRun) -> list[FailureRead]:

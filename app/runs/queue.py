@@ -85,6 +85,15 @@ async def _fire_schedules(context: JobContext, timestamp: int) -> None:
     job_app = context.app
     started: list[int] = []
     await fire_and_deliver(session_factory=deps.session_factory, start=started.append)
+    # A judge run whose worker died (no heartbeat for a minute) goes back in the queue.
+    from app.judges import runs as judge_runs
+
+    with deps.session_factory() as session:
+        for judge_run_id in judge_runs.resume_stale_runs(session=session):
+            log.info("resuming judge run %s, left by a worker that stopped", judge_run_id)
+            await job_app.configure_task(JUDGE_TASK, queue=RUN_QUEUE).defer_async(
+                run_id=judge_run_id
+            )
     for run_id in started:
         with session_scope(deps.session_factory) as session:
             chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=100)

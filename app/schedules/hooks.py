@@ -126,10 +126,14 @@ class Ticker:
         session_factory: Callable[[], sessionmaker[Session]],
         start: Callable[[int], object],
         every_s: float = 15.0,
+        also: Callable[[], object] | None = None,
     ) -> None:
+        """``also`` runs on every tick too (the app resumes judge runs left by a stopped
+        process with it)."""
         self._factory = session_factory
         self._start = start
         self._every = every_s
+        self._also = also
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -139,6 +143,8 @@ class Ticker:
             while True:
                 try:
                     await fire_and_deliver(session_factory=self._factory(), start=self._start)
+                    if self._also is not None:
+                        self._also()
                 except Exception:  # the database may be briefly away; try again next tick
                     log.exception("could not fire schedules")
                 await asyncio.sleep(self._every)

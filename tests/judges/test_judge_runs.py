@@ -276,3 +276,37 @@ def test_a_run_left_by_a_stopped_process_resumes_where_it_was(
     assert [ratings[f"d{i}"][0]["rating"] for i in range(4)] == [0.0, 1.0, 2.0, 3.0]
     again = api.post(f"/api/v1/books/{book['id']}/judge-runs/{run_id}/resume")
     assert again.status_code == 409  # a finished run has nothing to resume
+
+
+def test_stale_runs_are_put_back_in_the_queue_once_and_fresh_ones_are_left(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    from app.judges import runs as judge_runs
+
+    judge = make_judge(api, llm)
+    other = make_judge(api, llm)
+    book = book_with(api, [{"grade": g} for g in (0, 1)])
+    now = datetime.now(UTC)
+    with session_factory() as session:
+        pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
+
+        def left(judge_id: int, beat: datetime) -> int:
+            run = JudgeRun(
+                book_id=book["id"],
+                judge_id=judge_id,
+                status="running",
+                pair_ids=pair_ids,
+                pairs_total=2,
+                heartbeat_at=beat,
+            )
+            session.add(run)
+            session.flush()
+            return run.id
+
+        stale = left(judge["id"], now - timedelta(minutes=2))  # its process stopped
+        fresh = left(other["id"], now - timedelta(seconds=5))  # still beating
+        session.commit()
+        assert judge_runs.resume_stale_runs(session=session, now=now) == [stale]
+        assert judge_runs.resume_stale_runs(session=session, now=now) == []  # once only
+        statuses = dict(session.execute(select(JudgeRun.id, JudgeRun.status)).all())
+    assert (statuses[stale], statuses[fresh]) == ("queued", "running")
