@@ -21,7 +21,10 @@ def coverage(case: CaseDep, session: SessionDep) -> CaseCoverage:
 
 
 @router.get("/queries/{query_id}/history", response_model=QueryHistory, name="query_history_json")
-def query_history(query_id: int, case: CaseDep, session: SessionDep) -> QueryHistory:
-    """Return the query's stored score in every finished run of the case, oldest first."""
+def query_history(
+    query_id: int, case: CaseDep, session: SessionDep, metric: int | None = None
+) -> QueryHistory:
+    """Return the query's stored score in every finished run of the case, oldest first
+    (``metric``: a scorer id among the case's metrics, instead of the primary)."""
     query = query_service.get_query(session=session, case=case, query_id=query_id)
-    return history_service.query_history(session=session, case=case, query=query)
+    return history_service.query_history(session=session, case=case, query=query, metric=metric)

@@ -26,8 +26,13 @@ def coverage_page(
 
 @router.get("/cases/{case_id}/queries/{query_id}/history", name="query_history_page")
 def query_history_page(
-    request: Request, case: WebCaseDep, query: WebQueryDep, user: WebUser, session: SessionDep
+    request: Request,
+    case: WebCaseDep,
+    query: WebQueryDep,
+    user: WebUser,
+    session: SessionDep,
+    metric: int | None = None,
 ) -> Response:
-    """Show the query's score over the case's finished runs."""
-    data = history_service.query_history(session=session, case=case, query=query)
+    """Show the query's score (or one of the case's metrics) over the case's finished runs."""
+    data = history_service.query_history(session=session, case=case, query=query, metric=metric)
     return render(request, "query_history.html", {"user": user, "case": case, "page": data})

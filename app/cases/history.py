@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.cases.history_schemas import QueryHistory, QueryHistoryPoint, QueryScorePoint
 from app.models import Case, Query, Run, RunQuery, Try
+from app.runs.metrics import metric_defs
 from app.vocabulary import QueryStatus, RunStatus
 
 __all__ = ["SPARKLINE_RUNS", "effective_knobs", "query_history", "score_histories"]
@@ -67,13 +68,28 @@ def score_histories(
     }
 
 
-def query_history(*, session: Session, case: Case, query: Query) -> QueryHistory:
-    """Return the query's stored score in every finished run of its case, oldest first."""
+def query_history(
+    *, session: Session, case: Case, query: Query, metric: int | None = None
+) -> QueryHistory:
+    """Return the query's stored score in every finished run of its case, oldest first.
+
+    ``metric`` (a scorer id among the case's metrics) shows that metric's stored score of the
+    query instead of the primary's; an unknown one falls back to the primary.
+    """
     runs = _finished_runs(session, case.id, None)
-    stmt = select(RunQuery.run_id, RunQuery.status, RunQuery.score).where(
+    metrics = {
+        m.scorer_id: m.name
+        for m in metric_defs(session=session, ids=[case.scorer_id, *(case.metric_scorer_ids or [])])
+    }
+    if metric not in metrics or metric == case.scorer_id:
+        metric = None
+    stmt = select(RunQuery.run_id, RunQuery.status, RunQuery.score, RunQuery.metric_scores).where(
         RunQuery.query_id == query.id, RunQuery.run_id.in_([r.id for r in runs])
     )
-    rows = {run_id: (status, score) for run_id, status, score in session.execute(stmt)}
+    rows = {
+        run_id: (status, score if metric is None else (scores or {}).get(str(metric)))
+        for run_id, status, score, scores in session.execute(stmt)
+    }
     knobs = effective_knobs(session=session, case_id=case.id, runs=runs)
     points = []
     for run in runs:
@@ -85,7 +101,15 @@ def query_history(*, session: Session, case: Case, query: Query) -> QueryHistory
                 finished_at=run.finished_at,
                 knobs=knobs[run.id],
                 status=status,
-                score=score if status == QueryStatus.SCORED else None,
+                # An extra metric scores what the primary scored (a null where it did not).
+                score=score if status == QueryStatus.SCORED or metric is not None else None,
             )
         )
-    return QueryHistory(case_id=case.id, query_id=query.id, text=query.text, points=points)
+    return QueryHistory(
+        case_id=case.id,
+        query_id=query.id,
+        text=query.text,
+        metric=metric,
+        metric_names=metrics,
+        points=points,
+    )

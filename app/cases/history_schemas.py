@@ -29,4 +29,10 @@ class QueryHistory(Out):
     case_id: int
     query_id: int
     text: str
+    metric: int | None = Field(
+        default=None, description="The scorer id whose scores these are; null: the primary"
+    )
+    metric_names: dict[int, str] = Field(
+        default_factory=dict, description="The case's metrics (scorer id: name), primary first"
+    )
     points: list[QueryHistoryPoint] = Field(description="Finished runs, oldest first")

@@ -286,3 +286,35 @@ def test_the_history_charts_any_metric_as_recorded(
     assert [a.get_text() for a in links] == ["NDCG@10", "P@10", "ERR@10"]
     assert one(fragment, "#history-metrics a.current")["data-scorer-id"] == str(p10)
     assert str(one(fragment, "#history")["hx-get"]).endswith(f"metric={p10}")
+
+
+def test_a_querys_history_shows_any_metric_as_stored(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _metric_runs(api, session_factory)
+    case_id, p10 = setup["case_id"], setup["p10"]
+    query_id = setup["ids"]["star wars"]
+    stored: dict[int, dict[str, Any]] = {}
+    for run_id in (setup["base"], setup["other"]):
+        detail = api.get(f"/api/v1/cases/{case_id}/runs/{run_id}").json()
+        row = next(q for q in detail["queries"] if q["query_id"] == query_id)
+        stored[run_id] = {"primary": row["score"], "p10": row["metric_scores"][str(p10)]}
+    url = f"/api/v1/cases/{case_id}/queries/{query_id}/history"
+    primary = api.get(url).json()
+    by_p10 = api.get(url, params={"metric": p10}).json()
+    assert primary["metric"] is None and by_p10["metric"] == p10
+    assert list(by_p10["metric_names"].values()) == ["NDCG@10", "P@10", "ERR@10"]
+    assert [p["score"] for p in primary["points"]] == [
+        stored[r]["primary"] for r in (setup["base"], setup["other"])
+    ]
+    assert [p["score"] for p in by_p10["points"]] == [
+        stored[r]["p10"] for r in (setup["base"], setup["other"])
+    ]
+    assert by_p10["points"] != primary["points"]  # P@10 is not NDCG@10 here
+    # An unknown metric is the primary again, not an error.
+    assert api.get(url, params={"metric": 999999}).json()["points"] == primary["points"]
+    login(client)
+    page = soup(client.get(f"/cases/{case_id}/queries/{query_id}/history", params={"metric": p10}))
+    assert one(page, "h1").get_text() == "star wars: P@10 over runs"
+    current = one(page, "#query-history-metrics a[aria-current=true]")
+    assert attr(current, "data-scorer-id") == str(p10)
