@@ -6,7 +6,8 @@ RelevoError              400  (the base: ``message`` is what the user reads)
 ├── Conflict             409
 ├── TooManyRequests      429  (``retry_after_s`` goes out as Retry-After)
 ├── BadRequest           400
-└── Invalid              422  (names the field, in FastAPI's validation shape)
+├── Invalid              422  (names the field, in FastAPI's validation shape)
+└── ImportRejected       422  (a file with bad lines: each by line number, nothing stored)
 
 No web framework here: the handlers that turn these into responses live in
 app/web_common/errors.py (JSON) and app/web_common/html_errors.py (pages).
@@ -14,6 +15,7 @@ app/web_common/errors.py (JSON) and app/web_common/html_errors.py (pages).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +23,7 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "Forbidden",
+    "ImportRejected",
     "Invalid",
     "NotFound",
     "RelevoError",
@@ -116,3 +119,28 @@ def public_message(exc: BaseException) -> str:
     if isinstance(exc, RelevoError | SearchError):
         return exc.message
     return f"an internal error ({type(exc).__name__}); it has been logged"
+
+
+class ImportRejected(RelevoError):
+    """A file with bad lines: 422 with every problem (the first 100) by line number.
+
+    ``summary`` (a dataclass) says what the good lines would change, for a preview.
+    """
+
+    status_code = 422
+    max_reported = 100
+
+    def __init__(
+        self, message: str, errors: Sequence[tuple[int, str]], summary: Any | None = None
+    ) -> None:
+        super().__init__(message)
+        self.errors = [
+            {"line": line, "message": text} for line, text in errors[: self.max_reported]
+        ]
+        self.summary = summary
+
+    def extra(self) -> dict[str, Any]:
+        """Return the list of bad lines, beside "detail" in the error body."""
+        if self.summary is None:
+            return {"errors": self.errors}
+        return {"errors": self.errors, "preview": dataclasses.asdict(self.summary)}

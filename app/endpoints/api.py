@@ -20,8 +20,8 @@ from app.endpoints.schemas import (
     TryRequest,
     TryResult,
 )
+from app.errors import ImportRejected
 from app.interop.ratings_api import _spooled_body
-from app.interop.ratings_import import ImportRejected
 from app.teams import service as teams
 from app.vocabulary import Engine
 from app.web_common.deps import CurrentUser, EndpointDep, SessionDep

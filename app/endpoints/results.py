@@ -14,8 +14,7 @@ from typing import IO, Any, cast
 from sqlalchemy import Table, delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from app.errors import Invalid
-from app.interop.ratings_import import ImportRejected
+from app.errors import ImportRejected, Invalid
 from app.models import SearchEndpoint, StaticResult
 from app.search.models import Doc, SearchResult
 from app.search.static import ResultFormat, ResultLine, read_results

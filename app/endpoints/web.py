@@ -15,8 +15,7 @@ from app.endpoints import results, trying
 from app.endpoints import service as endpoint_service
 from app.endpoints.forms import EndpointForm
 from app.endpoints.schemas import EndpointRead, TryRequest, TryResult
-from app.errors import Invalid
-from app.interop.ratings_import import ImportRejected
+from app.errors import ImportRejected, Invalid
 from app.models import User
 from app.search import ConnectionReport
 from app.search.static import ResultFormat

@@ -11,7 +11,6 @@ a preview rolls the transaction back, so nothing is ever half-written.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import math
 import re
 from collections.abc import Iterator, Sequence
@@ -39,7 +38,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.cases.bulk_lines import MAX_TAGS, BulkLineError, parse_line
-from app.errors import RelevoError
+from app.errors import ImportRejected
 from app.models import Case, Query, Rating, User
 from app.models.base import utcnow
 from app.runs import service as run_service
@@ -82,29 +81,6 @@ _final = Table(
     Column("rating", Float, nullable=False),
     prefixes=["TEMPORARY"],
 )
-
-
-class ImportRejected(RelevoError):
-    """A file with bad lines: 422 with every problem (the first 100) by line number."""
-
-    status_code = 422
-
-    def __init__(
-        self,
-        message: str,
-        errors: Sequence[tuple[int, str]],
-        summary: ImportSummary | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.errors = [{"line": line, "message": text} for line, text in errors[:MAX_REPORTED]]
-        # A preview also says what the good lines would change.
-        self.summary = summary
-
-    def extra(self) -> dict[str, Any]:
-        """Return the list of bad lines, beside "detail" in the error body."""
-        if self.summary is None:
-            return {"errors": self.errors}
-        return {"errors": self.errors, "preview": dataclasses.asdict(self.summary)}
 
 
 @dataclass

@@ -1,0 +1,382 @@
+"""Importing a parsed Quepid case: endpoint, scorer, case, queries, ratings, in one go."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from app.access import visible_clause
+from app.cases import service as case_service
+from app.cases.bulk_lines import from_options
+from app.db import owns_transaction
+from app.endpoints import service as endpoint_service
+from app.endpoints.service import TEST_FIELD_SPECS
+from app.errors import Invalid
+from app.interop.quepid_parse import (
+    QUEPID_ENVIRONMENT,
+    QUEPID_SUFFIX,
+    REACH_TIMEOUT_S,
+    QuepidCase,
+    QuepidEndpoint,
+    QuepidQuery,
+    parse_case,
+)
+from app.interop.quepid_values import MAX_NAME_CHARS, _number, _path, decode
+from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
+from app.models.base import utcnow
+from app.scorers import service as scorer_service
+from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
+from app.search import extract_knobs
+from app.vocabulary import Engine, ScorerKind
+
+
+def quepid_scorer_name(name: str) -> str:
+    """Return the name an imported Quepid scorer gets: "AP@10 (Quepid)", never a built-in's."""
+    return f"{name}{QUEPID_SUFFIX}"
+
+
+def _shipped(name: str) -> ShippedScorer | None:
+    """Return Quepid's shipped scorer of this name (also as Relevo names it, "AP@10 (Quepid)"),
+    written for Relevo's Quepid environment."""
+    stripped = name.strip()
+    if stripped.endswith(QUEPID_SUFFIX):
+        stripped = stripped[: -len(QUEPID_SUFFIX)]
+    return shipped_scorer(stripped)
+
+
+@dataclass
+class ImportedCase:
+    """What an import made."""
+
+    case: Case
+    warnings: list[str]
+    queries: int
+    ratings: int
+    endpoint_created: bool
+    scorer_created: bool
+    endpoint: SearchEndpoint
+    scorer: Scorer
+    # Set by `check_endpoint`: None while unchecked or when the engine answered.
+    endpoint_problem: str | None = None
+
+
+async def check_endpoint(imported: ImportedCase) -> ImportedCase:
+    """Send one query to the case's endpoint (a short wait) and note why it failed, if it did.
+
+    The import stands either way: an engine that cannot be reached from here (a Quepid
+    endpoint on a host only the browser saw, say) is reported, not refused.
+    """
+    endpoint = imported.endpoint
+    if endpoint.engine == Engine.STATIC:  # nothing to reach: its results are a file
+        imported.endpoint_problem = None
+        return imported
+    report = await endpoint_service.check_connection(
+        endpoint=endpoint,
+        query="test",
+        template=None,
+        field_spec=TEST_FIELD_SPECS[Engine(endpoint.engine)],
+        timeout_s=REACH_TIMEOUT_S,
+    )
+    imported.endpoint_problem = None if report.ok else report.message
+    return imported
+
+
+@owns_transaction
+def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
+    """Create a case (and, when needed, its endpoint and scorer) from a Quepid case export.
+
+    Everything is written in one transaction: any problem answers 422 and leaves nothing.
+    """
+    parsed = parse_case(decode(raw))
+    warnings = list(parsed.warnings)
+    try:
+        knobs = case_service.check_search_settings(
+            engine=parsed.endpoint.engine,
+            template=parsed.query_template,
+            field_spec=parsed.field_spec,
+            options=parsed.options,
+            knobs=_knobs(parsed, warnings),
+        )
+    except Invalid as exc:
+        loc = ("try", "query_params") if "query_template" in exc.loc else ("try", "field_spec")
+        raise Invalid(loc, f"Relevo cannot use the try's {_path(loc)}: {exc.message}") from exc
+    scorer, scorer_created = _scorer_for(session, user, parsed, warnings)
+    _check_scale(scorer, parsed)
+    endpoint, endpoint_created = _endpoint_for(session, user, parsed.endpoint)
+    case = Case(owner_id=user.id, name=parsed.name, scorer_id=scorer.id, options=parsed.options)
+    case.current_try_number = 1
+    session.add(case)
+    session.flush()
+    session.add(
+        Try(
+            case_id=case.id,
+            number=1,
+            search_endpoint_id=endpoint.id,
+            query_template=parsed.query_template,
+            field_spec=parsed.field_spec,
+            rows=parsed.rows,
+            knobs=knobs,
+        )
+    )
+    ratings = _add_queries(session, user, case, parsed.queries)
+    session.commit()
+    return ImportedCase(
+        case=case,
+        warnings=warnings,
+        queries=len(parsed.queries),
+        ratings=ratings,
+        endpoint_created=endpoint_created,
+        scorer_created=scorer_created,
+        endpoint=endpoint,
+        scorer=scorer,
+    )
+
+
+def _knobs(parsed: QuepidCase, warnings: list[str]) -> dict[str, float]:
+    """Return the template's knobs with the values of Quepid's curator variables."""
+    knobs: dict[str, float] = {}
+    for name in extract_knobs(parsed.query_template):
+        value = parsed.curator_variables.get(name)
+        if value is None:
+            continue
+        try:
+            knobs[name] = _number(value, ("try", "curator_variables", name))
+        except Invalid:
+            warnings.append(
+                f'The curator variable "{name}" is not a number ({value!r}); '
+                f"the knob starts at {case_service.DEFAULT_KNOB:g}."
+            )
+    return knobs
+
+
+def _scorer_for(
+    session: Session, user: User, parsed: QuepidCase, warnings: list[str]
+) -> tuple[Scorer, bool]:
+    """Return the case's scorer and whether it was created for this import."""
+    wanted = parsed.scorer
+    shipped = _shipped(wanted.name)
+    if wanted.code is not None:
+        scale = wanted.scale or (
+            [float(v) for v in shipped.scale] if shipped else _scale_of(parsed.queries)
+        )
+        # Quepid's own scorers of that name set 0-1 (or 0-100) scores: keep their scale.
+        top = wanted.max_score or (float(shipped.max_score) if shipped else 100.0)
+        same = shipped is not None and shipped.code == wanted.code
+        return _javascript_scorer(
+            session,
+            user,
+            _Wanted(
+                # Quepid's own scorer (its code unchanged) is named as every import names it.
+                name=quepid_scorer_name(shipped.name)
+                if shipped is not None and same
+                else wanted.name,
+                code=wanted.code,
+                scale=scale,
+                max_score=top,
+                environment=wanted.environment or QUEPID_ENVIRONMENT,
+                labels=shipped.labels if shipped is not None and same else None,
+                former_name=shipped.name if shipped is not None and same else None,
+            ),
+        )
+    if shipped is not None:
+        return _javascript_scorer(
+            session,
+            user,
+            _Wanted(
+                name=quepid_scorer_name(shipped.name),
+                code=shipped.code,
+                scale=[float(v) for v in shipped.scale],
+                max_score=float(shipped.max_score),
+                environment=QUEPID_ENVIRONMENT,
+                labels=shipped.labels or None,
+                former_name=shipped.name,
+            ),
+        )
+    mine = session.scalar(
+        select(Scorer)
+        .where(Scorer.name == wanted.name, visible_clause(Scorer, user=user))
+        .order_by(Scorer.owner_id != user.id, Scorer.id)
+        .limit(1)
+    )
+    if mine is not None:
+        return mine, False
+    fallback = scorer_service.default_scorer(session=session)
+    warnings.append(
+        f'The Quepid scorer "{wanted.name}" is not one of Quepid\'s shipped scorers and the '
+        f'file does not carry its code: the case is scored with "{fallback.name}". Create a '
+        "JavaScript scorer with its code (environment quepid) and choose it in the case's "
+        "settings to get Quepid's numbers."
+    )
+    return fallback, False
+
+
+def _scale_of(queries: list[QuepidQuery]) -> list[float]:
+    """Return a whole-number scale covering the ratings (0-3 when there are none)."""
+    values = [r for q in queries for r in q.ratings.values()]
+    low = math.floor(min(values, default=0.0))
+    high = math.ceil(max(values, default=3.0))
+    if high - low > 10:
+        return sorted(set(values))[:11]
+    return [float(v) for v in range(low, max(high, low + 1) + 1)]
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """A JavaScript scorer the import needs."""
+
+    name: str
+    code: str
+    scale: list[float]
+    max_score: float
+    environment: str
+    labels: Mapping[str, str] | None
+    former_name: str | None = None  # what earlier imports named it ("AP@10")
+
+
+def _javascript_scorer(session: Session, user: User, wanted: _Wanted) -> tuple[Scorer, bool]:
+    """Return the user's identical JavaScript scorer (same code, scale, max score and
+    environment) of this name, or of its former name, else a new one of this name."""
+    name = wanted.name[:MAX_NAME_CHARS]
+    names = [name] if wanted.former_name is None else [name, wanted.former_name]
+    config = scorer_service.build_config(
+        kind=ScorerKind.JAVASCRIPT,
+        params=None,
+        scale=wanted.scale,
+        scale_labels=wanted.labels,
+        code=wanted.code,
+        max_score=wanted.max_score,
+        environment=wanted.environment,
+    )
+    candidates = session.scalars(
+        select(Scorer)
+        .where(
+            Scorer.owner_id == user.id,
+            Scorer.kind == ScorerKind.JAVASCRIPT,
+            Scorer.name.in_(names),
+        )
+        .order_by(Scorer.name != name, Scorer.id)
+    )
+    for scorer in candidates:
+        if (
+            scorer.code == config.code
+            and [float(v) for v in scorer.scale] == list(config.scale)
+            and scorer.max_score == config.max_score
+            and scorer.environment == config.environment
+        ):
+            return scorer, False
+    scorer = Scorer(
+        owner_id=user.id,
+        name=name,
+        kind=ScorerKind.JAVASCRIPT,
+        params=dict(config.params),
+        code=config.code,
+        scale=list(config.scale),
+        scale_labels=dict(wanted.labels) if wanted.labels else None,
+        max_score=config.max_score,
+        environment=config.environment,
+    )
+    session.add(scorer)
+    session.flush()
+    return scorer, True
+
+
+def _check_scale(scorer: Scorer, parsed: QuepidCase) -> None:
+    """Refuse ratings outside the scorer's scale, listing them (nothing is written)."""
+    low, high = scorer_service.rating_bounds(scorer)
+    off = [
+        (index, query.text, doc, rating)
+        for index, query in enumerate(parsed.queries)
+        for doc, rating in query.ratings.items()
+        if not low <= rating <= high
+    ]
+    if not off:
+        return
+    shown = "; ".join(f'"{text}" / {doc}: {rating:g}' for _i, text, doc, rating in off[:10])
+    more = f" and {len(off) - 10} more" if len(off) > 10 else ""
+    raise Invalid(
+        ("queries", off[0][0], "ratings"),
+        f'{len(off)} ratings are outside the scale of the scorer "{scorer.name}" '
+        f"({low:g}-{high:g}): {shown}{more}. Nothing was imported.",
+    )
+
+
+def _endpoint_for(
+    session: Session, user: User, wanted: QuepidEndpoint
+) -> tuple[SearchEndpoint, bool]:
+    """Return the user's endpoint with this engine and URL, else a new one."""
+    existing = session.scalar(
+        select(SearchEndpoint)
+        .where(
+            SearchEndpoint.owner_id == user.id,
+            SearchEndpoint.engine == wanted.engine,
+            SearchEndpoint.url == wanted.url,
+            SearchEndpoint.mapper_code.is_(None)
+            if wanted.mapper_code is None
+            else SearchEndpoint.mapper_code == wanted.mapper_code,
+        )
+        .order_by(SearchEndpoint.id)
+        .limit(1)
+    )
+    if existing is not None:
+        return existing, False
+    url, auth = wanted.url, wanted.basic_auth
+    title = {
+        Engine.SOLR: "Solr",
+        Engine.ELASTICSEARCH: "Elasticsearch",
+        Engine.SEARCHAPI: "Search API",
+        Engine.VESPA: "Vespa",
+        Engine.STATIC: "Result file",
+    }.get(wanted.engine, "OpenSearch")
+    endpoint = SearchEndpoint(
+        owner_id=user.id,
+        name=wanted.name or f"{title} {url}"[:MAX_NAME_CHARS],
+        engine=wanted.engine,
+        url=url,
+        method=wanted.method,
+        headers=wanted.headers,
+        basic_auth=auth,
+        requests_per_minute=wanted.requests_per_minute,
+        mapper_code=wanted.mapper_code,
+    )
+    session.add(endpoint)
+    session.flush()
+    return endpoint, True
+
+
+def _add_queries(session: Session, user: User, case: Case, queries: list[QuepidQuery]) -> int:
+    """Insert the queries in order with their ratings; return the number of ratings."""
+    rows: list[Query] = [
+        Query(
+            case_id=case.id,
+            text=q.text,
+            position=position,
+            notes=q.notes,
+            information_need=q.information_need,
+            options=q.options,
+            # Tags and a weight in the query's options become the query's own.
+            tags=from_options(q.options)[0],
+            weight=from_options(q.options)[1],
+        )
+        for position, q in enumerate(queries)
+    ]
+    session.add_all(rows)
+    session.flush()
+    now = utcnow()
+    ratings = [
+        {
+            "query_id": row.id,
+            "doc_id": doc,
+            "rating": rating,
+            "rated_by_id": user.id,
+            "updated_at": now,
+        }
+        for row, q in zip(rows, queries, strict=True)
+        for doc, rating in q.ratings.items()
+    ]
+    if ratings:
+        session.execute(insert(Rating), ratings)
+    return len(ratings)
