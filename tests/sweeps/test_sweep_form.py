@@ -64,7 +64,7 @@ def test_a_bad_value_comes_back_under_its_knob_with_the_input_kept(
     assert one(page, "input[name='sweep.overviewBoost']")["value"] == "2; 3"
     # The case page itself, with its navigation, brought back to the sweep form.
     assert one(page, "h1").get_text() == "Movies"
-    assert [a.get_text() for a in page.select("nav.mainnav a")][:2] == ["Cases", "Scorers"]
+    assert [a.get_text() for a in page.select("nav.mainnav a")][:2] == ["Dashboard", "Cases"]
     assert attr(one(page, "#sweep-form"), "action").endswith(f"/cases/{knob_case}/sweeps#sweep")
     assert _count(session_factory, Sweep) == 0 and _count(session_factory, Run) == 0
 
