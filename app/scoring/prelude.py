@@ -3,10 +3,12 @@
 It is evaluated once per isolate as ``(PRELUDE)(globalThis, token, sliceMs)``. It locks the
 built-ins down (freezes every reachable intrinsic, makes the global bindings read-only), then
 installs one frozen entry object, ``__relevo``, whose methods need the per-isolate token, so
-the user's code cannot drive the runner. The user's code is compiled once with
-``new Function`` as the body of a function whose parameters are the helpers; it runs once
-per query with fresh ``docs``/``bestDocs`` and fresh local variables, and any global it
-created is deleted before the next query starts.
+the user's code cannot drive the runner. The user's code is the body of a function whose
+parameters are the helpers; app/scoring/javascript.py wraps each query's call in a runner
+that builds that function anew (a fresh function object and prototype every query), clears
+RegExp's legacy statics, deletes the globals the previous query created and refuses the
+isolate (the batch goes on in a fresh one) when a global could not be deleted or the global
+object was frozen or given another prototype: every query sees what a fresh isolate shows.
 """
 
 from __future__ import annotations
