@@ -407,7 +407,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     tune_gc()
     settings = Settings.from_env()
     try:
-        install_keyring(Keyring.load(keys=settings.encryption_keys, data_dir=settings.data_dir))
+        if any(key.strip() for key in settings.encryption_keys):  # checked before anything runs
+            install_keyring(Keyring.load(keys=settings.encryption_keys, data_dir=settings.data_dir))
+        else:
+            # The data directory's key is read (or made) when a secret is first sealed or
+            # unsealed, so a command that stops early (a demo whose port is taken) leaves no
+            # data directory behind.
+            install_keyring(None)
     except KeyConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
