@@ -19,6 +19,7 @@ from app.search.explain import explain_view
 from app.security import new_csrf_token
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, HttpMethod, QueryStatus, RunStatus
 from app.web_common.charts import range_hue, score_chart
+from app.web_common.urls import url_for
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
@@ -156,6 +157,7 @@ def pretty_json(value: Any) -> str:
 
 
 templates.env.globals.update(
+    url_for=url_for,
     score_hue=score_hue,
     scale_hue=scale_hue,
     fmt_score=fmt_score,
