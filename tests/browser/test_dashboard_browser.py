@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,8 +17,7 @@ from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, AlertCheck, Query
-from tests.browser.live import PASSWORD
-from tests.browser.live import free_port as _free_port
+from tests.browser.live import PASSWORD, serving
 from tests.schedules.helpers import add_run
 
 pytestmark = pytest.mark.browser
@@ -63,8 +60,6 @@ def _cases(factory: sessionmaker[Session]) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def dashboard_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DashboardApp]:
     """Serve a fresh app with three cases of one user: one slipping, one steady, one new."""
-    import uvicorn
-
     from app.config import Settings
     from app.main import create_app
 
@@ -76,21 +71,10 @@ def dashboard_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboar
             secret_key="dashboard-test-secret",
         )
     )
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     try:
-        yield DashboardApp(f"http://127.0.0.1:{port}", _cases(app.state.session_factory))
+        with serving(app) as url:
+            yield DashboardApp(url, _cases(app.state.session_factory))
     finally:
-        server.should_exit = True
-        thread.join(timeout=15)
         app.state.engine.dispose()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,8 +15,7 @@ from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.models import Book
-from tests.browser.live import PASSWORD
-from tests.browser.live import free_port as _free_port
+from tests.browser.live import PASSWORD, serving
 
 pytestmark = pytest.mark.browser
 
@@ -32,8 +30,6 @@ class TeamsApp:
 @pytest.fixture(scope="module")
 def teams_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamsApp]:
     """Serve a fresh app with two users; the first has a book."""
-    import uvicorn
-
     from app.config import Settings
     from app.main import create_app
 
@@ -45,29 +41,22 @@ def teams_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamsApp]:
             secret_key="teams-test-secret",
         )
     )
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     factory: sessionmaker[Session] = app.state.session_factory
-    with factory() as session:
-        ann = user_service.create_user(session=session, email="ann@example.com", password=PASSWORD)
-        user_service.create_user(session=session, email="ben@example.com", password=PASSWORD)
-        book = book_service.create_book(
-            session=session, user=ann, body=BookCreate(name="Films", scale=[0, 1, 2])
-        )
-        book_id = book.id
     try:
-        yield TeamsApp(f"http://127.0.0.1:{port}", book_id, factory)
+        with serving(app) as url:  # the app migrates its database as it starts
+            with factory() as session:
+                ann = user_service.create_user(
+                    session=session, email="ann@example.com", password=PASSWORD
+                )
+                user_service.create_user(
+                    session=session, email="ben@example.com", password=PASSWORD
+                )
+                book = book_service.create_book(
+                    session=session, user=ann, body=BookCreate(name="Films", scale=[0, 1, 2])
+                )
+                book_id = book.id
+            yield TeamsApp(url, book_id, factory)
     finally:
-        server.should_exit = True
-        thread.join(timeout=15)
         app.state.engine.dispose()
 
 
