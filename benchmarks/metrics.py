@@ -40,8 +40,9 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
+from app.runs import rescore as rescoring
 from app.runs import service as run_service
-from app.runs.service import stored_input
+from app.runs.rescore import stored_input
 from app.runtime import tune_gc
 from app.scorers.service import config_of
 from app.scoring import score_queries
@@ -166,7 +167,7 @@ def rescore(factory: sessionmaker[Session], run_id: int) -> None:
     with factory() as session:
         run = session.get(Run, run_id)
         assert run is not None
-        run_service.rescore_run(session=session, run=run)
+        rescoring.rescore_run(session=session, run=run)
 
 
 def scoring_only(factory: sessionmaker[Session], run_id: int, repeat: int) -> tuple[float, float]:

@@ -36,7 +36,9 @@ from app.demo.corpus import index_movies, load_movies, start_osmem
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Scorer
+from app.runs import rescore as rescoring
 from app.runs import service as runs
+from app.runs import store as run_store
 from app.runs.runner import execute_run
 from app.runtime import tune_gc
 from app.scorers import service as scorers
@@ -131,7 +133,7 @@ def main() -> None:
                     user=user,
                     ratings=[RatingIn(doc_id=str(i), rating=i % 4) for i in range(1, 400, 7)],
                 )
-            plan = runs.load_plan(
+            plan = run_store.load_plan(
                 session=session, run_id=runs.create_run(session=session, case=case).id
             )
             case_id = case.id
@@ -200,12 +202,12 @@ def main() -> None:
                 ratings=[RatingIn(doc_id="1", rating=3)],
             )
             started = time.perf_counter()
-            runs.rescore_query(session=session, case=rated_case, query=first)
+            rescoring.rescore_query(session=session, case=rated_case, query=first)
             one = time.perf_counter() - started
             started = time.perf_counter()
             latest = runs.latest_finished_run(session=session, case=rated_case)
             assert latest is not None
-            runs.rescore_run(session=session, run=latest)
+            rescoring.rescore_run(session=session, run=latest)
             whole = time.perf_counter() - started
         print(f"re-score after one rating change: {one * 1000:.1f} ms (one query + case score)")
         print(f"re-score the whole run ({len(plan.queries)} queries): {whole * 1000:.1f} ms")

@@ -12,6 +12,7 @@ from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
+from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
@@ -44,7 +45,7 @@ def case_coverage(*, session: Session, case: Case) -> CaseCoverage:
         session.execute(select(Query.id, Query.options).where(Query.id.in_(ids))).all()
     )
     inputs = [
-        run_service.stored_input(
+        rescoring.stored_input(
             row, ratings[row.query_id or 0], options.get(row.query_id or 0) or {}, case.options
         )
         for row in rows

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.models import Case, Run, User
+from app.runs import rescore as rescoring
 from app.runs import service as run_service
 
 __all__ = ["rescore_latest", "update_case"]
@@ -38,4 +39,4 @@ def rescore_latest(*, session: Session, case: Case) -> Run | None:
         return run
     run.scorer_id = case.scorer_id
     run.metric_scorer_ids = metrics
-    return run_service.rescore_run(session=session, run=run)
+    return rescoring.rescore_run(session=session, run=run)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.cases import queries as query_service
 from app.cases.schemas import RatingIn
 from app.models import Case, Query, Run, RunQuery, Try, User
-from app.runs import service as run_service
+from app.runs import rescore as rescoring
 
 __all__ = ["Rated", "rate"]
 
@@ -39,11 +39,11 @@ def rate(
     current, raters = query_service.set_ratings_with_raters(
         session=session, query=query, scorer=case.scorer, ratings=ratings, user=user
     )
-    latest = run_service.latest_with_row(session=session, case=case, query=query)
+    latest = rescoring.latest_with_row(session=session, case=case, query=query)
     rescored = (
         latest.run is not None
         and latest.row is not None
-        and run_service.rescore_row(
+        and rescoring.rescore_row(
             session=session,
             case=case,
             query=query,

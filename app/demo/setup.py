@@ -30,6 +30,7 @@ from app.db import session_scope
 from app.demo.corpus import load_movies
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Rating, RunQuery, Scorer, SearchEndpoint
+from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.runner import execute_run
 from app.search import SearchClient
@@ -240,4 +241,4 @@ def _rate_unjudged_results(session: Session, case_id: int) -> None:
                 )
     session.commit()
     for query in session.scalars(select(Query).where(Query.case_id == case_id)).all():
-        run_service.rescore_query(session=session, case=case, query=query)
+        rescoring.rescore_query(session=session, case=case, query=query)

@@ -17,18 +17,16 @@ from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
 from app.interop.ratings_import import (
-    CSV_HEADER,
     ImportFormat,
     ImportRejected,
     ImportSummary,
     import_ratings,
-    trec_doc_id,
 )
+from app.interop.ratings_lines import CSV_HEADER, trec_doc_id
 from app.models import Case, Query, Rating, Run, RunQuery
 from app.search.fieldspec import parse_field_spec
 
 __all__ = [
-    "CSV_HEADER",
     "ImportFormat",
     "ImportRejected",
     "ImportSummary",

@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.models import Case
 from app.runs import service
+from app.runs import rescore as rescoring
 from app.runs.manager import RunManager
 from app.runs.schemas import RunCreate, RunDetail, RunStarted, RunSummary
 from app.vocabulary import RunStatus
@@ -96,7 +97,7 @@ def get_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
 @router.post("/{run_id}/rescore", response_model=RunDetail)
 def rescore_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
     """Re-score the run's stored rankings with the current ratings, without refetching."""
-    run = service.rescore_run(
+    run = rescoring.rescore_run(
         session=session, run=service.get_run(session=session, case=case, run_id=run_id)
     )
     return service.detail(session=session, run=run)

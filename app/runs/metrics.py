@@ -15,9 +15,12 @@ from sqlalchemy.orm import Session
 
 from app.metrics import MetricDef, MetricSummary, QueryScores, summarize
 from app.models import Case, Query, Run, RunQuery, Scorer
+from app.scorers.service import config_of
+from app.scoring import ScorerConfig
 from app.vocabulary import QueryStatus
 
 __all__ = [
+    "metric_configs",
     "metric_defs",
     "metric_ids",
     "query_scores",
@@ -40,6 +43,15 @@ def metric_defs(*, session: Session, ids: Sequence[int]) -> list[MetricDef]:
         return []
     names = dict(session.execute(select(Scorer.id, Scorer.name).where(Scorer.id.in_(ids))).all())
     return [MetricDef(scorer_id=i, name=names[i]) for i in ids if i in names]
+
+
+def metric_configs(*, session: Session, run: Run) -> list[tuple[int, ScorerConfig]]:
+    """Return the run's extra metric scorers' configs (deleted scorers are left out)."""
+    ids = metric_ids(run)[1:]
+    if not ids:
+        return []
+    found = {s.id: s for s in session.scalars(select(Scorer).where(Scorer.id.in_(ids)))}
+    return [(i, config_of(found[i])) for i in ids if i in found]
 
 
 def weighted(case: Case | None) -> bool:

@@ -20,7 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.runs import service as run_service
+from app.runs import store as run_store
 from app.runs.runner import execute_chunk
 from app.search import SearchClient
 
@@ -96,7 +96,7 @@ async def _fire_schedules(context: JobContext, timestamp: int) -> None:
             )
     for run_id in started:
         with session_scope(deps.session_factory) as session:
-            chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=100)
+            chunks = run_store.plan_chunks(session=session, run_id=run_id, chunk_size=100)
         jobs: list[JSONDict] = [
             {"run_id": run_id, "chunk": number, "query_ids": list[JSONValue](ids)}
             for number, ids in enumerate(chunks)
@@ -156,7 +156,7 @@ class RunQueue:
 
     def _plan(self, run_id: int) -> list[list[int]]:
         with session_scope(self._session_factory) as session:
-            return run_service.plan_chunks(
+            return run_store.plan_chunks(
                 session=session, run_id=run_id, chunk_size=self._chunk_size
             )
 

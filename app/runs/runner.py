@@ -21,6 +21,7 @@ from app.cases import queries as query_service
 from app.db import session_scope
 from app.errors import NotFound, public_message
 from app.runs import service as run_service
+from app.runs import store as run_store
 from app.runs.plan import (
     FetchedQuery,
     MetricScores,
@@ -77,7 +78,7 @@ async def execute_run(
     """
     db = session_factory
     try:
-        plan = await in_thread(db, run_service.load_plan, run_id=run_id)
+        plan = await in_thread(db, run_store.load_plan, run_id=run_id)
     except Exception as exc:  # a run that cannot start is a failed run, never a crash
         message = (
             str(exc)
@@ -87,7 +88,7 @@ async def execute_run(
         await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
         return
     try:
-        await in_thread(db, run_service.mark_running, plan=plan)
+        await in_thread(db, run_store.mark_running, plan=plan)
     except Exception as exc:
         await in_thread(db, run_service.mark_failed, run_id=run_id, message=public_message(exc))
         return
@@ -133,8 +134,8 @@ async def execute_chunk(
     """
     db = session_factory
     try:
-        plan = await in_thread(db, run_service.load_plan, run_id=run_id, query_ids=query_ids)
-        if not await in_thread(db, run_service.start_chunk, plan=plan):
+        plan = await in_thread(db, run_store.load_plan, run_id=run_id, query_ids=query_ids)
+        if not await in_thread(db, run_store.start_chunk, plan=plan):
             return  # the run has ended: a queued chunk is dropped
     except NotFound:
         return  # the run was deleted with its case
@@ -155,7 +156,7 @@ async def execute_chunk(
     ) -> None:
         await in_thread(
             db,
-            run_service.store_chunk,
+            run_store.store_chunk,
             plan=plan,
             chunk=chunk,
             query_ids=query_ids,
@@ -228,7 +229,7 @@ async def _work(
         return
     await in_thread(
         db,
-        run_service.finish_run,
+        run_store.finish_run,
         plan=plan,
         fetched=fetched,
         outcomes=outcomes,
@@ -261,12 +262,12 @@ async def _heartbeat(
         now = time.monotonic()
         if shared and now - last >= HEARTBEAT_EVERY_S:
             last = now
-            status = await in_thread(db, run_service.touch_run, plan=plan)
+            status = await in_thread(db, run_store.touch_run, plan=plan)
         elif not shared and (progress.done != written or now - last >= HEARTBEAT_EVERY_S):
             written, last = progress.done, now
-            status = await in_thread(db, run_service.record_progress, plan=plan, done=progress.done)
+            status = await in_thread(db, run_store.record_progress, plan=plan, done=progress.done)
         else:
-            status = await in_thread(db, run_service.run_status, plan=plan)
+            status = await in_thread(db, run_store.run_status, plan=plan)
         if status not in ACTIVE_RUN_STATUSES:
             work.cancel()  # cancelled, interrupted elsewhere, or deleted with its case
             return

@@ -21,6 +21,7 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Scorer, User
+from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.web_common.templating import NO_VALUE
 from tests.browser.live import TEMPLATE, serving
@@ -103,7 +104,7 @@ def _rate_top_docs(app: LiveApp) -> None:
             query_service.set_ratings(
                 session=session, query=query, scorer=case.scorer, ratings=ratings, user=user
             )
-        run_service.rescore_run(session=session, run=run)
+        rescoring.rescore_run(session=session, run=run)
 
 
 def test_the_metric_panel_and_the_tag_filter(browser: Any, live_app: LiveApp) -> None:

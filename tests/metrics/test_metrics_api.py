@@ -13,6 +13,7 @@ from statsmodels.stats.multitest import multipletests
 from app import cli
 from app.models import Case
 from app.runs import service as run_service
+from app.runs import store as run_store
 from app.runs.plan import FetchedQuery, score_fetched_metrics
 from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
@@ -311,12 +312,12 @@ def test_chunks_of_a_queued_run_store_every_metric(
         assert stored is not None
         run = run_service.create_run(session=session, case=stored)
         run_id = run.id
-        chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=2)
+        chunks = run_store.plan_chunks(session=session, run_id=run_id, chunk_size=2)
     assert len(chunks) == 2
     for number, chunk in enumerate(chunks):
         with session_factory() as session:
-            plan = run_service.load_plan(session=session, run_id=run_id, query_ids=chunk)
-            assert run_service.start_chunk(session=session, plan=plan)
+            plan = run_store.load_plan(session=session, run_id=run_id, query_ids=chunk)
+            assert run_store.start_chunk(session=session, plan=plan)
             fetched = [
                 FetchedQuery(
                     plan=q,
@@ -330,7 +331,7 @@ def test_chunks_of_a_queued_run_store_every_metric(
                 for q in plan.queries
             ]
             outcomes, scores = score_fetched_metrics(plan=plan, fetched=fetched, ratings=ratings)
-            run_service.store_chunk(
+            run_store.store_chunk(
                 session=session,
                 plan=plan,
                 chunk=number,

@@ -17,6 +17,7 @@ from app.config import Settings
 from app.main import create_app
 from app.models import Case, Run
 from app.runs import service as run_service
+from app.runs import store as run_store
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint
 from tests.support.gate_engine import GateEngine, gate_engine
@@ -127,8 +128,8 @@ def _running_run(factory: sessionmaker[Session], case_id: int, beat_age_s: float
         case = session.get(Case, case_id)
         assert case is not None
         run = run_service.create_run(session=session, case=case)
-        run_service.mark_running(
-            session=session, plan=run_service.load_plan(session=session, run_id=run.id)
+        run_store.mark_running(
+            session=session, plan=run_store.load_plan(session=session, run_id=run.id)
         )
         beat = datetime.now(UTC) - timedelta(seconds=beat_age_s)
         session.execute(update(Run).where(Run.id == run.id).values(heartbeat_at=beat))
@@ -144,7 +145,7 @@ def test_only_runs_whose_heartbeat_stopped_are_marked_interrupted(
     alive = _running_run(session_factory, case_id, beat_age_s=5)
     gone = _running_run(session_factory, case_id, beat_age_s=120)
     with session_factory() as session:
-        assert run_service.fail_interrupted_runs(session=session, lease_s=60) == 1
+        assert run_store.fail_interrupted_runs(session=session, lease_s=60) == 1
     runs = {r["id"]: r for r in api.get(f"/api/v1/cases/{case_id}/runs").json()}
     assert runs[alive]["status"] == "running"
     assert runs[gone]["status"] == "failed"
@@ -202,15 +203,15 @@ def test_an_execution_that_lost_its_run_cannot_write_to_it(
         case = session.get(Case, case_id)
         assert case is not None
         run_id = run_service.create_run(session=session, case=case).id
-        old = run_service.load_plan(session=session, run_id=run_id)
-        new = run_service.load_plan(session=session, run_id=run_id)
+        old = run_store.load_plan(session=session, run_id=run_id)
+        new = run_store.load_plan(session=session, run_id=run_id)
         assert old.lease != new.lease
-        run_service.mark_running(session=session, plan=old)
-        run_service.mark_running(session=session, plan=new)  # the run changes hands
-        assert run_service.record_progress(session=session, plan=old, done=2) is None
-        assert run_service.record_progress(session=session, plan=new, done=1) == "running"
-        run_service.finish_run(session=session, plan=old, fetched=[], outcomes=[], ratings={})
-        assert run_service.run_status(session=session, plan=new) == "running"
+        run_store.mark_running(session=session, plan=old)
+        run_store.mark_running(session=session, plan=new)  # the run changes hands
+        assert run_store.record_progress(session=session, plan=old, done=2) is None
+        assert run_store.record_progress(session=session, plan=new, done=1) == "running"
+        run_store.finish_run(session=session, plan=old, fetched=[], outcomes=[], ratings={})
+        assert run_store.run_status(session=session, plan=new) == "running"
     run = api.get(f"/api/v1/cases/{case_id}/runs/{run_id}").json()
     assert (run["status"], run["done"], run["queries"]) == ("running", 1, [])
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import make_session_factory
 from app.models import Case
 from app.runs import service as run_service
+from app.runs import store as run_store
 from app.runs.manager import RunManager
 from app.runs.queue import RunQueue
 from tests.fixtures.users import ApiUser, make_api_user
@@ -228,7 +229,7 @@ def test_a_run_its_server_never_queued_is_queued_again_not_failed(
         )
         if stopped_after == "planning":
             with factory() as session:
-                chunks = run_service.plan_chunks(session=session, run_id=run_id, chunk_size=10)
+                chunks = run_store.plan_chunks(session=session, run_id=run_id, chunk_size=10)
                 assert chunks and len(chunks[0]) == 7
         assert _jobs_left(queue_db) == 0
         with _server(queue_db, tmp_path / "two", run_lease_s=2) as client:

@@ -1,0 +1,249 @@
+"""Reading a ratings file's lines: CSV (`query,docid,rating`) or TREC qrels.
+
+Each reader yields the good lines one at a time and counts the bad ones with their line
+numbers; nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from app.cases.bulk_lines import BulkLineError, parse_line
+
+__all__ = [
+    "CSV_HEADER",
+    "MAX_DOC_ID_CHARS",
+    "MAX_QUERY_CHARS",
+    "QUERY_ONLY",
+    "Extras",
+    "Line",
+    "LineErrors",
+    "csv_lines",
+    "doc_id_from_trec",
+    "trec_doc_id",
+    "trec_lines",
+]
+
+CSV_HEADER = ("query", "docid", "rating")
+MAX_REPORTED = 100
+MAX_QUERY_CHARS = 1000  # the sizes of the query text and doc id columns
+MAX_DOC_ID_CHARS = 500
+
+
+class LineErrors:
+    """Bad lines: every one counted, the first MAX_REPORTED kept (in file order)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.kept: list[tuple[int, str]] = []
+
+    def append(self, error: tuple[int, str]) -> None:
+        self.count += 1
+        if len(self.kept) < MAX_REPORTED:
+            self.kept.append(error)
+
+
+# The doc id of a staged line that only names a query (CSV "query,,"): never a real doc id,
+# which is never empty.
+QUERY_ONLY = ""
+QUERY_ONLY_MARK = "-"  # what such a line's doc id is checked as
+
+
+@dataclass(frozen=True)
+class Line:
+    """One good line of the file."""
+
+    number: int
+    query: str  # the query text (CSV) or the query id as text (TREC)
+    doc_id: str
+    rating: float
+
+
+def _rating(raw: str, low: float, high: float) -> tuple[float | None, str | None]:
+    text = raw.strip()
+    if not text:
+        return None, "the rating is empty"
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"the rating {text!r} is not a number"
+    if not math.isfinite(value):
+        return None, f"the rating {text!r} is not a finite number"
+    if not low <= value <= high:
+        return None, f"the rating {text} is outside the scorer's scale [{low:g}, {high:g}]"
+    return value, None
+
+
+def _check_ids(number: int, query: str, doc_id: str) -> str | None:
+    if not query:
+        return "the query is empty"
+    if not doc_id:
+        return "the docid is empty"
+    if "\x00" in query or "\x00" in doc_id:
+        return "the line holds a NUL character"
+    if len(query) > MAX_QUERY_CHARS:
+        return f"the query is longer than {MAX_QUERY_CHARS} characters"
+    if len(doc_id) > MAX_DOC_ID_CHARS:
+        return f"the docid is longer than {MAX_DOC_ID_CHARS} characters"
+    return None
+
+
+def _header_problem(header: Sequence[str]) -> str | None:
+    names = [h.strip().lower() for h in header]
+    missing = [c for c in CSV_HEADER if c not in names]
+    if not missing:
+        return None
+    found = ",".join(header)[:200]
+    hint = ""
+    if len(header) == 1:
+        for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+            if sep in header[0]:
+                hint = f"; it looks separated by {name}: use commas"
+                break
+    return f"the header must name the columns query,docid,rating (found {found!r}{hint})"
+
+
+# Optional CSV columns: a query's tags ("head,brand") and weight, set on the query.
+Extras = dict[str, tuple[tuple[str, ...] | None, float | None]]
+
+
+def csv_lines(
+    stream: IO[str], low: float, high: float, errors: LineErrors, extras: Extras | None = None
+) -> Iterator[Line]:
+    """Yield the good lines of a CSV file; count the bad ones (and note tags and weights)."""
+    reader = csv.reader(stream)
+    try:
+        header = next(reader)
+    except StopIteration:
+        errors.append(
+            (1, "the file is empty: the first line must be the header query,docid,rating")
+        )
+        return
+    except csv.Error as exc:
+        errors.append((1, f"the header is not valid CSV: {exc}"))
+        return
+    problem = _header_problem(header)
+    if problem is not None:
+        errors.append((1, problem))
+        return
+    names = [h.strip().lower() for h in header]
+    qi, di, ri = (names.index(c) for c in CSV_HEADER)
+    needed = max(qi, di, ri) + 1
+    ti = names.index("tags") if "tags" in names else None
+    wi = names.index("weight") if "weight" in names else None
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. a quote never closed: the rest is one bad field
+            errors.append((start, f"not valid CSV: {exc}"))
+            return
+        number, start = start, reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue  # blank lines are allowed
+        if len(row) < needed:
+            errors.append((number, f"expected at least {needed} columns, found {len(row)}"))
+            continue
+        query, doc_id = row[qi].strip(), row[di].strip()
+        if extras is not None and (ti is not None or wi is not None):
+            problem = _extras(row, ti, wi, query, extras)
+            if problem:
+                errors.append((number, problem))
+                continue
+        if query and not doc_id and not row[ri].strip():
+            # A query with no rating (Quepid's CSV export writes "toy story,,"): the query
+            # is created, nothing is rated.
+            problem = _check_ids(number, query, QUERY_ONLY_MARK)
+            if problem:
+                errors.append((number, problem))
+                continue
+            yield Line(number, query, QUERY_ONLY, 0.0)
+            continue
+        problem = _check_ids(number, query, doc_id)
+        value, rating_problem = _rating(row[ri], low, high)
+        if problem or rating_problem:
+            errors.append((number, problem or rating_problem or ""))
+            continue
+        assert value is not None
+        yield Line(number, query, doc_id, value)
+
+
+def _extras(
+    row: Sequence[str], ti: int | None, wi: int | None, query: str, extras: Extras
+) -> str | None:
+    """Record a line's tags and weight for its query; return the problem of a bad one."""
+    tags_text = row[ti] if ti is not None and ti < len(row) else ""
+    weight_text = row[wi] if wi is not None and wi < len(row) else ""
+    if not tags_text.strip() and not weight_text.strip():
+        return None
+    try:
+        line = parse_line(f"{query}\t{tags_text.replace(chr(9), ' ')}\t{weight_text}")
+    except BulkLineError as exc:
+        return str(exc)
+    tags, weight = extras.get(query, (None, None))
+    if line.tags:
+        tags = tuple(dict.fromkeys((*(tags or ()), *line.tags)))
+    extras[query] = (tags, line.weight if line.weight is not None else weight)
+    return None
+
+
+# TREC files separate their fields with whitespace: a doc id's whitespace (and its "%", so
+# that the escape reads back unambiguously) goes out percent-escaped, in qrels and runs alike,
+# so trec_eval still matches them; the qrels import reads the same escapes back.
+_TREC_ESCAPES = {
+    "%": "%25",
+    " ": "%20",
+    "\t": "%09",
+    "\n": "%0A",
+    "\r": "%0D",
+    "\v": "%0B",
+    "\f": "%0C",
+}
+_TREC_ESCAPE = str.maketrans(_TREC_ESCAPES)
+_TREC_UNESCAPE = re.compile("|".join(re.escape(v) for v in _TREC_ESCAPES.values()))
+_TREC_UNESCAPED = {v: k for k, v in _TREC_ESCAPES.items()}
+
+
+def trec_doc_id(doc_id: str) -> str:
+    """Return a doc id as a TREC file holds it (whitespace and "%" percent-escaped)."""
+    return doc_id.translate(_TREC_ESCAPE)
+
+
+def doc_id_from_trec(field: str) -> str:
+    """Return the doc id a TREC file's field stands for (the escapes of trec_doc_id undone)."""
+    if "%" not in field:
+        return field
+    return _TREC_UNESCAPE.sub(lambda m: _TREC_UNESCAPED[m.group(0)], field)
+
+
+def trec_lines(stream: IO[str], low: float, high: float, errors: LineErrors) -> Iterator[Line]:
+    """Yield the good lines of a TREC qrels file (`QID ITER DOCID RATING`); count the bad."""
+    seen_any = False
+    for number, text in enumerate(stream, 1):
+        parts = text.split()
+        if not parts:
+            continue
+        seen_any = True
+        if len(parts) != 4:
+            errors.append(
+                (number, f"expected 4 fields (QID ITER DOCID RATING), found {len(parts)}")
+            )
+            continue
+        qid, _iteration, field, raw = parts
+        doc_id = doc_id_from_trec(field)
+        problem = _check_ids(number, qid, doc_id)
+        value, rating_problem = _rating(raw, low, high)
+        if problem or rating_problem:
+            errors.append((number, problem or rating_problem or ""))
+            continue
+        assert value is not None
+        yield Line(number, qid, doc_id, value)
+    if not seen_any:
+        errors.append((1, "the file is empty: expected lines QID 0 DOCID RATING"))

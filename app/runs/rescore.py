@@ -1,0 +1,179 @@
+"""Runs: re-scoring stored rankings with the current ratings, without refetching.
+
+A rating changed on the case page re-scores that query's row of the latest run; a rescore
+of a run (or ratings imported) re-scores every row of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.cases import queries as query_service
+from app.errors import NotFound
+from app.models import Case, Query, Run, RunQuery, Scorer, Try
+from app.runs.metrics import metric_configs
+from app.runs.plan import score_metrics
+from app.runs.service import run_queries
+from app.runs.stored import has_ranking
+from app.runs.totals import refresh_totals, refresh_totals_of
+from app.scorers.service import config_of
+from app.scoring import Outcome, QueryInput, score_queries
+from app.scoring.types import StoredDocs
+from app.vocabulary import QueryStatus, RunStatus
+
+
+def rescore_query(
+    *,
+    session: Session,
+    case: Case,
+    query: Query,
+    ratings: Mapping[str, float] | None = None,
+) -> tuple[Run, RunQuery] | None:
+    """Re-score one query of the latest run with its current ratings, without refetching.
+
+    ``ratings`` are the query's current ratings when the caller holds them already.
+    """
+    latest = latest_with_row(session=session, case=case, query=query)
+    if latest.run is None or latest.row is None:
+        return None
+    if not rescore_row(
+        session=session, case=case, query=query, run=latest.run, row=latest.row, ratings=ratings
+    ):
+        return None
+    return latest.run, latest.row
+
+
+@dataclass(frozen=True)
+class LatestRow:
+    """The case's latest finished run, the query's row in it and the run's try (each or None)."""
+
+    run: Run | None
+    row: RunQuery | None
+    chosen: Try | None
+
+
+def latest_with_row(*, session: Session, case: Case, query: Query) -> LatestRow:
+    """Return the latest finished run with the query's row and the run's try, in one statement."""
+    latest = (
+        select(Run.id)
+        .where(Run.case_id == case.id, Run.status == RunStatus.FINISHED)
+        .order_by(Run.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    stmt = (
+        select(Run, RunQuery, Try)
+        .outerjoin(RunQuery, (RunQuery.run_id == Run.id) & (RunQuery.query_id == query.id))
+        .outerjoin(Try, (Try.case_id == Run.case_id) & (Try.number == Run.try_number))
+        .where(Run.id == latest)
+    )
+    found = session.execute(stmt).first()
+    if found is None:
+        return LatestRow(run=None, row=None, chosen=None)
+    run, row, chosen = found
+    return LatestRow(run=run, row=row, chosen=chosen)
+
+
+def rescore_row(
+    *,
+    session: Session,
+    case: Case,
+    query: Query,
+    run: Run,
+    row: RunQuery,
+    ratings: Mapping[str, float] | None = None,
+) -> bool:
+    """Re-score the query's row with the run's scorer and refresh the run's totals.
+
+    Returns False (and changes nothing) when there is no ranking or scorer to score.
+    """
+    # The run's scorer is usually the case's, already loaded: no look-up then.
+    scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
+    if scorer is None or not has_ranking(row):
+        return False
+    if ratings is None:
+        ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+    stored = stored_input(row, ratings, query.options or {}, case.options or {})
+    outcome = score_queries(config_of(scorer), [stored])[0]
+    _apply(row, outcome, ratings)
+    metrics = metric_configs(session=session, run=run)
+    if metrics:
+        row.metric_scores = {
+            str(scorer.id): outcome.score if outcome.status == QueryStatus.SCORED else None,
+            **score_metrics(metrics, [stored])[0],
+        }
+    session.flush()
+    refresh_totals_of(session=session, run=run, weighted=case.aggregate == "weighted_mean")
+    session.commit()
+    return True
+
+
+def rescore_run(*, session: Session, run: Run) -> Run:
+    """Re-score every stored ranking of a run with the current ratings, without refetching."""
+    case = session.get(Case, run.case_id)
+    scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
+    if case is None or scorer is None:
+        raise NotFound("The run's case or scorer no longer exists.")
+    rows = [r for r in run_queries(session=session, run=run) if r.query_id is not None]
+    fetched = [r for r in rows if has_ranking(r)]
+    options: dict[int, dict[str, Any]] = dict(
+        session.execute(select(Query.id, Query.options).where(Query.case_id == case.id)).all()
+    )
+    ratings = query_service.ratings_of(
+        session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
+    )
+    metrics = metric_configs(session=session, run=run)
+    made = (
+        stored_input(
+            r,
+            ratings.get(r.query_id or 0, {}),
+            options.get(r.query_id or 0) or {},
+            case.options or {},
+        )
+        for r in fetched
+    )
+    # One metric: a generator, each input scored as soon as it is made; several: the
+    # inputs are made once and every metric scores the same list.
+    inputs = list(made) if metrics else made
+    outcomes = score_queries(config_of(scorer), inputs)
+    extra = score_metrics(metrics, list(inputs)) if metrics else None
+    for index, (row, outcome) in enumerate(zip(fetched, outcomes, strict=True)):
+        _apply(row, outcome, ratings.get(row.query_id or 0, {}))
+        if extra is not None:
+            primary = outcome.score if outcome.status == QueryStatus.SCORED else None
+            row.metric_scores = {str(scorer.id): primary, **extra[index]}
+    session.flush()
+    refresh_totals(session=session, run_id=run.id)
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def stored_input(
+    row: RunQuery,
+    ratings: Mapping[str, float],
+    query_options: Mapping[str, Any],
+    case_options: Mapping[str, Any],
+) -> QueryInput:
+    """Return the scoring input of a stored ranking with the given (current) ratings."""
+    return QueryInput(
+        docs=StoredDocs(row.docs).as_sequence(),
+        ratings=ratings,
+        num_found=row.num_found,
+        query_options=query_options,
+        case_options=case_options,
+        text=row.text,
+    )
+
+
+def _apply(row: RunQuery, outcome: Outcome, ratings: Mapping[str, float]) -> None:
+    row.status, row.score, row.raw_score = outcome.status, outcome.score, outcome.raw_score
+    row.reason = outcome.reason if outcome.status == QueryStatus.UNSCORED else None
+    row.error = outcome.reason if outcome.status == QueryStatus.ERROR else None
+    row.docs = [{**d, "rating": ratings.get(d["id"])} for d in row.docs]
+    row.log = list(outcome.log)
