@@ -28,7 +28,7 @@ from sqlalchemy import create_engine
 
 from app.accounts import service as user_service
 from app.db import make_session_factory
-from app.runs.supervisor import WorkerSupervisor, describe_exit
+from app.supervisor import WorkerSupervisor, describe_exit
 from tests.fixtures.database import _postgres_database
 from tests.fixtures.users import PASSWORD
 from tests.support.slow_engine import slow_engine
