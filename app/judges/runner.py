@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.judges import runs
+from app.judges import run_store
 from app.judges.client import JudgeClient, Outcome
-from app.judges.runs import PairJob, Result, RunPlan
+from app.judges.run_store import Result, RunPlan
+from app.judges.runs import PairJob
 
 __all__ = ["FAILURES_IN_A_ROW", "execute_judge_run"]
 
@@ -184,7 +185,7 @@ async def _work(
 
 def _start(factory: sessionmaker[Session], run_id: int) -> RunPlan | None:
     with session_scope(factory) as session:
-        return runs.start(session=session, run_id=run_id)
+        return run_store.start(session=session, run_id=run_id)
 
 
 def _budget(
@@ -201,9 +202,9 @@ def _budget(
 def _store(factory: sessionmaker[Session], plan: RunPlan, batch: Sequence[Result]) -> bool:
     # Also with no results: the heartbeat, and a cancel noticed while calls are slow.
     with session_scope(factory) as session:
-        return runs.store(session=session, plan=plan, results=batch)
+        return run_store.store(session=session, plan=plan, results=batch)
 
 
 def _finish(factory: sessionmaker[Session], run_id: int, status: str, message: str | None) -> None:
     with session_scope(factory) as session:
-        runs.finish(session=session, run_id=run_id, status=status, message=message)
+        run_store.finish(session=session, run_id=run_id, status=status, message=message)
