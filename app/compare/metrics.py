@@ -26,7 +26,7 @@ __all__ = ["compare_case_metrics", "metrics_read_fields"]
 
 
 class _Row(Protocol):
-    """The columns of a stored row that scoring reads (app.compare.service.StoredRow)."""
+    """The columns of a stored row that scoring reads (app.compare.rows.StoredRow)."""
 
     @property
     def status(self) -> QueryStatus: ...
