@@ -25,9 +25,9 @@ from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.runs.schemas import RunDetail
 from app.runtime import serve_until_stopped, tune_gc
-from app.sandbox import JsPool, install_pool
 from app.schedules import cli as schedules_cli
 from app.scorers import service as scorer_service
+from app.scoring.sandbox import JsPool, install_pool
 from app.secret_box import KeyConfigError, Keyring, install_keyring, reseal_all
 from app.supervisor import WorkerSupervisor, exit_with_parent
 from app.vocabulary import RunStatus

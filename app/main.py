@@ -23,11 +23,11 @@ from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
 from app.runtime import tune_gc
-from app.sandbox import JsPool, install_pool
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
 from app.schedules.hooks import Ticker
 from app.scorers import service as scorer_service
+from app.scoring.sandbox import JsPool, install_pool
 from app.search.policy import OutboundPolicy, install_policy
 from app.secret_box import Keyring, install_keyring
 from app.sweeps import service as sweep_service

@@ -19,9 +19,9 @@ from app.db import make_engine, make_session_factory, migrate
 from app.runs.engine_limits import PostgresEngineLimits
 from app.runs.manager import RunManager
 from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
-from app.sandbox import JsPool, install_pool
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
+from app.scoring.sandbox import JsPool, install_pool
 from app.search import SearchClient
 from app.search.policy import OutboundPolicy, install_policy
 from app.search.transport import engine_http_client

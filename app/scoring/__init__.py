@@ -1,8 +1,8 @@
 """Relevo's scoring: pure functions from ranked results and ratings to scores (SCORING.md).
 
 No I/O, no ORM: the built-in metrics are plain Python; JavaScript scorers run in a V8
-isolate with the Quepid helper environment, inside a worker process (``app.sandbox``) so that a
-scorer that aborts V8 fails only its own queries.
+isolate with the Quepid helper environment, inside a worker process
+(``app.scoring.sandbox``) so that a scorer that aborts V8 fails only its own queries.
 """
 
 from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError

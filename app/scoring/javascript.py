@@ -2,7 +2,7 @@
 
 This is the engine; it runs in whatever process calls it, and a few huge allocations make V8
 abort that whole process. Relevo therefore calls it only inside the worker process of
-``app.sandbox``; ``check_javascript`` stays here because it only compiles the code
+``app.scoring.sandbox``; ``check_javascript`` stays here because it only compiles the code
 (``new Function``), it never runs it.
 
 One isolate serves a whole batch. Queries are sent in chunks and run in "slices": one eval

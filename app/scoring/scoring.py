@@ -109,7 +109,7 @@ def score_queries(
     if config.kind == ScorerKind.JAVASCRIPT:
         # Imported here: the sandbox builds on this package (types, the engine), not the
         # other way round.
-        from app.sandbox.pool import score_javascript
+        from app.scoring.sandbox.pool import score_javascript
 
         return score_javascript(config, list(queries), limits, owner)
     if not config.scale:

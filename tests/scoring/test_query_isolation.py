@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from app.sandbox import JsPool, PoolSettings, install_pool
 from app.scoring import QueryInput, score_queries
 from app.scoring import javascript as engine
 from app.scoring.javascript import score_javascript_in_process
+from app.scoring.sandbox import JsPool, PoolSettings, install_pool
 from app.scoring.types import Outcome, ScorerConfig
 from tests.scoring.helpers import config, query
 

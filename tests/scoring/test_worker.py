@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from app.sandbox import CRASH_MESSAGE, WORKER_MESSAGE, JsPool, PoolSettings, install_pool
-from app.sandbox.pool import MAX_CRASHES_IN_A_ROW
-from app.sandbox.protocol import COMMAND, outcome_from_row
 from app.scoring import Limits, QueryInput, score_queries
+from app.scoring.sandbox import CRASH_MESSAGE, WORKER_MESSAGE, JsPool, PoolSettings, install_pool
+from app.scoring.sandbox.pool import MAX_CRASHES_IN_A_ROW
+from app.scoring.sandbox.protocol import COMMAND, outcome_from_row
 from tests.scoring.helpers import CLASSIC_SCALE, config, query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +109,9 @@ def test_a_scorer_that_crashes_on_every_query_gives_up_quickly(
         outcomes[-1].reason
         == CRASH_MESSAGE + "; the remaining queries were not run after 3 crashes"
     )
-    deaths = [r for r in caplog.records if r.name == "app.sandbox.pool" and "died" in r.message]
+    deaths = [
+        r for r in caplog.records if r.name == "app.scoring.sandbox.pool" and "died" in r.message
+    ]
     assert len(deaths) == MAX_CRASHES_IN_A_ROW
 
 
@@ -179,7 +181,7 @@ def test_a_worker_exits_when_its_parent_dies() -> None:
     script = textwrap.dedent(
         """
         import os
-        from app.sandbox import JsPool, install_pool
+        from app.scoring.sandbox import JsPool, install_pool
         from app.scoring import score_queries
         from tests.scoring.helpers import config, query
         pool = JsPool()
@@ -243,7 +245,7 @@ def test_the_app_owns_its_workers_and_stops_them_when_it_stops(tmp_path: Path) -
 
     from app.config import Settings
     from app.main import create_app
-    from app.sandbox import current_pool
+    from app.scoring.sandbox import current_pool
 
     suite_pool = current_pool()
     app = create_app(

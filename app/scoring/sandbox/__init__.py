@@ -4,7 +4,7 @@
 ``pool`` the parent's side, owned by whoever runs scoring (see ``pool``'s docstring).
 """
 
-from app.sandbox.pool import (
+from app.scoring.sandbox.pool import (
     CRASH_MESSAGE,
     WORKER_MESSAGE,
     JsPool,

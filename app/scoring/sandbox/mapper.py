@@ -19,8 +19,8 @@ from typing import Any
 
 from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException, MiniRacer
 
-from app.sandbox import pool as pool_module
 from app.scoring import javascript
+from app.scoring.sandbox import pool as pool_module
 from app.scoring.types import Outcome
 from app.vocabulary import QueryStatus
 

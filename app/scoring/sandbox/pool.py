@@ -55,7 +55,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, TypeVar
 
-from app.sandbox.protocol import (
+from app.scoring import javascript
+from app.scoring.sandbox.protocol import (
     COMMAND,
     HEADER,
     MAX_FRAME,
@@ -63,7 +64,6 @@ from app.sandbox.protocol import (
     outcome_from_row,
     worker_environment,
 )
-from app.scoring import javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 
 __all__ = [

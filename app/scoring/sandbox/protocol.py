@@ -35,11 +35,11 @@ __all__ = [
 ]
 
 # How the pool starts a worker: ``python -c COMMAND`` (a fresh interpreter). Not "-m
-# app.sandbox.worker": the package would import that module, which would then run twice.
-COMMAND = "from app.sandbox.worker import main; main()"
+# app.scoring.sandbox.worker": the package would import that module, which would then run twice.
+COMMAND = "from app.scoring.sandbox.worker import main; main()"
 HEADER = struct.Struct("<Q")
 MAX_FRAME = 1 << 31
-ROOT = str(Path(__file__).resolve().parents[2])
+ROOT = str(Path(__file__).resolve().parents[3])
 STATUSES = frozenset(("scored", "unscored", "error"))
 
 Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int, str]

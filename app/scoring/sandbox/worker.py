@@ -16,9 +16,9 @@ import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
-from app.sandbox import mapper
-from app.sandbox.protocol import HEADER, Request, cap_memory, encode_frame
 from app.scoring import javascript
+from app.scoring.sandbox import mapper
+from app.scoring.sandbox.protocol import HEADER, Request, cap_memory, encode_frame
 from app.scoring.types import Outcome
 
 __all__ = ["main", "serve"]
