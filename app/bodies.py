@@ -17,7 +17,6 @@ from pydantic import (
 )
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
 MAX_OPTIONS_BYTES = 64 * 1024
 
 

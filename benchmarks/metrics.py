@@ -1,7 +1,7 @@
 """Many metrics at once: scoring cost of 6 built-in metrics against 1, and the case page.
 
 1. A stored, finished 10,000-query run (10 docs per query, graded ratings) is re-scored
-   from the database (``runs.rescore_run``: one read of the stored results, every metric
+   from the database (``rescore.rescore_run``: one read of the stored results, every metric
    scored over the same inputs) with the primary metric only, then with 6 built-in metrics
    (NDCG@10, P@10, ERR@10, AP@10, RR@10, DCG@10). Also timed: the scoring alone, without
    the database (the same inputs, 1 metric against 6).

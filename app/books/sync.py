@@ -25,6 +25,7 @@ from app.models import (
     User,
 )
 from app.models.base import utcnow
+from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.scorers.service import rating_bounds
 
@@ -99,7 +100,7 @@ def sync(*, session: Session, case: Case, book: Book, body: SyncBody, user: User
     session.commit()
     run = run_service.latest_finished_run(session=session, case=case)
     if run is not None and changed:
-        run_service.rescore_run(session=session, run=run)
+        rescoring.rescore_run(session=session, run=run)
     return SyncResult(
         ratings_set=changed,
         ratings_unchanged=len(matched) - changed,

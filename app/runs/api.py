@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.models import Case
-from app.runs import service
 from app.runs import rescore as rescoring
+from app.runs import service
 from app.runs.manager import RunManager
 from app.runs.schemas import RunCreate, RunDetail, RunStarted, RunSummary
 from app.vocabulary import RunStatus

@@ -1,7 +1,7 @@
 """The run pipeline's plain data: what a run fetches, and what came back, scored.
 
-A plan is read from the database once (``runs.load_plan``); fetching and scoring then work
-on these objects with no session open, and ``runs.finish_run`` stores the outcome. Scoring
+A plan is read from the database once (``store.load_plan``); fetching and scoring then work
+on these objects with no session open, and ``store.finish_run`` stores the outcome. Scoring
 the fetched queries is pure, so it lives here too.
 """
 

@@ -2,7 +2,7 @@
 
 A queued run is split into chunks of queries (``Settings.run_chunk_size``); each chunk is
 one job, so several workers execute one run at once, and each chunk's results are
-committed as it finishes (``runs.store_chunk``). A worker that dies mid-chunk stops
+committed as it finishes (``store.store_chunk``). A worker that dies mid-chunk stops
 sending its heartbeat; its chunks are then put back in the queue (``retry_stalled``) and
 executed again by another worker, which replaces whatever the first one committed.
 """
