@@ -176,7 +176,7 @@ def scoring_only(factory: sessionmaker[Session], run_id: int, repeat: int) -> tu
         run = session.get(Run, run_id)
         assert run is not None
         rows = run_service.run_queries(session=session, run=run)
-        from app.cases.queries import ratings_of
+        from app.runs.case_data import ratings_of
 
         ratings = ratings_of(session=session, query_ids=[r.query_id or 0 for r in rows])
         ids = presets(session)

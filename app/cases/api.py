@@ -8,6 +8,7 @@ from app import access
 from app.cases import flows as case_updates
 from app.cases import service
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate, TryRead
+from app.runs import case_data
 from app.schedules.case_links import apply_schedule, check_new_schedule, schedule_fields
 from app.teams import service as teams
 from app.web_common.deps import CaseDep, CurrentUser, SessionDep
@@ -69,4 +70,4 @@ def list_tries(case: CaseDep, session: SessionDep) -> list[TryRead]:
 @router.get("/{case_id}/tries/{number}", response_model=TryRead)
 def get_try(number: int, case: CaseDep, session: SessionDep) -> TryRead:
     """Return one try of the case."""
-    return TryRead.model_validate(service.get_try(session=session, case=case, number=number))
+    return TryRead.model_validate(case_data.get_try(session=session, case=case, number=number))

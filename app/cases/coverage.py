@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
+from app.runs import case_data
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.stored import doc_title, field_spec_of
@@ -40,7 +40,7 @@ def case_coverage(*, session: Session, case: Case) -> CaseCoverage:
     rows = [] if run is None else _answered_rows(session, run.id)
     ids = [row.query_id for row in rows if row.query_id is not None]
     texts = dict(session.execute(select(Query.id, Query.text).where(Query.id.in_(ids))).all())
-    ratings = query_service.ratings_of(session=session, query_ids=ids)
+    ratings = case_data.ratings_of(session=session, query_ids=ids)
     options: dict[int, Any] = dict(
         session.execute(select(Query.id, Query.options).where(Query.id.in_(ids))).all()
     )

@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session
 
 from app.books import sync as book_sync
 from app.cases import history as history_service
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.metric_panel import metric_panel, tag_query_ids
 from app.cases.page_schemas import (
@@ -35,6 +34,7 @@ from app.cases.page_schemas import (
 from app.cases.schemas import TryRead
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
+from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs, metric_ids, scores_of_row
 from app.runs.schemas import RunSummary
@@ -496,7 +496,7 @@ def _unrated_counts(
             RunQuery.run_id == run_id, RunQuery.query_id.in_(query_ids)
         )
     ).all()
-    ratings = query_service.ratings_of(session=session, query_ids=query_ids)
+    ratings = case_data.ratings_of(session=session, query_ids=query_ids)
     result: dict[int, int] = {}
     for query_id, docs in ranked:
         if query_id is None:

@@ -173,19 +173,6 @@ def delete_query(*, session: Session, query: Query) -> None:
     session.commit()
 
 
-def ratings_of(*, session: Session, query_ids: Sequence[int]) -> dict[int, dict[str, float]]:
-    """Return every rating of these queries: query id → doc id → rating."""
-    result: dict[int, dict[str, float]] = {qid: {} for qid in query_ids}
-    if not query_ids:
-        return result
-    stmt = select(Rating.query_id, Rating.doc_id, Rating.rating).where(
-        Rating.query_id.in_(query_ids)
-    )
-    for query_id, doc_id, rating in session.execute(stmt):
-        result[query_id][doc_id] = rating
-    return result
-
-
 def list_ratings(*, session: Session, query: Query) -> list[Rating]:
     """Return the query's ratings by doc id."""
     stmt = select(Rating).where(Rating.query_id == query.id).order_by(Rating.doc_id)

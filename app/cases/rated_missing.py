@@ -15,11 +15,11 @@ import httpx
 from sqlalchemy.orm import Session
 
 from app.cases import queries as query_service
-from app.cases import service as case_service
 from app.cases.page_schemas import RatedMissing, ResultDoc
 from app.cases.results import result_doc
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query
+from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.stored import latest_row, spec_of
 from app.scorers import service as scorer_service
@@ -68,7 +68,7 @@ def plan_rated_missing(*, session: Session, case: Case, query: Query) -> Missing
     )
     if run is None or row is None or not ids:
         return MissingLookup(base=base)
-    chosen = case_service.get_try(session=session, case=case, number=run.try_number)
+    chosen = case_data.get_try(session=session, case=case, number=run.try_number)
     raters = {rating.doc_id: email for rating, _user_id, email in rated}
     return MissingLookup(
         base=base,

@@ -11,10 +11,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 # Another user's id answers 404 like a missing one, in bodies as in paths.
-from app.access import valid_id, visible_clause, visible_endpoint, visible_scorer
+from app.access import visible_clause, visible_endpoint, visible_scorer
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
-from app.errors import Invalid, NotFound
+from app.errors import Invalid
 from app.models import Case, Query, Run, Try, User
+from app.runs.case_data import get_try
 from app.scorers import service as scorer_service
 from app.search import (
     FieldSpecError,
@@ -40,18 +41,6 @@ class CaseStats:
 def current_try(*, session: Session, case: Case) -> Try:
     """Return the try a case runs with now."""
     return get_try(session=session, case=case, number=case.current_try_number)
-
-
-def get_try(*, session: Session, case: Case, number: int) -> Try:
-    """Return one numbered try of the case, or 404."""
-    found = (
-        session.scalar(select(Try).where(Try.case_id == case.id, Try.number == number))
-        if valid_id(number)
-        else None
-    )
-    if found is None:
-        raise NotFound(f"Case {case.id} has no try {number}.")
-    return found
 
 
 def list_tries(*, session: Session, case: Case) -> list[Try]:

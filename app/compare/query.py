@@ -13,6 +13,7 @@ from app.compare.rows import stored_rows, top_docs
 from app.compare.schemas import DocMark, QuerySideBySide, SideDoc
 from app.compare.stats import query_overlap
 from app.models import Case, Scorer
+from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
@@ -33,7 +34,7 @@ def side_by_side(
     k = scorer_service.scorer_k(
         scorer, rows=case_service.current_try(session=session, case=case).rows
     )
-    ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+    ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
     base_top = top_docs(stored_rows(session, base.id, query.id).get(query.id), k)
     other_top = top_docs(stored_rows(session, other.id, query.id).get(query.id), k)
     base_spec = field_spec_of(session=session, case=case, run=base)

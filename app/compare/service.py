@@ -13,7 +13,6 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.history import effective_knobs
 from app.compare.metrics import compare_case_metrics, metrics_read_fields
@@ -30,6 +29,7 @@ from app.compare.schemas import (
 from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap, sets_differ
 from app.errors import Conflict
 from app.models import Case, Query, Run
+from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
@@ -108,7 +108,7 @@ def compare_runs(
     other_rows = base_rows if other_run is None else stored_rows(session, other_run.id, docs=whole)
     query_ids = sorted(set(base_rows) | set(other_rows))
     infos = _query_infos(session, query_ids)
-    ratings = query_service.ratings_of(session=session, query_ids=query_ids)
+    ratings = case_data.ratings_of(session=session, query_ids=query_ids)
     rescore = _Rescorer(config, infos, ratings, case.options or {})
     base = _side(session, case, base_run, base_rows, rescore if other_run is not None else None)
     other = _side(session, case, other_run or base_run, other_rows, rescore)

@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.cases import queries as query_service
 from app.errors import NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, Try
+from app.runs import case_data
 from app.runs.metrics import metric_configs
 from app.runs.plan import score_metrics
 from app.runs.service import run_queries
@@ -97,7 +97,7 @@ def rescore_row(
     if scorer is None or not has_ranking(row):
         return False
     if ratings is None:
-        ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+        ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
     stored = stored_input(row, ratings, query.options or {}, case.options or {})
     outcome = score_queries(config_of(scorer), [stored])[0]
     _apply(row, outcome, ratings)
@@ -124,7 +124,7 @@ def rescore_run(*, session: Session, run: Run) -> Run:
     options: dict[int, dict[str, Any]] = dict(
         session.execute(select(Query.id, Query.options).where(Query.case_id == case.id)).all()
     )
-    ratings = query_service.ratings_of(
+    ratings = case_data.ratings_of(
         session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
     )
     metrics = metric_configs(session=session, run=run)

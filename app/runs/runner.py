@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.cases import queries as query_service
 from app.db import session_scope
 from app.errors import NotFound, public_message
+from app.runs import case_data
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.plan import (
@@ -242,7 +242,7 @@ async def _ratings_when(
     ready: asyncio.Event, db: sessionmaker[Session], query_ids: list[int]
 ) -> dict[int, dict[str, float]]:
     await ready.wait()
-    return await in_thread(db, query_service.ratings_of, query_ids=query_ids)
+    return await in_thread(db, case_data.ratings_of, query_ids=query_ids)
 
 
 async def _heartbeat(

@@ -14,9 +14,9 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
-from app.cases import service as case_service
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery
+from app.runs import case_data
 from app.runs.metrics import run_metrics
 from app.runs.schemas import (
     MetricRead,
@@ -52,7 +52,7 @@ def create_run(
     ``commit=False`` leaves the commit to the caller (a sweep queues all its runs at once).
     """
     number = try_number or case.current_try_number
-    case_service.get_try(session=session, case=case, number=number)
+    case_data.get_try(session=session, case=case, number=number)
     total = session.scalar(select(func.count()).select_from(Query).where(Query.case_id == case.id))
     run = Run(
         case_id=case.id,

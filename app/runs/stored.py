@@ -1,7 +1,8 @@
 """Reading what a finished run stored: a query's row, its ranking, its docs' display text.
 
-A leaf of the services: it imports no other page or run module, so that the run
-pipeline, the pages and the comparison can all read stored rankings the same way.
+A leaf of the services: of the other page and run modules it imports only
+app.runs.case_data, so that the run pipeline, the pages and the comparison can all read
+stored rankings the same way.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.cases import service as case_service
 from app.models import Case, Query, Run, RunQuery, Try
+from app.runs import case_data
 from app.search import FieldSpec, FieldSpecError, parse_field_spec
 from app.vocabulary import QueryStatus
 
@@ -36,7 +37,7 @@ def has_ranking(row: RunQuery) -> bool:
 
 def field_spec_of(*, session: Session, case: Case, run: Run) -> FieldSpec:
     """Return the field spec the run's try displayed docs with (empty if it no longer parses)."""
-    return spec_of(case_service.get_try(session=session, case=case, number=run.try_number))
+    return spec_of(case_data.get_try(session=session, case=case, number=run.try_number))
 
 
 def spec_of(chosen: Try) -> FieldSpec:

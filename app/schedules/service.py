@@ -17,9 +17,9 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.cases import service as case_service
 from app.errors import NotFound
 from app.models import Case, CaseSchedule, ScheduleFiring
+from app.runs import case_data
 from app.runs import service as run_service
 from app.schedules.cron import next_after, normalise
 from app.schedules.schemas import ScheduleBody, ScheduleRead
@@ -64,7 +64,7 @@ def set_schedule(
     """Create or replace the case's schedule; its next run is the first due time after now."""
     cron = normalise(body.cron)
     if body.try_number is not None:
-        case_service.get_try(session=session, case=case, number=body.try_number)
+        case_data.get_try(session=session, case=case, number=body.try_number)
     moment = now or datetime.now(UTC)
     schedule = session.get(CaseSchedule, case.id)
     if schedule is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.page_schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
 from app.models import Case, Query, Scorer, User
+from app.runs import case_data
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.stored import latest_row
@@ -74,7 +74,7 @@ def try_scorer(*, session: Session, config: ScorerConfig, case: Case, query: Que
             run_id=None,
             reason="This query has no results yet: run its case first.",
         )
-    ratings = query_service.ratings_of(session=session, query_ids=[query.id])[query.id]
+    ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
     stored = rescoring.stored_input(row, ratings, query.options or {}, case.options or {})
     outcome = score_queries(config, [stored])[0]
     return TryOutcome(

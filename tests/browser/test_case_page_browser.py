@@ -13,6 +13,7 @@ import pytest
 
 from app.cases import queries as query_service
 from app.cases.schemas import RatingIn
+from app.runs import case_data
 from app.web_common.templating import NO_VALUE
 from tests.browser.live import ARTIFACTS, QUERIES, LiveApp
 from tests.browser.live import login as _login
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.browser
 
 def _ratings(app: LiveApp, query_id: int) -> dict[str, float]:
     with app.session_factory() as session:
-        return query_service.ratings_of(session=session, query_ids=[query_id])[query_id]
+        return case_data.ratings_of(session=session, query_ids=[query_id])[query_id]
 
 
 def test_run_then_rate_with_the_keyboard(browser: Any, live_app: LiveApp) -> None:
