@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
 MAX_OPTIONS_BYTES = 64 * 1024
 
 

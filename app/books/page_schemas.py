@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.bodies import Out
 from app.books.schemas import AgreementRead, BookRead, JudgementRead, PairToJudge
-from app.cases.page_schemas import ScaleEntry
+from app.scorers.schemas import ScaleEntry
 
 
 class CaseChoice(Out):

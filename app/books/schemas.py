@@ -8,8 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.bodies import Body, Name, Out, TeamIds
-from app.cases.schemas import QueryText
+from app.bodies import Body, Name, Out, QueryText, TeamIds
 from app.judges.schemas import JudgeCalibration, JudgeJudgementRead, RaterRef
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]

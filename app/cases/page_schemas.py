@@ -15,7 +15,7 @@ from app.cases.schemas import CaseRead, QueryRead, TryRead
 from app.endpoints.schemas import EndpointRead
 from app.runs.schemas import RunSummary
 from app.schedules.schemas import AnnotationRead
-from app.scorers.schemas import ScorerRead
+from app.scorers.schemas import ScaleEntry, ScorerOption, ScorerRead
 from app.vocabulary import Engine, QueryStatus
 
 QuerySort = Literal["position", "score", "score_desc", "text"]
@@ -63,12 +63,6 @@ class EndpointOption(Out):
     engine: Engine
 
 
-class ScorerOption(Out):
-    id: int
-    name: str
-    builtin: bool
-
-
 class CasesPage(Out):
     cases: list[CaseRow]
     endpoints: list[EndpointOption]
@@ -77,12 +71,6 @@ class CasesPage(Out):
     default_scorer_id: int | None
     teams: list[TeamOption] = Field(default_factory=list)
     show: str = Field(default="all", description='"all", "mine" or "team-<id>"')
-
-
-class ScaleEntry(Out):
-    value: float
-    label: str
-    digit: int | None = Field(description="Keyboard digit that gives this rating, if any")
 
 
 class QueryRow(Out):

@@ -7,12 +7,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.bodies import Body, Name, Options, Out, TeamIds
+from app.bodies import Body, Name, Options, Out, QueryText, TeamIds
 from app.cases.bulk_lines import BulkLineError, parse_line
 from app.schedules.schemas import ScheduleBody
 from app.search.models import DEFAULT_FIELD_SPEC
 
-QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
 Knobs = dict[str, float]
 MAX_ROWS = 500
 # Metrics, tags and weights (API.md): extra scorers of a case, a query's segment labels.

@@ -75,3 +75,19 @@ class ScoreResult(Out):
     raw_score: float | None
     reason: str | None
     log: list[str]
+
+
+class ScorerOption(Out):
+    """A scorer to choose in a form."""
+
+    id: int
+    name: str
+    builtin: bool
+
+
+class ScaleEntry(Out):
+    """One rating of a scale, as the rating buttons show it."""
+
+    value: float
+    label: str
+    digit: int | None = Field(description="Keyboard digit that gives this rating, if any")

@@ -10,10 +10,16 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.access import visible_clause, visible_scorer
-from app.cases.page_schemas import ScaleEntry, ScorerOption
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, Scorer, User
-from app.scorers.schemas import ScorerCreate, ScoreRequest, ScorerRead, ScorerUpdate
+from app.scorers.schemas import (
+    ScaleEntry,
+    ScorerCreate,
+    ScoreRequest,
+    ScorerOption,
+    ScorerRead,
+    ScorerUpdate,
+)
 from app.scoring import (
     PRESETS,
     Outcome,
