@@ -1,4 +1,4 @@
-"""How much raters agree, and how a pair's judgements become one rating.
+"""How much raters agree.
 
 The statistics come from the libraries (`krippendorff`, scikit-learn); this module only
 arranges the judgements for them and turns undefined results into None.
@@ -7,9 +7,7 @@ arranges the judgements for them and turns undefined results into None.
 from __future__ import annotations
 
 import math
-import statistics
 import warnings
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -20,7 +18,7 @@ from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import Integer, func, select
 from sqlalchemy.orm import Session
 
-from app.books.schemas import AgreementRead, KappaRead, SyncMethod
+from app.books.schemas import AgreementRead, KappaRead
 from app.models import Book, Judgement, Pair, User
 
 DISPUTED_LIMIT = 10
@@ -41,26 +39,6 @@ class Disputed:
     doc_id: str
     ratings: list[float]
     spread: float
-
-
-def aggregate(method: SyncMethod, ratings: Sequence[float]) -> float | None:
-    """Return one rating from a pair's numeric judgements (None when there are none).
-
-    mean; median (an even count gives the mean of the two middle values); majority
-    (the most frequent value, ties going to the lower rating). "rater" takes the one
-    rater's judgement, so the caller passes just that one.
-    """
-    if not ratings:
-        return None
-    if method == "mean":
-        return float(statistics.fmean(ratings))
-    if method == "median":
-        return float(statistics.median(ratings))
-    if method == "majority":
-        counts = Counter(ratings)
-        top = max(counts.values())
-        return float(min(value for value, count in counts.items() if count == top))
-    return float(ratings[0])
 
 
 def numeric_judgements(*, session: Session, book: Book) -> list[tuple[int, int, float]]:

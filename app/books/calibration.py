@@ -19,8 +19,9 @@ from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.books.agreement import aggregate, agreement_of, numeric_judgements
+from app.books.agreement import agreement_of, numeric_judgements
 from app.books.schemas import AgreementRead
+from app.judges.consensus import aggregate
 from app.judges.schemas import JudgeCalibration, KappaWith, RaterRef
 from app.models import Book, Judge, JudgeJudgement, User
 

@@ -9,11 +9,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Out, QueryText, TeamIds
+from app.judges.consensus import ConsensusMethod
 from app.judges.schemas import JudgeCalibration, JudgeJudgementRead, RaterRef
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]
 DocId = Annotated[str, StringConstraints(min_length=1, max_length=500)]
-SyncMethod = Literal["mean", "median", "majority", "rater"]
+SyncMethod = ConsensusMethod
 MAX_PAIRS_PER_POST = 10_000
 
 

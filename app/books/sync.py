@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.books.agreement import aggregate
 from app.books.schemas import RatingsSource, SyncBody, SyncResult
 from app.errors import Conflict, Invalid
+from app.judges.consensus import aggregate
 from app.models import (
     Book,
     Case,
