@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 from sqlalchemy import ColumnElement, Select, Table, exists, false, or_, select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session, joinedload, selectinload
 from sqlalchemy.orm.interfaces import ORMOption
 
 from app.errors import Forbidden, NotFound
@@ -66,6 +66,17 @@ def visible_clause(model: type[Shareable], *, user: User) -> ColumnElement[bool]
     if user.is_disabled:
         return false()
     return or_(model.owner_id == user.id, model.id.in_(shared_ids(model, user_id=user.id)))
+
+
+def visible_cases(*, session: Session, user: User) -> list[Case]:
+    """Return the cases the user may see, newest first (their teams loaded)."""
+    stmt = (
+        select(Case)
+        .where(visible_clause(Case, user=user))
+        .options(selectinload(Case.teams))
+        .order_by(Case.id.desc())
+    )
+    return list(session.scalars(stmt))
 
 
 def is_shared_with(*, session: Session, obj: Shareable, user: User) -> bool:

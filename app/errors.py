@@ -9,6 +9,8 @@ RelevoError              400  (the base: ``message`` is what the user reads)
 ├── Invalid              422  (names the field, in FastAPI's validation shape)
 └── ImportRejected       422  (a file with bad lines: each by line number, nothing stored)
 
+LoginRequired                 (a page needs a signed-in user: answered by the login page)
+
 No web framework here: the handlers that turn these into responses live in
 app/web_common/errors.py (JSON) and app/web_common/html_errors.py (pages).
 """
@@ -25,11 +27,16 @@ __all__ = [
     "Forbidden",
     "ImportRejected",
     "Invalid",
+    "LoginRequired",
     "NotFound",
     "RelevoError",
     "TooManyRequests",
     "public_message",
 ]
+
+
+class LoginRequired(Exception):
+    """A page needs a signed-in user; answered with a redirect to the login page."""
 
 
 class RelevoError(Exception):

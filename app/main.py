@@ -19,6 +19,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.endpoints.api import RESULTS_PATH as RESULTS_UPLOAD_PATH
 from app.endpoints.web import RESULTS_PAGE_PATH as RESULTS_UPLOAD_PAGE_PATH
+from app.errors import LoginRequired
 from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
@@ -31,7 +32,6 @@ from app.scoring.sandbox import JsPool, install_pool
 from app.search.policy import OutboundPolicy, install_policy
 from app.secret_box import Keyring, install_keyring
 from app.sweeps import service as sweep_service
-from app.web_common.deps import LoginRequired
 from app.web_common.errors import install_error_handlers
 from app.web_common.middleware import (
     BaseUrlMiddleware,

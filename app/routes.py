@@ -32,6 +32,7 @@ from app.cases import (
 from app.compare import api as compare_api
 from app.compare import web as compare_web
 from app.endpoints import api as endpoints_api
+from app.endpoints import pages_api as endpoint_pages_api
 from app.endpoints import web as endpoints_web
 from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
 from app.judges import api as judges_api
@@ -40,13 +41,13 @@ from app.runs import api as runs_api
 from app.schedules import api as schedules_api
 from app.schedules import web as schedules_web
 from app.scorers import api as scorers_api
+from app.scorers import pages_api as scorer_pages_api
 from app.scorers import web as scorers_web
 from app.sweeps import api as sweeps_api
 from app.sweeps import web as sweeps_web
 from app.teams import api as teams_api
 from app.teams import sharing_web
 from app.teams import web as teams_web
-from app.web_common import deletes
 
 
 class ErrorBody(BaseModel):
@@ -84,6 +85,8 @@ for _module in (
     experiments_api,
     books_api,
     pages_api,
+    scorer_pages_api,
+    endpoint_pages_api,
     book_pages_api,
     judges_api,
     teams_api,
@@ -107,7 +110,6 @@ for _module in (
     experiments_web,
     books_web,
     judges_web,
-    deletes,
     ratings_web,
     teams_web,
     sharing_web,

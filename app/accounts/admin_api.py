@@ -7,7 +7,8 @@ from fastapi import APIRouter
 from app.accounts import admin
 from app.accounts import service as users
 from app.accounts.admin_schemas import UserCreate, UserRead, UserUpdate
-from app.web_common.deps import CurrentUser, SessionDep
+from app.accounts.deps import CurrentUser
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/admin", tags=["admin"])
 

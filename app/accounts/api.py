@@ -5,8 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.accounts import service as users
+from app.accounts.deps import CurrentUser, KeyManager
 from app.accounts.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyRead, Me
-from app.web_common.deps import CurrentUser, KeyManager, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["account"])
 

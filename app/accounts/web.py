@@ -9,9 +9,10 @@ from fastapi.responses import RedirectResponse, Response
 
 from app.accounts import service as users
 from app.accounts import sessions
+from app.accounts.deps import WebUser
 from app.accounts.throttle import LoginThrottle
 from app.errors import Invalid
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render

@@ -8,9 +8,11 @@ from typing import Any, Literal
 from fastapi import APIRouter, Body, Response
 
 from app import access
+from app.accounts.deps import BookDep, CaseDep, CurrentUser
 from app.books import calibration, service
 from app.books import io as book_io
 from app.books import sync as book_sync
+from app.books.deps import PairDep
 from app.books.schemas import (
     AgreementRead,
     BookCreate,
@@ -27,7 +29,7 @@ from app.books.schemas import (
     SyncResult,
 )
 from app.teams import service as teams
-from app.web_common.deps import BookDep, CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["books"])
 
@@ -121,10 +123,9 @@ def next_pair(book: BookDep, user: CurrentUser, session: SessionDep) -> Any:
 
 @router.put("/books/{book_id}/pairs/{pair_id}/judgement", response_model=MyJudgement)
 def put_judgement(
-    pair_id: int, body: JudgementPut, book: BookDep, user: CurrentUser, session: SessionDep
+    pair: PairDep, body: JudgementPut, book: BookDep, user: CurrentUser, session: SessionDep
 ) -> MyJudgement:
     """Record the caller's judgement of a pair (replacing theirs); off-scale is 422."""
-    pair = service.get_pair(session=session, book=book, pair_id=pair_id)
     judgement = service.judge(session=session, book=book, pair=pair, user=user, body=body)
     return MyJudgement.model_validate(judgement)
 

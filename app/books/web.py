@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 
 from app import access
+from app.accounts.deps import WebBookDep, WebUser
 from app.books import io as book_io
 from app.books import page_data as book_pages
 from app.books import service as book_service
@@ -17,22 +17,12 @@ from app.books import sync as book_sync
 from app.books.pages_api import parse_skip
 from app.books.schemas import BookCreate, JudgementPut, Populate, SyncBody
 from app.errors import Invalid
-from app.models import Book
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute, error_page
 from app.web_common.templating import render
-from app.web_common.web_deps import FormDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
-
-
-def get_web_book(book_id: int, user: WebUser, session: SessionDep) -> Book:
-    """Return the book when the signed-in user may see it, else 404."""
-    return access.visible_book(session=session, user=user, book_id=book_id)
-
-
-WebBookDep = Annotated[Book, Depends(get_web_book)]
 
 
 @router.get("/books", name="books_page")

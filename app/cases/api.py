@@ -5,13 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app import access
+from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import flows as case_updates
 from app.cases import service
+from app.cases.deps import TryDep
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate, TryRead
-from app.runs import case_data
 from app.schedules.case_links import apply_schedule, check_new_schedule, schedule_fields
 from app.teams import service as teams
-from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
 
@@ -68,6 +69,6 @@ def list_tries(case: CaseDep, session: SessionDep) -> list[TryRead]:
 
 
 @router.get("/{case_id}/tries/{number}", response_model=TryRead)
-def get_try(number: int, case: CaseDep, session: SessionDep) -> TryRead:
+def get_try(found: TryDep) -> TryRead:
     """Return one try of the case."""
-    return TryRead.model_validate(case_data.get_try(session=session, case=case, number=number))
+    return TryRead.model_validate(found)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.accounts.deps import CaseDep
 from app.cases import coverage as coverage_service
 from app.cases import history as history_service
-from app.cases import queries as query_service
 from app.cases.coverage_schemas import CaseCoverage
+from app.cases.deps import QueryDep
 from app.cases.history_schemas import QueryHistory
-from app.web_common.deps import CaseDep, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["cases"])
 
@@ -22,9 +23,8 @@ def coverage(case: CaseDep, session: SessionDep) -> CaseCoverage:
 
 @router.get("/queries/{query_id}/history", response_model=QueryHistory, name="query_history_json")
 def query_history(
-    query_id: int, case: CaseDep, session: SessionDep, metric: int | None = None
+    query: QueryDep, case: CaseDep, session: SessionDep, metric: int | None = None
 ) -> QueryHistory:
     """Return the query's stored score in every finished run of the case, oldest first
     (``metric``: a scorer id among the case's metrics, instead of the primary)."""
-    query = query_service.get_query(session=session, case=case, query_id=query_id)
     return history_service.query_history(session=session, case=case, query=query, metric=metric)

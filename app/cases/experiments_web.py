@@ -5,12 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import coverage as coverage_service
 from app.cases import history as history_service
-from app.web_common.deps import SessionDep, WebUser
+from app.cases.deps import WebQueryDep
+from app.web_common.deps import SessionDep
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
-from app.web_common.web_deps import WebCaseDep, WebQueryDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -8,15 +8,15 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
+from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import flows as case_updates
 from app.cases import queries as query_service
 from app.cases.bulk_lines import BulkLineError, clean_tags
 from app.cases.schemas import CaseUpdate, QueriesPatch
 from app.errors import Invalid
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, field_text
 from app.web_common.html_errors import HtmlErrorRoute
-from app.web_common.web_deps import FormDep, WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app import access
 from app.books import sync as book_sync
 from app.cases import history as history_service
 from app.cases import service as case_service
@@ -73,7 +74,7 @@ def cases_page(*, session: Session, user: User, show: str = "all") -> CasesPage:
 
     `show` filters it: "all", "mine" (the user's own) or "team-<id>" (shared with that team).
     """
-    cases = team_filter(case_service.list_cases(session=session, user=user), user, show)
+    cases = team_filter(access.visible_cases(session=session, user=user), user, show)
     ids = [c.id for c in cases]
     stats = case_service.case_stats(session=session, case_ids=ids)
     history = _score_history(session=session, case_ids=ids, per_case=SPARK_RUNS)

@@ -12,7 +12,7 @@ from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
 from app.cases.metric_panel import MetricPanel
 from app.cases.schemas import CaseRead, QueryRead, TryRead
-from app.endpoints.schemas import EndpointRead
+from app.endpoints.schemas import EndpointOption
 from app.runs.schemas import RunSummary
 from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScaleEntry, ScorerOption, ScorerRead
@@ -55,12 +55,6 @@ class CaseRow(Out):
 class TeamOption(Out):
     id: int
     name: str
-
-
-class EndpointOption(Out):
-    id: int
-    name: str
-    engine: Engine
 
 
 class CasesPage(Out):
@@ -235,39 +229,3 @@ class RatedMissing(Out):
     not_fetched: int = Field(description="Beyond the lookup limit, neither fetched nor listed")
     error: str | None = Field(description="Why the engine could not be asked, if it could not")
     scale: list[ScaleEntry]
-
-
-class ScorersPage(Out):
-    presets: list[ScorerRead]
-    own: list[ScorerRead]
-
-
-class TryQueryOption(Out):
-    id: int
-    text: str
-
-
-class TryCase(Out):
-    id: int
-    name: str
-    queries: list[TryQueryOption] = Field(description="The case's first queries, by position")
-
-
-class ScorerPage(Out):
-    scorer: ScorerRead | None
-    try_cases: list[TryCase]
-
-
-class TryOutcome(Out):
-    query_id: int
-    text: str
-    status: QueryStatus
-    score: float | None
-    raw_score: float | None
-    reason: str | None
-    log: list[str]
-    run_id: int | None
-
-
-class EndpointsPage(Out):
-    endpoints: list[EndpointRead]

@@ -3,31 +3,24 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import page_data as case_pages
-from app.cases import queries as query_service
 from app.cases import rated_missing as missing_service
 from app.cases import results as result_service
+from app.cases.deps import QueryDep
 from app.cases.page_schemas import (
     CaseHistory,
     CasePage,
     CaseScore,
     CasesPage,
-    EndpointsPage,
     QueryList,
     QueryResults,
     QuerySort,
     RatedMissing,
-    ScorerPage,
-    ScorersPage,
 )
-from app.endpoints import service as endpoint_service
-from app.endpoints.schemas import EndpointRead
-from app.models import Case
-from app.scorers import page_data as scorer_pages
-from app.web_common.deps import CaseDep, CurrentUser, EndpointDep, ScorerDep, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])
 
@@ -87,9 +80,8 @@ def case_history(case: CaseDep, session: SessionDep, metric: int | None = None) 
 @router.get(
     "/cases/{case_id}/queries/{query_id}", response_model=QueryResults, name="query_page_json"
 )
-def query_results(query_id: int, case: CaseDep, session: SessionDep) -> QueryResults:
+def query_results(query: QueryDep, case: CaseDep, session: SessionDep) -> QueryResults:
     """Return one query's results from the latest run with the current ratings."""
-    query = query_service.get_query(session=session, case=case, query_id=query_id)
     return result_service.query_results(session=session, case=case, query=query)
 
 
@@ -98,44 +90,9 @@ def query_results(query_id: int, case: CaseDep, session: SessionDep) -> QueryRes
     response_model=RatedMissing,
     name="query_rated_missing_json",
 )
-async def rated_missing(query_id: int, case: CaseDep, session: SessionDep) -> RatedMissing:
+async def rated_missing(query: QueryDep, case: CaseDep, session: SessionDep) -> RatedMissing:
     """Return the query's rated docs that its latest run did not return, fetched by id."""
-    lookup = await run_in_threadpool(_plan_missing, session, case, query_id)
+    lookup = await run_in_threadpool(
+        missing_service.plan_rated_missing, session=session, case=case, query=query
+    )
     return await missing_service.fetch_rated_missing(lookup)
-
-
-def _plan_missing(session: Session, case: Case, query_id: int) -> missing_service.MissingLookup:
-    query = query_service.get_query(session=session, case=case, query_id=query_id)
-    return missing_service.plan_rated_missing(session=session, case=case, query=query)
-
-
-@router.get("/scorers", response_model=ScorersPage, name="scorers_page_json")
-def scorers_page(user: CurrentUser, session: SessionDep) -> ScorersPage:
-    """Return the data of the scorers list page."""
-    return scorer_pages.scorers_page(session=session, user=user)
-
-
-@router.get("/scorers/new", response_model=ScorerPage, name="scorer_new_page_json")
-def new_scorer_page(user: CurrentUser, session: SessionDep) -> ScorerPage:
-    """Return the data of an empty scorer editor (the queries to try it on)."""
-    return scorer_pages.scorer_page(session=session, user=user, scorer=None)
-
-
-@router.get("/scorers/{scorer_id}", response_model=ScorerPage, name="scorer_page_json")
-def scorer_page(scorer: ScorerDep, user: CurrentUser, session: SessionDep) -> ScorerPage:
-    """Return the data of a scorer's editor."""
-    return scorer_pages.scorer_page(session=session, user=user, scorer=scorer)
-
-
-@router.get("/search-endpoints", response_model=EndpointsPage, name="endpoints_page_json")
-def endpoints_page(user: CurrentUser, session: SessionDep) -> EndpointsPage:
-    """Return the data of the search endpoints page."""
-    return endpoint_service.endpoints_page(session=session, user=user)
-
-
-@router.get(
-    "/search-endpoints/{endpoint_id}", response_model=EndpointRead, name="endpoint_page_json"
-)
-def endpoint_page(endpoint: EndpointDep) -> EndpointRead:
-    """Return the data of a search endpoint's page (secrets reduced to their presence)."""
-    return endpoint_service.to_read(endpoint)

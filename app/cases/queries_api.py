@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import queries as service
 from app.cases import ratings as rating_service
+from app.cases.deps import QueryDep
 from app.cases.schemas import (
     BulkQueries,
     BulkQueriesRead,
@@ -20,7 +22,7 @@ from app.cases.schemas import (
     RatingsPut,
     RatingsRead,
 )
-from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/queries", tags=["queries"])
 
@@ -57,26 +59,24 @@ def patch_queries(body: QueriesPatch, case: CaseDep, session: SessionDep) -> Bul
 
 
 @router.patch("/{query_id}", response_model=QueryRead)
-def update_query(query_id: int, body: QueryUpdate, case: CaseDep, session: SessionDep) -> QueryRead:
+def update_query(
+    query: QueryDep, body: QueryUpdate, case: CaseDep, session: SessionDep
+) -> QueryRead:
     """Change a query."""
-    query = service.get_query(session=session, case=case, query_id=query_id)
     return QueryRead.model_validate(
         service.update_query(session=session, case=case, query=query, body=body)
     )
 
 
 @router.delete("/{query_id}", status_code=204)
-def delete_query(query_id: int, case: CaseDep, session: SessionDep) -> None:
+def delete_query(query: QueryDep, case: CaseDep, session: SessionDep) -> None:
     """Delete a query and its ratings."""
-    service.delete_query(
-        session=session, query=service.get_query(session=session, case=case, query_id=query_id)
-    )
+    service.delete_query(session=session, query=query)
 
 
 @router.get("/{query_id}/ratings", response_model=RatingsRead)
-def get_ratings(query_id: int, case: CaseDep, session: SessionDep) -> RatingsRead:
+def get_ratings(query: QueryDep, case: CaseDep, session: SessionDep) -> RatingsRead:
     """Return every rating of the query."""
-    query = service.get_query(session=session, case=case, query_id=query_id)
     return RatingsRead(
         ratings=[
             RatingRead(
@@ -92,10 +92,9 @@ def get_ratings(query_id: int, case: CaseDep, session: SessionDep) -> RatingsRea
 
 @router.put("/{query_id}/ratings", response_model=RatingsChanged)
 def put_ratings(
-    query_id: int, body: RatingsPut, case: CaseDep, user: CurrentUser, session: SessionDep
+    query: QueryDep, body: RatingsPut, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> RatingsChanged:
     """Upsert ratings (null deletes) and re-score the query in the latest run."""
-    query = service.get_query(session=session, case=case, query_id=query_id)
     rated = rating_service.rate(
         session=session, case=case, query=query, user=user, ratings=body.ratings
     )

@@ -8,20 +8,22 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import page_data as case_pages
 from app.cases import queries as query_service
 from app.cases import rated_missing as missing_service
 from app.cases import ratings as rating_service
 from app.cases import results as result_service
+from app.cases.deps import WebQueryDep
+from app.cases.forms import NotesForm
 from app.cases.schemas import RatingIn
 from app.errors import Invalid
 from app.models import Query
-from app.web_common.deps import SessionDep, WebUser
-from app.web_common.form_types import NotesForm
+from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute, error_page
 from app.web_common.templating import is_htmx, render
-from app.web_common.web_deps import FormDep, WebCaseDep, WebQueryDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -163,3 +165,31 @@ def _notes(
         },
         status_code=status_code,
     )
+
+
+@router.get("/cases/{case_id}/queries/{query_id}/delete", name="query_delete_page")
+def confirm_query(
+    request: Request, case: WebCaseDep, query: WebQueryDep, user: WebUser
+) -> Response:
+    """Ask before deleting a query."""
+    doomed = Doomed(
+        kind="query",
+        name=query.text,
+        consequence="Its ratings are deleted with it; past runs keep their copy of its results.",
+        action=str(request.url_for("query_delete_submit", case_id=case.id, query_id=query.id)),
+        back=str(request.url_for("query_page", case_id=case.id, query_id=query.id)),
+    )
+    return confirm_page(request, user, doomed)
+
+
+@router.post("/cases/{case_id}/queries/{query_id}/delete", name="query_delete_submit")
+def delete_query(
+    request: Request,
+    case: WebCaseDep,
+    query: WebQueryDep,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Delete a query and go back to its case."""
+    query_service.delete_query(session=session, query=query)
+    return gone(request, str(request.url_for("case_page", case_id=case.id)))

@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 # Another user's id answers 404 like a missing one, in bodies as in paths.
-from app.access import visible_clause, visible_endpoint, visible_scorer
+from app.access import visible_cases, visible_endpoint, visible_scorer
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid
 from app.models import Case, Query, Run, Try, User
@@ -186,17 +186,6 @@ def delete_case(*, session: Session, case: Case) -> None:
     session.commit()
 
 
-def list_cases(*, session: Session, user: User) -> list[Case]:
-    """Return the cases the user may see, newest first."""
-    stmt = (
-        select(Case)
-        .where(visible_clause(Case, user=user))
-        .options(selectinload(Case.teams))
-        .order_by(Case.id.desc())
-    )
-    return list(session.scalars(stmt))
-
-
 def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]:
     """Return query counts and the latest finished run's score for each case."""
     if not case_ids:
@@ -254,7 +243,7 @@ def to_read(
 
 def list_reads(*, session: Session, user: User) -> list[CaseRead]:
     """Return the API views of all the user's cases."""
-    cases = list_cases(session=session, user=user)
+    cases = visible_cases(session=session, user=user)
     stats = case_stats(session=session, case_ids=[c.id for c in cases])
     current = {
         t.case_id: t

@@ -6,10 +6,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from app import access
+from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import flows as case_updates
 from app.cases import page_data as case_pages
 from app.cases import queries as query_service
 from app.cases import service as case_service
+from app.cases.forms import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
 from app.cases.page_schemas import QUERY_SORTS, CasePage, CasesPage, QuerySort
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
@@ -19,14 +22,12 @@ from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
-from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
-from app.web_common.deps import SessionDep, WebUser
-from app.web_common.form_types import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
-from app.web_common.forms import CsrfChecked, FormErrors
+from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.deps import FormDep, SessionDep
+from app.web_common.forms import CsrfChecked, FormErrors, WebForm
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import is_htmx, render
-from app.web_common.web_deps import FormDep, WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -137,13 +138,12 @@ def _render_case(
     *,
     settings: CaseSettingsForm | None = None,
     queries: QueriesForm | None = None,
-    sweep: SweepForm | None = None,
+    sweep: WebForm | None = None,
     saved: str = "",
     status_code: int = 200,
 ) -> Response:
     settings = settings or _settings_form(data)
     queries = queries or QueriesForm({"queries": ""})
-    sweep = sweep or SweepForm({})
     context = {
         "user": user,
         "page": data,
@@ -151,8 +151,8 @@ def _render_case(
         "errors": settings.errors,
         "queries_text": queries.values["queries"],
         "queries_error": queries.errors.get("queries"),
-        "sweep_values": sweep.values,
-        "sweep_errors": sweep.errors,
+        "sweep_values": sweep.values if sweep else {},
+        "sweep_errors": sweep.errors if sweep else {},
         "saved": saved,
         "sort_labels": case_pages.QUERY_SORT_LABELS,
     }
@@ -166,7 +166,7 @@ def _back_to_case(request: Request, case_id: int, saved: str) -> Response:
 
 
 def refused_sweep(
-    request: Request, user: User, session: Session, case: Case, sweep: SweepForm
+    request: Request, user: User, session: Session, case: Case, sweep: WebForm
 ) -> Response:
     """Return the case page again with the sweep form's errors under its boxes (422)."""
     data = case_pages.case_page(session=session, user=user, case=case)
@@ -318,3 +318,26 @@ def case_history(
     # Opened directly (a link, a bookmark): a page with navigation around the same fragment.
     context = {"history": history, "case": case, "user": user}
     return render(request, "case_history.html", context)
+
+
+@router.get("/cases/{case_id}/delete", name="case_delete_page")
+def confirm_case(request: Request, case: WebCaseDep, user: WebUser) -> Response:
+    """Ask before deleting a case."""
+    doomed = Doomed(
+        kind="case",
+        name=case.name,
+        consequence="Its queries, ratings, tries and runs are deleted with it.",
+        action=str(request.url_for("case_delete_submit", case_id=case.id)),
+        back=str(request.url_for("case_page", case_id=case.id)),
+    )
+    return confirm_page(request, user, doomed)
+
+
+@router.post("/cases/{case_id}/delete", name="case_delete_submit")
+def delete_case(
+    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Delete a case and go back to the cases list (its owner only)."""
+    access.require_owner(user=user, obj=case, action="delete it")
+    case_service.delete_case(session=session, case=case)
+    return gone(request, str(request.url_for("cases_page")))

@@ -7,10 +7,11 @@ from typing import Annotated
 from fastapi import APIRouter
 from fastapi import Query as QueryParam
 
+from app.accounts.deps import CaseDep
 from app.compare import query as side_service
 from app.compare import service
 from app.compare.schemas import CompareSort, QuerySideBySide, RunComparison
-from app.web_common.deps import CaseDep, SessionDep
+from app.web_common.deps import SessionDep
 
 # Included before the runs router: "/compare" must not be taken for a run id.
 router = APIRouter(prefix="/cases/{case_id}/runs", tags=["runs"])

@@ -5,14 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app.accounts.deps import WebCaseDep, WebUser
 from app.compare import query as side_service
 from app.compare import service
 from app.compare.schemas import COMPARE_SORTS, CompareSort
 from app.errors import BadRequest, NotFound
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import SessionDep
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
-from app.web_common.web_deps import WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from app import access
+from app.accounts.deps import CurrentUser, EndpointDep
 from app.endpoints import results, service, trying
 from app.endpoints.schemas import (
     ConnectionReportRead,
@@ -24,7 +25,7 @@ from app.errors import ImportRejected
 from app.interop.ratings_api import _spooled_body
 from app.teams import service as teams
 from app.vocabulary import Engine
-from app.web_common.deps import CurrentUser, EndpointDep, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])
 

@@ -159,3 +159,13 @@ class ResultsUploaded(Out):
     queries: int
     docs: int
     replaced: bool
+
+
+class EndpointOption(Out):
+    id: int
+    name: str
+    engine: Engine
+
+
+class EndpointsPage(Out):
+    endpoints: list[EndpointRead]

@@ -9,9 +9,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, object_session, selectinload
 
 from app.access import visible_clause
-from app.cases.page_schemas import EndpointOption, EndpointsPage
 from app.endpoints import results
-from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate, engine_problem
+from app.endpoints.schemas import (
+    EndpointCreate,
+    EndpointOption,
+    EndpointRead,
+    EndpointsPage,
+    EndpointUpdate,
+    engine_problem,
+)
 from app.errors import Conflict, Invalid
 from app.models import SearchEndpoint, Try, User
 from app.search import (

@@ -11,6 +11,8 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app import access
+from app.accounts.deps import WebEndpointDep, WebUser
 from app.endpoints import results, trying
 from app.endpoints import service as endpoint_service
 from app.endpoints.forms import EndpointForm
@@ -20,11 +22,11 @@ from app.models import User
 from app.search import ConnectionReport
 from app.search.static import ResultFormat
 from app.vocabulary import Engine
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import is_htmx, render
-from app.web_common.web_deps import FormDep, WebEndpointDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -238,3 +240,30 @@ def _form(
         "upload": upload,
     }
     return render(request, "endpoint.html", context, status_code=status_code)
+
+
+@router.get("/endpoints/{endpoint_id}/delete", name="endpoint_delete_page")
+def confirm_endpoint(request: Request, endpoint: WebEndpointDep, user: WebUser) -> Response:
+    """Ask before deleting a search endpoint."""
+    doomed = Doomed(
+        kind="search endpoint",
+        name=endpoint.name,
+        consequence="Only an endpoint that no case uses can be deleted.",
+        action=str(request.url_for("endpoint_delete_submit", endpoint_id=endpoint.id)),
+        back=str(request.url_for("endpoint_page", endpoint_id=endpoint.id)),
+    )
+    return confirm_page(request, user, doomed)
+
+
+@router.post("/endpoints/{endpoint_id}/delete", name="endpoint_delete_submit")
+def delete_endpoint(
+    request: Request,
+    endpoint: WebEndpointDep,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Delete an endpoint no case uses (409 page otherwise) and go back to the endpoints."""
+    access.require_owner(user=user, obj=endpoint, action="delete it")
+    endpoint_service.delete_endpoint(session=session, endpoint=endpoint)
+    return gone(request, str(request.url_for("endpoints_page")))

@@ -10,13 +10,14 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
 from app.errors import BadRequest
 from app.interop import quepid_case as service
 from app.interop.ratings_api import _attachment, _streamed
 from app.interop.schemas import QuepidCaseImported
-from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases", tags=["import and export"])
 

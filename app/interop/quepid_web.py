@@ -7,11 +7,12 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app.accounts.deps import WebUser
 from app.cases import page_data as case_pages
 from app.cases.web import new_case_form
 from app.errors import Invalid
 from app.interop import quepid_case as service
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render

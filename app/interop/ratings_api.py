@@ -12,12 +12,13 @@ from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.accounts.deps import CaseDep, CurrentUser
 from app.errors import BadRequest, NotFound
 from app.interop import ratings_io as service
 from app.interop.schemas import ImportResult
 from app.models import Case, Run
 from app.runs import service as run_service
-from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["import and export"])
 

@@ -11,12 +11,12 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app.accounts.deps import WebCaseDep, WebUser
 from app.interop import ratings_io as service
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
-from app.web_common.web_deps import WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 IMPORT_PATH = r"/cases/[0-9]+/ratings/import"

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from app import access
+from app.accounts.deps import BookDep, CurrentUser
 from app.judges import launch, page_data, runs, service, trial
 from app.judges.schemas import (
     JudgeCreate,
@@ -20,7 +21,7 @@ from app.judges.schemas import (
     JudgeUpdate,
 )
 from app.teams import service as teams
-from app.web_common.deps import BookDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["judges"])
 

@@ -9,6 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from app import access
+from app.accounts.deps import WebBookDep, WebUser, owned
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import launch, page_data, runs, service, trial
 from app.judges.schemas import (
@@ -19,11 +20,10 @@ from app.judges.schemas import (
     JudgeUpdate,
 )
 from app.models import Book, Judge, User
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
-from app.web_common.web_deps import FormDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -39,18 +39,7 @@ _NUMBERS = (
 )
 
 
-def get_web_judge(judge_id: int, user: WebUser, session: SessionDep) -> Judge:
-    """Return the judge when the signed-in user may see it, else 404."""
-    return service.visible_judge(session=session, user=user, judge_id=judge_id)
-
-
-def get_web_book(book_id: int, user: WebUser, session: SessionDep) -> Book:
-    """Return the book when the signed-in user may see it, else 404."""
-    return access.visible_book(session=session, user=user, book_id=book_id)
-
-
-WebJudgeDep = Annotated[Judge, Depends(get_web_judge)]
-WebBookDep = Annotated[Book, Depends(get_web_book)]
+WebJudgeDep = Annotated[Judge, Depends(owned(service.visible_judge, "judge_id", page=True))]
 
 
 def _values(form: FormData, *, creating: bool) -> dict[str, Any]:

@@ -9,13 +9,14 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.accounts.deps import CaseDep, CurrentUser
 from app.models import Case
 from app.runs import rescore as rescoring
 from app.runs import service
 from app.runs.manager import RunManager
 from app.runs.schemas import RunCreate, RunDetail, RunStarted, RunSummary
 from app.vocabulary import RunStatus
-from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 # Runs started over the API (CI pipelines) say so; the case page's Run button says "user".
 API_TRIGGER = "api"

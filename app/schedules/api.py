@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from app.accounts.deps import CaseDep, CurrentUser
 from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
+from app.schedules.deps import AlertDep, AnnotationDep, WebhookDep
 from app.schedules.page_data import watch_page
 from app.schedules.schemas import (
     AlertCreate,
@@ -23,7 +25,7 @@ from app.schedules.schemas import (
     WebhookRead,
     WebhookUpdate,
 )
-from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["schedules"])
 
@@ -68,26 +70,24 @@ def list_events(case: CaseDep, session: SessionDep) -> list[EventRead]:
 
 
 @router.get("/cases/{case_id}/alerts/{alert_id}", response_model=AlertRead)
-def get_alert(alert_id: int, case: CaseDep, session: SessionDep) -> AlertRead:
+def get_alert(alert: AlertDep, case: CaseDep, session: SessionDep) -> AlertRead:
     """Return one alert rule."""
-    return alerts.to_read(alerts.get_alert(session=session, case=case, alert_id=alert_id))
+    return alerts.to_read(alert)
 
 
 @router.patch("/cases/{case_id}/alerts/{alert_id}", response_model=AlertRead)
 def update_alert(
-    alert_id: int, body: AlertUpdate, case: CaseDep, user: CurrentUser, session: SessionDep
+    alert: AlertDep, body: AlertUpdate, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> AlertRead:
     """Change an alert rule."""
-    alert = alerts.get_alert(session=session, case=case, alert_id=alert_id)
     return alerts.to_read(
         alerts.update_alert(session=session, case=case, user=user, alert=alert, body=body)
     )
 
 
 @router.delete("/cases/{case_id}/alerts/{alert_id}", status_code=204)
-def delete_alert(alert_id: int, case: CaseDep, session: SessionDep) -> Response:
+def delete_alert(alert: AlertDep, case: CaseDep, session: SessionDep) -> Response:
     """Delete an alert rule."""
-    alert = alerts.get_alert(session=session, case=case, alert_id=alert_id)
     alerts.delete_alert(session=session, alert=alert)
     return Response(status_code=204)
 
@@ -105,28 +105,24 @@ def list_webhooks(user: CurrentUser, session: SessionDep) -> list[WebhookRead]:
 
 
 @router.get("/webhooks/{webhook_id}", response_model=WebhookRead)
-def get_webhook(webhook_id: int, user: CurrentUser, session: SessionDep) -> WebhookRead:
+def get_webhook(webhook: WebhookDep, user: CurrentUser, session: SessionDep) -> WebhookRead:
     """Return a webhook."""
-    return webhooks.to_read(
-        webhooks.visible_webhook(session=session, user=user, webhook_id=webhook_id)
-    )
+    return webhooks.to_read(webhook)
 
 
 @router.patch("/webhooks/{webhook_id}", response_model=WebhookRead)
 def update_webhook(
-    webhook_id: int, body: WebhookUpdate, user: CurrentUser, session: SessionDep
+    webhook: WebhookDep, body: WebhookUpdate, user: CurrentUser, session: SessionDep
 ) -> WebhookRead:
     """Change a webhook."""
-    webhook = webhooks.visible_webhook(session=session, user=user, webhook_id=webhook_id)
     return webhooks.to_read(
         webhooks.update_webhook(session=session, user=user, webhook=webhook, body=body)
     )
 
 
 @router.delete("/webhooks/{webhook_id}", status_code=204)
-def delete_webhook(webhook_id: int, user: CurrentUser, session: SessionDep) -> Response:
+def delete_webhook(webhook: WebhookDep, user: CurrentUser, session: SessionDep) -> Response:
     """Delete a webhook (owner only)."""
-    webhook = webhooks.visible_webhook(session=session, user=user, webhook_id=webhook_id)
     webhooks.delete_webhook(session=session, user=user, webhook=webhook)
     return Response(status_code=204)
 
@@ -147,17 +143,15 @@ def list_annotations(case: CaseDep, session: SessionDep) -> list[AnnotationRead]
 
 @router.patch("/cases/{case_id}/annotations/{annotation_id}", response_model=AnnotationRead)
 def update_annotation(
-    annotation_id: int, body: AnnotationUpdate, case: CaseDep, session: SessionDep
+    found: AnnotationDep, body: AnnotationUpdate, case: CaseDep, session: SessionDep
 ) -> AnnotationRead:
     """Change a note's text or time."""
-    found = notes.get_annotation(session=session, case=case, annotation_id=annotation_id)
     return notes.to_read(notes.update_annotation(session=session, annotation=found, body=body))
 
 
 @router.delete("/cases/{case_id}/annotations/{annotation_id}", status_code=204)
-def delete_annotation(annotation_id: int, case: CaseDep, session: SessionDep) -> Response:
+def delete_annotation(found: AnnotationDep, case: CaseDep, session: SessionDep) -> Response:
     """Delete a note (automatic ones answer 409)."""
-    found = notes.get_annotation(session=session, case=case, annotation_id=annotation_id)
     notes.delete_annotation(session=session, annotation=found)
     return Response(status_code=204)
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.cases import service as case_service
+from app import access
 from app.models import Alert, AlertCheck, Run, User
 from app.schedules.schemas import Dashboard, DashboardCase
 from app.schedules.service import as_utc, next_runs
@@ -29,7 +29,7 @@ def _delta_7d(runs: list[tuple[float, datetime]], now: datetime) -> float | None
 def dashboard(*, session: Session, user: User, now: datetime | None = None) -> Dashboard:
     """Return the user's cases with score, sparkline, delta_7d, runs and alert state."""
     moment = as_utc(now or datetime.now(UTC))
-    cases = case_service.list_cases(session=session, user=user)
+    cases = access.visible_cases(session=session, user=user)
     ids = [c.id for c in cases]
     finished: dict[int, list[tuple[float, datetime]]] = defaultdict(list)
     last_ended: dict[int, tuple[int, datetime | None]] = {}

@@ -10,16 +10,17 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
+from app.accounts.deps import WebCaseDep, WebUser
 from app.errors import Invalid, RelevoError
 from app.models import Case, User
 from app.schedules import alerts, notes, service
 from app.schedules.dashboard import dashboard
+from app.schedules.deps import WebAlertDep
 from app.schedules.page_data import watch_page
 from app.schedules.schemas import AlertCreate, AnnotationCreate, ScheduleBody
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.templating import is_htmx, render
-from app.web_common.web_deps import FormDep, WebCaseDep
 
 router = APIRouter()
 
@@ -145,7 +146,7 @@ def alert_submit(
 @router.post("/cases/{case_id}/alerts/{alert_id}/delete", name="case_alert_delete")
 def alert_delete(
     request: Request,
-    alert_id: int,
+    alert: WebAlertDep,
     case: WebCaseDep,
     user: WebUser,
     session: SessionDep,
@@ -154,7 +155,6 @@ def alert_delete(
     """Remove an alert rule."""
 
     def work() -> None:
-        alert = alerts.get_alert(session=session, case=case, alert_id=alert_id)
         alerts.delete_alert(session=session, alert=alert)
 
     return _done(request, case, user, session, work)

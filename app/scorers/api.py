@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app import access
+from app.accounts.deps import CurrentUser, ScorerDep
 from app.scorers import service
 from app.scorers.schemas import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
 from app.teams import service as teams
-from app.web_common.deps import CurrentUser, ScorerDep, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["scorers"])
 

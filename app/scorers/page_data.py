@@ -5,14 +5,14 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.cases import service as case_service
-from app.cases.page_schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
+from app.access import visible_clause
 from app.models import Case, Query, Scorer, User
 from app.runs import case_data
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.stored import latest_row
 from app.scorers import service as scorer_service
+from app.scorers.page_schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
 from app.scoring import ScorerConfig, score_queries
 from app.vocabulary import QueryStatus
 
@@ -33,7 +33,9 @@ def scorers_page(*, session: Session, user: User) -> ScorersPage:
 
 def scorer_page(*, session: Session, user: User, scorer: Scorer | None) -> ScorerPage:
     """Return the scorer editor: the scorer (None when new) and queries to try it on."""
-    cases = case_service.list_cases(session=session, user=user)
+    cases = session.execute(
+        select(Case.id, Case.name).where(visible_clause(Case, user=user)).order_by(Case.id.desc())
+    ).all()
     by_case: dict[int, list[TryQueryOption]] = {c.id: [] for c in cases}
     if cases:
         numbered = (

@@ -7,18 +7,19 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from app import access
-from app.cases.page_schemas import ScorerPage, TryOutcome
+from app.accounts.deps import WebScorerDep, WebUser
 from app.errors import Invalid, NotFound
 from app.models import Query, User
 from app.scorers import page_data as scorer_pages
 from app.scorers import service as scorer_service
+from app.scorers.forms import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
+from app.scorers.page_schemas import ScorerPage, TryOutcome
 from app.vocabulary import ScorerKind
-from app.web_common.deps import SessionDep, WebUser
-from app.web_common.form_types import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
+from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
-from app.web_common.web_deps import FormDep, WebScorerDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -154,3 +155,26 @@ def _try(session: SessionDep, user: User, editor: ScorerForm, form: FormData) ->
         raise NotFound(f"No query with id {raw_id}.") from None
     assert query is not None
     return scorer_pages.try_scorer(session=session, config=config, case=case, query=query)
+
+
+@router.get("/scorers/{scorer_id}/delete", name="scorer_delete_page")
+def confirm_scorer(request: Request, scorer: WebScorerDep, user: WebUser) -> Response:
+    """Ask before deleting a scorer."""
+    doomed = Doomed(
+        kind="scorer",
+        name=scorer.name,
+        consequence="Only a scorer that no case uses can be deleted.",
+        action=str(request.url_for("scorer_delete_submit", scorer_id=scorer.id)),
+        back=str(request.url_for("scorer_page", scorer_id=scorer.id)),
+    )
+    return confirm_page(request, user, doomed)
+
+
+@router.post("/scorers/{scorer_id}/delete", name="scorer_delete_submit")
+def delete_scorer(
+    request: Request, scorer: WebScorerDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Delete a scorer no case uses (409 page otherwise) and go back to the scorers."""
+    access.require_owner(user=user, obj=scorer, action="delete it")
+    scorer_service.delete_scorer(session=session, scorer=scorer)
+    return gone(request, str(request.url_for("scorers_page")))

@@ -6,12 +6,14 @@ from concurrent.futures import Future
 
 from fastapi import APIRouter, Request, Response
 
+from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
 from app.runs.manager import RunManager
 from app.sweeps import service
+from app.sweeps.deps import SweepDep
 from app.sweeps.schemas import SweepApply, SweepCreate, SweepRead, SweepStarted
-from app.web_common.deps import CaseDep, CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/sweeps", tags=["sweeps"])
 
@@ -52,16 +54,14 @@ def start(request: Request, sweep_id: int) -> Future[None]:
 
 
 @router.get("/{sweep_id}", response_model=SweepRead, name="sweep_json")
-def get_sweep(sweep_id: int, case: CaseDep, session: SessionDep) -> SweepRead:
+def get_sweep(sweep: SweepDep, case: CaseDep, session: SessionDep) -> SweepRead:
     """Return the sweep's progress, each combination's run and score, and the best one."""
-    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
     return service.read_sweep(session=session, sweep=sweep)
 
 
 @router.post("/{sweep_id}/cancel", response_model=SweepRead)
-def cancel_sweep(sweep_id: int, case: CaseDep, session: SessionDep) -> SweepRead:
+def cancel_sweep(sweep: SweepDep, case: CaseDep, session: SessionDep) -> SweepRead:
     """Stop the sweep after its current run."""
-    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
     return service.read_sweep(
         session=session, sweep=service.cancel_sweep(session=session, sweep=sweep)
     )
@@ -69,11 +69,10 @@ def cancel_sweep(sweep_id: int, case: CaseDep, session: SessionDep) -> SweepRead
 
 @router.post("/{sweep_id}/apply", response_model=CaseRead)
 def apply_sweep(
-    sweep_id: int, body: SweepApply, case: CaseDep, user: CurrentUser, session: SessionDep
+    sweep: SweepDep, body: SweepApply, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> CaseRead:
     """Set the case's knobs to one combination of the sweep: a new try (409 for a partial
     run unless `confirm_partial`)."""
-    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
     updated = service.apply_sweep(
         session=session,
         user=user,

@@ -7,17 +7,18 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from app.accounts.deps import WebCaseDep, WebUser
 from app.cases.web import refused_sweep
 from app.errors import Invalid
 from app.sweeps import service
 from app.sweeps.api import start as start_in_background
+from app.sweeps.deps import WebSweepDep
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import is_htmx, render
-from app.web_common.web_deps import FormDep, WebCaseDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 PREFIX = "sweep."
@@ -65,13 +66,11 @@ def create_sweep(
 
 @router.get("/cases/{case_id}/sweeps/{sweep_id}", name="sweep_page")
 def sweep_page(
-    request: Request, sweep_id: int, case: WebCaseDep, user: WebUser, session: SessionDep
+    request: Request, sweep: WebSweepDep, case: WebCaseDep, user: WebUser, session: SessionDep
 ) -> Response:
     """Show a sweep's progress, results table, chart and best combination."""
-    sweep = service.read_sweep(
-        session=session, sweep=service.get_sweep(session=session, case=case, sweep_id=sweep_id)
-    )
-    context = {"user": user, "case": case, "sweep": sweep, "active": ACTIVE_RUN_STATUSES}
+    read = service.read_sweep(session=session, sweep=sweep)
+    context = {"user": user, "case": case, "sweep": read, "active": ACTIVE_RUN_STATUSES}
     if is_htmx(request):
         return render(request, "partials/sweep_results.html", context)
     return render(request, "sweep.html", context)
@@ -79,20 +78,18 @@ def sweep_page(
 
 @router.post("/cases/{case_id}/sweeps/{sweep_id}/cancel", name="sweep_cancel_submit")
 def cancel_sweep(
-    request: Request, sweep_id: int, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
+    request: Request, sweep: WebSweepDep, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
     """Stop the sweep after its current run."""
-    service.cancel_sweep(
-        session=session, sweep=service.get_sweep(session=session, case=case, sweep_id=sweep_id)
-    )
-    url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep_id)
+    service.cancel_sweep(session=session, sweep=sweep)
+    url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep.id)
     return RedirectResponse(str(url), status_code=303)
 
 
 @router.post("/cases/{case_id}/sweeps/{sweep_id}/apply", name="sweep_apply_submit")
 def apply_sweep(
     request: Request,
-    sweep_id: int,
+    sweep: WebSweepDep,
     case: WebCaseDep,
     user: WebUser,
     session: SessionDep,
@@ -101,7 +98,6 @@ def apply_sweep(
 ) -> Response:
     """Set the case's knobs to the chosen combination (a new try) and open the case; a
     partial run's knobs are applied only from its confirmation page."""
-    sweep = service.get_sweep(session=session, case=case, sweep_id=sweep_id)
     text = field_text(form, "run_id")
     run_id = int(text) if text.isdigit() else 0
     confirmed = field_text(form, "confirm_partial") == "true"

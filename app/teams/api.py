@@ -5,10 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 from sqlalchemy.orm import Session
 
+from app.accounts.deps import CurrentUser
 from app.models import Team
 from app.teams import service
+from app.teams.deps import OwnTeamDep, TeamDep
 from app.teams.schemas import MemberPut, MemberRead, TeamCreate, TeamRead, TeamUpdate
-from app.web_common.deps import CurrentUser, SessionDep
+from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/teams", tags=["teams"])
 
@@ -41,40 +43,31 @@ def create_team(body: TeamCreate, user: CurrentUser, session: SessionDep) -> Tea
 
 
 @router.get("/{team_id}", response_model=TeamRead)
-def get_team(team_id: int, user: CurrentUser, session: SessionDep) -> TeamRead:
+def get_team(team: TeamDep, session: SessionDep) -> TeamRead:
     """Return one of the caller's teams."""
-    return _reads(session, [service.visible_team(session=session, user=user, team_id=team_id)])[0]
+    return _reads(session, [team])[0]
 
 
 @router.patch("/{team_id}", response_model=TeamRead)
-def update_team(team_id: int, body: TeamUpdate, user: CurrentUser, session: SessionDep) -> TeamRead:
+def update_team(team: OwnTeamDep, body: TeamUpdate, session: SessionDep) -> TeamRead:
     """Rename a team (owners only)."""
-    team = service.owned_team(session=session, user=user, team_id=team_id)
     return _reads(session, [service.rename_team(session=session, team=team, name=body.name)])[0]
 
 
 @router.delete("/{team_id}", status_code=204)
-def delete_team(team_id: int, user: CurrentUser, session: SessionDep) -> None:
+def delete_team(team: OwnTeamDep, session: SessionDep) -> None:
     """Delete a team (owners only); what it shared stays with each resource's owner."""
-    service.delete_team(
-        session=session, team=service.owned_team(session=session, user=user, team_id=team_id)
-    )
+    service.delete_team(session=session, team=team)
 
 
 @router.put("/{team_id}/members", response_model=TeamRead)
-def put_member(team_id: int, body: MemberPut, user: CurrentUser, session: SessionDep) -> TeamRead:
+def put_member(team: OwnTeamDep, body: MemberPut, session: SessionDep) -> TeamRead:
     """Add a user by email or change their role (owners only; idempotent)."""
-    team = service.owned_team(session=session, user=user, team_id=team_id)
     service.put_member(session=session, team=team, email=body.email, role=body.role)
     return _reads(session, [team])[0]
 
 
 @router.delete("/{team_id}/members/{user_id}", status_code=204)
-def remove_member(team_id: int, user_id: int, user: CurrentUser, session: SessionDep) -> None:
+def remove_member(team: TeamDep, user_id: int, user: CurrentUser, session: SessionDep) -> None:
     """Remove a member (owners only; anyone may remove themselves). A team keeps an owner."""
-    team = (
-        service.visible_team(session=session, user=user, team_id=team_id)
-        if user_id == user.id
-        else service.owned_team(session=session, user=user, team_id=team_id)
-    )
-    service.remove_member(session=session, team=team, user_id=user_id)
+    service.remove_member(session=session, team=team, user_id=user_id, by=user)

@@ -113,8 +113,11 @@ def put_member(*, session: Session, team: Team, email: str, role: TeamRole) -> T
 
 
 @owns_transaction
-def remove_member(*, session: Session, team: Team, user_id: int) -> None:
-    """Remove a member; they lose access to what the team shares at their next request."""
+def remove_member(*, session: Session, team: Team, user_id: int, by: User) -> None:
+    """Remove a member (``by`` an owner, or the member leaving); they lose access to what the
+    team shares at their next request."""
+    if user_id != by.id:
+        owned_team(session=session, user=by, team_id=team.id)
     member = session.get(TeamMember, (team.id, user_id)) if valid_id(user_id) else None
     if member is None:
         raise NotFound(f"Team {team.id} has no member with user id {user_id}.")

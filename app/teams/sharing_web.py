@@ -8,14 +8,14 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.access import Shareable
+from app.accounts.deps import WebUser
 from app.errors import NotFound
 from app.models import User
 from app.teams import service as teams
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import is_htmx, render
-from app.web_common.web_deps import FormDep
 
 router = APIRouter(route_class=HtmlErrorRoute)
 

@@ -10,11 +10,13 @@ from sqlalchemy.orm import Session
 
 from app.accounts import admin
 from app.accounts import service as users
+from app.accounts.deps import WebUser
 from app.errors import Invalid, RelevoError
 from app.models import User
 from app.teams import service
+from app.teams.deps import WebOwnTeamDep, WebTeamDep
 from app.vocabulary import TeamRole
-from app.web_common.deps import SessionDep, WebUser
+from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
@@ -68,7 +70,7 @@ def create_team(
 @router.post("/teams/{team_id}/members", name="team_member_submit")
 def put_member(
     request: Request,
-    team_id: int,
+    team: WebOwnTeamDep,
     user: WebUser,
     session: SessionDep,
     _csrf: CsrfChecked,
@@ -76,7 +78,6 @@ def put_member(
     role: Annotated[str, Form()] = "member",
 ) -> Response:
     """Add a member by email or change a member's role (owners only)."""
-    team = service.owned_team(session=session, user=user, team_id=team_id)
     if role not in set(TeamRole) or "\x00" in email:
         return _teams(request, user, session, error="Choose the role owner or member.", status=422)
     try:
@@ -89,20 +90,15 @@ def put_member(
 @router.post("/teams/{team_id}/members/{member_id}/remove", name="team_member_remove")
 def remove_member(
     request: Request,
-    team_id: int,
+    team: WebTeamDep,
     member_id: int,
     user: WebUser,
     session: SessionDep,
     _csrf: CsrfChecked,
 ) -> Response:
     """Remove a member (owners; anyone may leave). The last owner cannot go (409)."""
-    team = (
-        service.visible_team(session=session, user=user, team_id=team_id)
-        if member_id == user.id
-        else service.owned_team(session=session, user=user, team_id=team_id)
-    )
     try:
-        service.remove_member(session=session, team=team, user_id=member_id)
+        service.remove_member(session=session, team=team, user_id=member_id, by=user)
     except RelevoError as exc:
         return _teams(request, user, session, error=exc.message, status=exc.status_code)
     return _back(request)

@@ -1,8 +1,8 @@
 """Form posts: the CSRF check written once, and the base of the typed page forms.
 
-A page form (app/web_common/form_types.py) reads the posted fields, keeps them to show again,
-turns them into an API body and collects its errors by field, in the user's words:
-"Name is required", not the validator's "String should have at least 1 character".
+A page form (in its domain's forms.py, e.g. app/cases/forms.py) reads the posted fields,
+keeps them to show again, turns them into an API body and collects its errors by field, in
+the user's words: "Name is required", not the validator's "String should have at least 1 character".
 """
 
 from __future__ import annotations
@@ -236,3 +236,12 @@ class WebForm:
     def lines(text: str) -> Sequence[str]:
         """Return the non-blank lines of a text box."""
         return [line for line in text.splitlines() if line.strip()]
+
+
+def is_number(text: str) -> bool:
+    """Whether the text is a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return value == value and value not in (float("inf"), float("-inf"))

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from app import access
 from app.accounts import service as user_service
 from app.cases import queries as query_service
 from app.cases import service as case_service
@@ -27,7 +28,7 @@ def _knob_case(app: LiveApp) -> int:
     with app.session_factory() as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
-        first = case_service.list_cases(session=session, user=user)[0]
+        first = access.visible_cases(session=session, user=user)[0]
         endpoint_id = case_service.current_try(session=session, case=first).search_endpoint_id
         case = case_service.create_case(
             session=session,

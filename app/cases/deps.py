@@ -1,0 +1,18 @@
+"""Loading a query or a try of a case the caller may see, or 404 (see app/accounts/deps.py)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends
+
+from app.accounts.deps import CaseDep, WebCaseDep, owned
+from app.cases.queries import get_query
+from app.models import Query, Try
+from app.runs.case_data import get_try
+
+__all__ = ["QueryDep", "TryDep", "WebQueryDep"]
+
+QueryDep = Annotated[Query, Depends(owned(get_query, "query_id", inside=("case", CaseDep)))]
+WebQueryDep = Annotated[Query, Depends(owned(get_query, "query_id", inside=("case", WebCaseDep)))]
+TryDep = Annotated[Try, Depends(owned(get_try, "number", inside=("case", CaseDep)))]
