@@ -185,3 +185,16 @@ def visible_scorer(*, session: Session, user: User, scorer_id: int) -> Scorer:
 def visible_book(*, session: Session, user: User, book_id: int) -> Book:
     """Return the book when the user may see (and judge) it, else raise NotFound."""
     return get_visible(session=session, model=Book, object_id=book_id, user=user, label="book")
+
+
+def visible(*, session: Session, user: User, kind: str, object_id: int) -> Shareable:
+    """Return the case, scorer, endpoint or book named by ``kind`` when the user may see it."""
+    if kind == "case":
+        return visible_case(session=session, user=user, case_id=object_id)
+    if kind == "scorer":
+        return visible_scorer(session=session, user=user, scorer_id=object_id)
+    if kind == "endpoint":
+        return visible_endpoint(session=session, user=user, endpoint_id=object_id)
+    if kind == "book":
+        return visible_book(session=session, user=user, book_id=object_id)
+    raise NotFound(f"Nothing called {kind!r} can be shared.")

@@ -78,17 +78,15 @@ def update_book(
     book: BookDep, body: BookUpdate, user: CurrentUser, session: SessionDep
 ) -> BookRead:
     """Rename a book, change its scale or (its owner only) who it is shared with."""
-    teams.set_sharing(session=session, user=user, obj=book, team_ids=body.team_ids)
     return service.to_read(
-        session=session, book=service.update_book(session=session, book=book, body=body)
+        session=session, book=service.update_book(session=session, user=user, book=book, body=body)
     )
 
 
 @router.delete("/books/{book_id}", status_code=204)
 def delete_book(book: BookDep, user: CurrentUser, session: SessionDep) -> None:
     """Delete a book with its pairs and judgements (its owner only)."""
-    access.require_owner(user=user, obj=book, action="delete it")
-    service.delete_book(session=session, book=book)
+    service.delete_book(session=session, user=user, book=book)
 
 
 @router.post("/books/{book_id}/pairs", response_model=PairsAdded)

@@ -89,8 +89,10 @@ def create_book(*, session: Session, user: User, body: BookCreate) -> Book:
     return book
 
 
-def update_book(*, session: Session, book: Book, body: BookUpdate) -> Book:
-    """Rename a book or change its scale; a scale that leaves judgements out is refused (409)."""
+def update_book(*, session: Session, user: User, book: Book, body: BookUpdate) -> Book:
+    """Rename a book, change its scale or (its owner only) who it is shared with; a scale that
+    leaves judgements out is refused (409)."""
+    teams.set_sharing(session=session, user=user, obj=book, team_ids=body.team_ids)
     changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     scale = changes.get("scale")
     if scale is not None:
@@ -112,8 +114,9 @@ def update_book(*, session: Session, book: Book, body: BookUpdate) -> Book:
     return book
 
 
-def delete_book(*, session: Session, book: Book) -> None:
-    """Delete a book with its pairs and judgements."""
+def delete_book(*, session: Session, user: User, book: Book) -> None:
+    """Delete (its owner only) a book with its pairs and judgements."""
+    access.require_owner(user=user, obj=book, action="delete it")
     session.delete(book)
     session.commit()
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app import access
 from app.accounts.deps import CaseDep, CurrentUser
-from app.cases import flows as case_updates
-from app.cases import service
+from app.cases import flows, service
 from app.cases.deps import TryDep
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate, TryRead
-from app.schedules.case_links import apply_schedule, check_new_schedule, schedule_fields
-from app.teams import service as teams
+from app.schedules.case_links import schedule_fields
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases", tags=["cases"])
@@ -31,9 +28,7 @@ def _scheduled(session: SessionDep, reads: list[CaseRead]) -> list[CaseRead]:
 @router.post("", response_model=CaseRead, status_code=201)
 def create_case(body: CaseCreate, user: CurrentUser, session: SessionDep) -> CaseRead:
     """Create a case with its first try."""
-    check_new_schedule(body.schedule)
-    case = service.create_case(session=session, user=user, body=body)
-    apply_schedule(session=session, case=case, body=body)
+    case = flows.create_case(session=session, user=user, body=body)
     return _scheduled(session, [service.to_read(session=session, case=case)])[0]
 
 
@@ -48,18 +43,14 @@ def update_case(
     body: CaseUpdate, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> CaseRead:
     """Change a case; new search settings start a new try, a new scorer re-scores the latest run."""
-    teams.set_sharing(session=session, user=user, obj=case, team_ids=body.team_ids)
-    check_new_schedule(body.schedule, new=False)
-    case = case_updates.update_case(session=session, user=user, case=case, body=body)
-    apply_schedule(session=session, case=case, body=body)
+    case = flows.update_case(session=session, user=user, case=case, body=body)
     return _scheduled(session, [service.to_read(session=session, case=case)])[0]
 
 
 @router.delete("/{case_id}", status_code=204)
 def delete_case(case: CaseDep, user: CurrentUser, session: SessionDep) -> None:
     """Delete a case and everything in it (its owner only)."""
-    access.require_owner(user=user, obj=case, action="delete it")
-    service.delete_case(session=session, case=case)
+    service.delete_case(session=session, user=user, case=case)
 
 
 @router.get("/{case_id}/tries", response_model=list[TryRead])

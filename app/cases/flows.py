@@ -1,7 +1,8 @@
-"""Case changes that reach past the case itself: a new scorer re-scores the latest run.
+"""Creating and changing a case with what reaches past it: sharing, schedule, re-scoring.
 
-Kept apart from app.cases.service because re-scoring needs app.runs.service, which
-already depends on the cases service.
+A case's own checks and rows are app.cases.service; these flows add the other domains a
+request names (teams to share with, a schedule) and re-score the latest run when the scorer
+or metrics change, so each route makes one call.
 """
 
 from __future__ import annotations
@@ -9,18 +10,32 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
-from app.cases.schemas import CaseUpdate
+from app.cases.schemas import CaseCreate, CaseUpdate
 from app.models import Case, Run, User
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
+from app.schedules.case_links import apply_schedule, check_new_schedule
+from app.teams import service as teams
 
-__all__ = ["rescore_latest", "update_case"]
+__all__ = ["create_case", "rescore_latest", "update_case"]
+
+
+def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
+    """Create the case with its first try, shared with ``team_ids``, and its schedule."""
+    check_new_schedule(body.schedule)
+    case = case_service.create_case(session=session, user=user, body=body)
+    apply_schedule(session=session, case=case, body=body)
+    return case
 
 
 def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -> Case:
-    """Apply the case changes; a switch of scorer re-scores the latest finished run at once."""
-    case = case_service.update_case(session=session, user=user, case=case, body=body)
+    """Apply the changes (sharing, settings, schedule); a new scorer or new metrics re-score
+    the latest finished run at once."""
+    teams.set_sharing(session=session, user=user, obj=case, team_ids=body.team_ids)
+    check_new_schedule(body.schedule, new=False)
+    case = case_service.apply_settings(session=session, user=user, case=case, body=body)
     rescore_latest(session=session, case=case)
+    apply_schedule(session=session, case=case, body=body)
     return case
 
 

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from app.accounts.deps import WebCaseDep, WebUser
-from app.cases import flows as case_updates
+from app.cases import flows
 from app.cases import queries as query_service
 from app.cases.bulk_lines import BulkLineError, clean_tags
 from app.cases.schemas import CaseUpdate, QueriesPatch
@@ -50,7 +50,7 @@ def save_metrics(
         )
     except ValidationError as exc:
         raise Invalid(("metric_scorer_ids",), _first(exc)) from None
-    case_updates.update_case(session=session, user=user, case=case, body=body)
+    flows.update_case(session=session, user=user, case=case, body=body)
     return _back(request, case.id, "metrics")
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 # Another user's id answers 404 like a missing one, in bodies as in paths.
+from app import access
 from app.access import visible_cases, visible_endpoint, visible_scorer
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid
@@ -49,6 +50,17 @@ def list_tries(*, session: Session, case: Case) -> list[Try]:
     return list(session.scalars(stmt))
 
 
+def new_case_with_first_try(*, session: Session, case: Case, first: Try) -> Case:
+    """Add a case and its try number 1 (the case's current try); flushed, not committed."""
+    case.current_try_number = 1
+    session.add(case)
+    session.flush()
+    first.case_id = case.id
+    first.number = 1
+    session.add(first)
+    return case
+
+
 def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
     """Check the settings, then create the case with its first try."""
     endpoint = visible_endpoint(session=session, user=user, endpoint_id=body.search_endpoint_id)
@@ -65,37 +77,35 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
         options=body.options,
         knobs=body.knobs,
     )
-    case = Case(
-        owner_id=user.id,
-        name=body.name,
-        scorer_id=scorer.id,
-        options=body.options,
-        current_try_number=1,
-        metric_scorer_ids=metric_scorers(
-            session=session, user=user, primary_id=scorer.id, ids=body.metric_scorer_ids
+    case = new_case_with_first_try(
+        session=session,
+        case=Case(
+            owner_id=user.id,
+            name=body.name,
+            scorer_id=scorer.id,
+            options=body.options,
+            metric_scorer_ids=metric_scorers(
+                session=session, user=user, primary_id=scorer.id, ids=body.metric_scorer_ids
+            ),
+            aggregate=body.aggregate,
+            teams=shared,
         ),
-        aggregate=body.aggregate,
-    )
-    case.teams = shared
-    session.add(case)
-    session.flush()
-    session.add(
-        Try(
-            case_id=case.id,
-            number=1,
+        first=Try(
             search_endpoint_id=endpoint.id,
             query_template=body.query_template,
             field_spec=body.field_spec,
             rows=body.rows,
             knobs=knobs,
-        )
+        ),
     )
     session.commit()
     return case
 
 
-def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -> Case:
-    """Check every change, then apply them; a change to the search settings starts a new try.
+def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate) -> Case:
+    """Check every setting changed, then apply them; new search settings start a new try.
+
+    Only the case and its tries: sharing, the schedule and re-scoring are cases.flows'.
 
     Nothing is changed when any check fails, and every failed check is reported at once.
     """
@@ -180,8 +190,9 @@ def check_search_settings(
     return {name: float(knobs.get(name, DEFAULT_KNOB)) for name in extract_knobs(template)}
 
 
-def delete_case(*, session: Session, case: Case) -> None:
-    """Delete the case with its tries, queries, ratings and runs."""
+def delete_case(*, session: Session, user: User, case: Case) -> None:
+    """Delete (its owner only) the case with its tries, queries, ratings and runs."""
+    access.require_owner(user=user, obj=case, action="delete it")
     session.delete(case)
     session.commit()
 

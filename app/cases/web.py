@@ -6,9 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app import access
 from app.accounts.deps import WebCaseDep, WebUser
-from app.cases import flows as case_updates
+from app.cases import flows
 from app.cases import page_data as case_pages
 from app.cases import queries as query_service
 from app.cases import service as case_service
@@ -198,7 +197,7 @@ def save_settings(
     )
     try:
         body = settings.body(choices)
-        case_updates.update_case(session=session, user=user, case=case, body=body)
+        flows.update_case(session=session, user=user, case=case, body=body)
     except (FormErrors, Invalid) as exc:
         data = case_pages.case_page(session=session, user=user, case=case)
         return _render_case(request, user, data, settings=settings.add(exc), status_code=422)
@@ -338,6 +337,5 @@ def delete_case(
     request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
     """Delete a case and go back to the cases list (its owner only)."""
-    access.require_owner(user=user, obj=case, action="delete it")
-    case_service.delete_case(session=session, case=case)
+    case_service.delete_case(session=session, user=user, case=case)
     return gone(request, str(request.url_for("cases_page")))

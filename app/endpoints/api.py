@@ -8,7 +8,6 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from app import access
 from app.accounts.deps import CurrentUser, EndpointDep
 from app.endpoints import results, service, trying
 from app.endpoints.schemas import (
@@ -22,10 +21,9 @@ from app.endpoints.schemas import (
     TryResult,
 )
 from app.errors import ImportRejected
-from app.interop.ratings_api import _spooled_body
-from app.teams import service as teams
 from app.vocabulary import Engine
 from app.web_common.deps import SessionDep
+from app.web_common.uploads import spooled_body
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])
 
@@ -53,15 +51,15 @@ def update_endpoint(
     body: EndpointUpdate, endpoint: EndpointDep, user: CurrentUser, session: SessionDep
 ) -> EndpointRead:
     """Change a search endpoint."""
-    teams.set_sharing(session=session, user=user, obj=endpoint, team_ids=body.team_ids)
-    return service.to_read(service.update_endpoint(session=session, endpoint=endpoint, body=body))
+    return service.to_read(
+        service.update_endpoint(session=session, user=user, endpoint=endpoint, body=body)
+    )
 
 
 @router.delete("/{endpoint_id}", status_code=204)
 def delete_endpoint(endpoint: EndpointDep, user: CurrentUser, session: SessionDep) -> None:
     """Delete a search endpoint no case uses (its owner only)."""
-    access.require_owner(user=user, obj=endpoint, action="delete it")
-    service.delete_endpoint(session=session, endpoint=endpoint)
+    service.delete_endpoint(session=session, user=user, endpoint=endpoint)
 
 
 @router.post("/{endpoint_id}/test", response_model=ConnectionReportRead)
@@ -95,7 +93,7 @@ async def upload_results(
     format: Literal["trec", "csv"] = "trec",
 ) -> ResultsUploaded:
     """Replace a static endpoint's results with a TREC run or CSV file, all or nothing."""
-    raw = await _spooled_body(request)
+    raw = await spooled_body(request)
 
     def work() -> results.ResultsSummary:
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")

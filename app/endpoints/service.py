@@ -8,6 +8,7 @@ import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, object_session, selectinload
 
+from app import access
 from app.access import visible_clause
 from app.endpoints import results
 from app.endpoints.schemas import (
@@ -76,7 +77,7 @@ def create_endpoint(*, session: Session, user: User, body: EndpointCreate) -> Se
 
 
 def update_endpoint(
-    *, session: Session, endpoint: SearchEndpoint, body: EndpointUpdate
+    *, session: Session, user: User, endpoint: SearchEndpoint, body: EndpointUpdate
 ) -> SearchEndpoint:
     """Apply the given fields; an empty basic_auth string removes the credentials.
 
@@ -84,6 +85,7 @@ def update_endpoint(
     basic auth unless they are sent again in the same request: secrets meant for one server
     are never sent to another.
     """
+    teams.set_sharing(session=session, user=user, obj=endpoint, team_ids=body.team_ids)
     changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     if changes.get("url") is not None:
         changes["url"], auth = _split_credentials(changes["url"], changes.get("basic_auth"))
@@ -127,8 +129,9 @@ def _split_credentials(url: str, basic_auth: str | None) -> tuple[str, str | Non
     return clean, f"{user}:{password}"
 
 
-def delete_endpoint(*, session: Session, endpoint: SearchEndpoint) -> None:
-    """Delete an endpoint that no case's try uses."""
+def delete_endpoint(*, session: Session, user: User, endpoint: SearchEndpoint) -> None:
+    """Delete (its owner only) an endpoint that no case's try uses."""
+    access.require_owner(user=user, obj=endpoint, action="delete it")
     used = session.scalar(
         select(func.count()).select_from(Try).where(Try.search_endpoint_id == endpoint.id)
     )

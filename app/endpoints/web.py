@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import tempfile
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -11,7 +10,6 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app import access
 from app.accounts.deps import WebEndpointDep, WebUser
 from app.endpoints import results, trying
 from app.endpoints import service as endpoint_service
@@ -27,6 +25,7 @@ from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import is_htmx, render
+from app.web_common.uploads import spool_upload
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -100,7 +99,7 @@ def update_endpoint(
     editor = EndpointForm.read(form)
     try:
         body = editor.update_body(remove_basic_auth=bool(field_text(form, "remove_basic_auth")))
-        endpoint_service.update_endpoint(session=session, endpoint=endpoint, body=body)
+        endpoint_service.update_endpoint(session=session, user=user, endpoint=endpoint, body=body)
     except (FormErrors, Invalid) as exc:
         read = endpoint_service.to_read(endpoint)
         return _form(request, user, read, editor.add(exc), status_code=422)
@@ -186,10 +185,7 @@ async def upload_results(
             request, user, read, EndpointForm.of(read), upload=upload_report, status_code=422
         )
     # Closed by the wrapper below once the results have been read from it.
-    raw = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115
-    while chunk := await upload.read(1024 * 1024):
-        raw.write(chunk)
-    raw.seek(0)
+    raw = await spool_upload(upload)
 
     def work() -> results.ResultsSummary:
         with io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
@@ -264,6 +260,5 @@ def delete_endpoint(
     _csrf: CsrfChecked,
 ) -> Response:
     """Delete an endpoint no case uses (409 page otherwise) and go back to the endpoints."""
-    access.require_owner(user=user, obj=endpoint, action="delete it")
-    endpoint_service.delete_endpoint(session=session, endpoint=endpoint)
+    endpoint_service.delete_endpoint(session=session, user=user, endpoint=endpoint)
     return gone(request, str(request.url_for("endpoints_page")))

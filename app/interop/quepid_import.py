@@ -28,6 +28,7 @@ from app.interop.quepid_parse import (
 from app.interop.quepid_values import MAX_NAME_CHARS, _number, _path, decode
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
+from app.models.scorers import build_config
 from app.scorers import service as scorer_service
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import extract_knobs
@@ -107,20 +108,16 @@ def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
     scorer, scorer_created = _scorer_for(session, user, parsed, warnings)
     _check_scale(scorer, parsed)
     endpoint, endpoint_created = _endpoint_for(session, user, parsed.endpoint)
-    case = Case(owner_id=user.id, name=parsed.name, scorer_id=scorer.id, options=parsed.options)
-    case.current_try_number = 1
-    session.add(case)
-    session.flush()
-    session.add(
-        Try(
-            case_id=case.id,
-            number=1,
+    case = case_service.new_case_with_first_try(
+        session=session,
+        case=Case(owner_id=user.id, name=parsed.name, scorer_id=scorer.id, options=parsed.options),
+        first=Try(
             search_endpoint_id=endpoint.id,
             query_template=parsed.query_template,
             field_spec=parsed.field_spec,
             rows=parsed.rows,
             knobs=knobs,
-        )
+        ),
     )
     ratings = _add_queries(session, user, case, parsed.queries)
     session.commit()
@@ -242,7 +239,7 @@ def _javascript_scorer(session: Session, user: User, wanted: _Wanted) -> tuple[S
     environment) of this name, or of its former name, else a new one of this name."""
     name = wanted.name[:MAX_NAME_CHARS]
     names = [name] if wanted.former_name is None else [name, wanted.former_name]
-    config = scorer_service.build_config(
+    config = build_config(
         kind=ScorerKind.JAVASCRIPT,
         params=None,
         scale=wanted.scale,

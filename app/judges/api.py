@@ -20,7 +20,6 @@ from app.judges.schemas import (
     JudgeTestRead,
     JudgeUpdate,
 )
-from app.teams import service as teams
 from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["judges"])
@@ -50,16 +49,14 @@ def update_judge(
 ) -> JudgeRead:
     """Change a judge; a new host drops the key and headers unless sent again."""
     judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
-    teams.set_sharing(session=session, user=user, obj=judge, team_ids=body.team_ids)
-    return service.to_read(service.update_judge(session=session, judge=judge, body=body))
+    return service.to_read(service.update_judge(session=session, user=user, judge=judge, body=body))
 
 
 @router.delete("/judges/{judge_id}", status_code=204)
 def delete_judge(judge_id: int, user: CurrentUser, session: SessionDep) -> None:
     """Delete a judge (its owner only) and its judgements."""
     judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
-    access.require_owner(user=user, obj=judge, action="delete it")
-    service.delete_judge(session=session, judge=judge)
+    service.delete_judge(session=session, user=user, judge=judge)
 
 
 @router.post("/judges/{judge_id}/test", response_model=JudgeTestRead)

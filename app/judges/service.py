@@ -55,12 +55,13 @@ def create_judge(*, session: Session, user: User, body: JudgeCreate) -> Judge:
     return judge
 
 
-def update_judge(*, session: Session, judge: Judge, body: JudgeUpdate) -> Judge:
+def update_judge(*, session: Session, user: User, judge: Judge, body: JudgeUpdate) -> Judge:
     """Apply the given fields; an empty api_key removes the key.
 
     Pointing the judge at another origin (scheme, host or port) drops its key and headers
     unless they are sent again in the same request: a key never follows a URL elsewhere.
     """
+    teams.set_sharing(session=session, user=user, obj=judge, team_ids=body.team_ids)
     changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     new_url = changes.get("base_url")
     if new_url is not None and _origin(new_url) != _origin(judge.base_url):
@@ -89,8 +90,9 @@ def _origin(url: str) -> tuple[str, str, int]:
     return parsed.scheme, parsed.host.lower(), port
 
 
-def delete_judge(*, session: Session, judge: Judge) -> None:
-    """Delete a judge with no run under way (its judgements go with it)."""
+def delete_judge(*, session: Session, user: User, judge: Judge) -> None:
+    """Delete (its owner only) a judge with no run under way (its judgements go with it)."""
+    access.require_owner(user=user, obj=judge, action="delete it")
     active = session.scalar(
         select(func.count())
         .select_from(JudgeRun)

@@ -147,7 +147,7 @@ def update_judge(
         values["prompt"] = ""  # a blank prompt box means the default prompt
     try:
         body = parse_body(JudgeUpdate, values)
-        service.update_judge(session=session, judge=judge, body=body)
+        service.update_judge(session=session, user=user, judge=judge, body=body)
     except FormErrors as exc:
         return _judge(request, user, session, judge, exc.errors, status_code=422)
     url = request.url_for("judge_model_page", judge_id=judge.id).include_query_params(saved=1)

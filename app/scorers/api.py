@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app import access
 from app.accounts.deps import CurrentUser, ScorerDep
 from app.scorers import service
 from app.scorers.schemas import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
-from app.teams import service as teams
 from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["scorers"])
@@ -37,15 +35,15 @@ def update_scorer(
     body: ScorerUpdate, scorer: ScorerDep, user: CurrentUser, session: SessionDep
 ) -> ScorerRead:
     """Change a scorer of the caller's (or shared with them)."""
-    teams.set_sharing(session=session, user=user, obj=scorer, team_ids=body.team_ids)
-    return service.to_read(service.update_scorer(session=session, scorer=scorer, body=body))
+    return service.to_read(
+        service.update_scorer(session=session, user=user, scorer=scorer, body=body)
+    )
 
 
 @router.delete("/scorers/{scorer_id}", status_code=204)
 def delete_scorer(scorer: ScorerDep, user: CurrentUser, session: SessionDep) -> None:
     """Delete one of the caller's scorers that no case uses (its owner only)."""
-    access.require_owner(user=user, obj=scorer, action="delete it")
-    service.delete_scorer(session=session, scorer=scorer)
+    service.delete_scorer(session=session, user=user, scorer=scorer)
 
 
 @router.post("/score", response_model=ScoreResult)

@@ -9,9 +9,11 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
+from app import access
 from app.access import visible_clause, visible_scorer
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, Scorer, User
+from app.models.scorers import build_config, config_of
 from app.scorers.schemas import (
     ScaleEntry,
     ScorerCreate,
@@ -26,9 +28,7 @@ from app.scoring import (
     QueryInput,
     ScoreDoc,
     ScorerConfig,
-    ScorerConfigError,
     score_queries,
-    validate_scorer,
 )
 from app.teams import service as teams
 
@@ -77,44 +77,6 @@ def list_scorers(*, session: Session, user: User) -> list[Scorer]:
     return list(session.scalars(stmt))
 
 
-def build_config(
-    *,
-    kind: str,
-    params: Mapping[str, Any] | None,
-    scale: list[float],
-    scale_labels: Mapping[str, str] | None,
-    code: str | None,
-    max_score: float | None,
-    environment: str | None = None,
-) -> ScorerConfig:
-    """Return a validated scorer config; a bad value is a 422 naming its field."""
-    try:
-        return validate_scorer(
-            kind=kind,
-            params=params,
-            scale=scale,
-            scale_labels=scale_labels,
-            code=code,
-            max_score=max_score,
-            environment=environment,
-        )
-    except ScorerConfigError as exc:
-        raise Invalid(exc.field, exc.message) from exc
-
-
-def config_of(scorer: Scorer) -> ScorerConfig:
-    """Return the scoring config of a stored scorer."""
-    return build_config(
-        kind=scorer.kind,
-        params=scorer.params,
-        scale=list(scorer.scale),
-        scale_labels=scorer.scale_labels,
-        code=scorer.code,
-        max_score=scorer.max_score,
-        environment=scorer.environment,
-    )
-
-
 def config_of_spec(spec: ScorerCreate) -> ScorerConfig:
     """Return the validated scoring config of a scorer body (not stored)."""
     return build_config(
@@ -140,8 +102,9 @@ def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer
     return scorer
 
 
-def update_scorer(*, session: Session, scorer: Scorer, body: ScorerUpdate) -> Scorer:
-    """Change a user's scorer; presets are read-only."""
+def update_scorer(*, session: Session, user: User, scorer: Scorer, body: ScorerUpdate) -> Scorer:
+    """Change a user's scorer and (its owner only) who it is shared with; presets are read-only."""
+    teams.set_sharing(session=session, user=user, obj=scorer, team_ids=body.team_ids)
     _writable(scorer)
     changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     merged: dict[str, Any] = {
@@ -161,8 +124,9 @@ def update_scorer(*, session: Session, scorer: Scorer, body: ScorerUpdate) -> Sc
     return scorer
 
 
-def delete_scorer(*, session: Session, scorer: Scorer) -> None:
-    """Delete a user's scorer that no case uses."""
+def delete_scorer(*, session: Session, user: User, scorer: Scorer) -> None:
+    """Delete (its owner only) a user's scorer that no case uses."""
+    access.require_owner(user=user, obj=scorer, action="delete it")
     _writable(scorer)
     used = session.scalar(select(func.count()).select_from(Case).where(Case.scorer_id == scorer.id))
     if used:

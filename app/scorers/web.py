@@ -10,6 +10,7 @@ from app import access
 from app.accounts.deps import WebScorerDep, WebUser
 from app.errors import Invalid, NotFound
 from app.models import Query, User
+from app.models.scorers import build_config
 from app.scorers import page_data as scorer_pages
 from app.scorers import service as scorer_service
 from app.scorers.forms import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
@@ -103,7 +104,9 @@ def update_scorer(
         if field_text(form, "action") == "try":
             outcome = _try(session, user, editor, form)
             return _editor(request, user, data, editor, outcome=outcome)
-        scorer_service.update_scorer(session=session, scorer=scorer, body=editor.update_body())
+        scorer_service.update_scorer(
+            session=session, user=user, scorer=scorer, body=editor.update_body()
+        )
     except (FormErrors, Invalid) as exc:
         return _editor(request, user, data, editor.add(exc), status_code=422)
     return _saved(request, scorer.id)
@@ -144,7 +147,7 @@ def _try(session: SessionDep, user: User, editor: ScorerForm, form: FormData) ->
     raw_id = field_text(form, "try_query_id")
     if not raw_id.isdigit():
         editor.fail("try_query_id", "Choose a query to try the scorer on.")
-    config = scorer_service.build_config(**editor.spec())  # trying needs no name
+    config = build_config(**editor.spec())  # trying needs no name
     query = session.get(Query, int(raw_id)) if access.valid_id(int(raw_id)) else None
     try:
         case = access.visible_case(
@@ -175,6 +178,5 @@ def delete_scorer(
     request: Request, scorer: WebScorerDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
     """Delete a scorer no case uses (409 page otherwise) and go back to the scorers."""
-    access.require_owner(user=user, obj=scorer, action="delete it")
-    scorer_service.delete_scorer(session=session, scorer=scorer)
+    scorer_service.delete_scorer(session=session, user=user, scorer=scorer)
     return gone(request, str(request.url_for("scorers_page")))

@@ -201,7 +201,7 @@ def apply_sweep(
             f"queries ({run.errors} errors, {run.unscored} unscored). "
             "Send confirm_partial: true to apply it anyway."
         )
-    return case_service.update_case(
+    return case_service.apply_settings(
         session=session, user=user, case=case, body=CaseUpdate(knobs=run.knobs or {})
     )
 

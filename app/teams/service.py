@@ -172,6 +172,12 @@ def set_sharing(
     obj.teams = teams_for_sharing(session=session, user=user, team_ids=team_ids)
 
 
+def share(*, session: Session, user: User, obj: Shareable, team_ids: Sequence[int]) -> None:
+    """Share the resource with exactly these teams (its owner only) and save."""
+    set_sharing(session=session, user=user, obj=obj, team_ids=team_ids)
+    session.commit()
+
+
 def team_ids(obj: Shareable) -> list[int]:
     """Return the ids of the teams the resource is shared with."""
     return [team.id for team in obj.teams]

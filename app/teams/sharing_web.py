@@ -29,18 +29,6 @@ PAGES = {
 }
 
 
-def _load(session: Session, user: User, kind: str, object_id: int) -> Shareable:
-    if kind == "case":
-        return access.visible_case(session=session, user=user, case_id=object_id)
-    if kind == "scorer":
-        return access.visible_scorer(session=session, user=user, scorer_id=object_id)
-    if kind == "endpoint":
-        return access.visible_endpoint(session=session, user=user, endpoint_id=object_id)
-    if kind == "book":
-        return access.visible_book(session=session, user=user, book_id=object_id)
-    raise NotFound(f"Nothing called {kind!r} can be shared.")
-
-
 def _render(
     request: Request, user: User, session: Session, kind: str, obj: Shareable, status: int = 200
 ) -> Response:
@@ -64,7 +52,13 @@ def sharing_page(
     request: Request, kind: str, object_id: int, user: WebUser, session: SessionDep
 ) -> Response:
     """Show which teams the resource is shared with; its owner gets the form to change it."""
-    return _render(request, user, session, kind, _load(session, user, kind, object_id))
+    return _render(
+        request,
+        user,
+        session,
+        kind,
+        access.visible(session=session, user=user, kind=kind, object_id=object_id),
+    )
 
 
 @router.post("/sharing/{kind}/{object_id}", name="sharing_submit")
@@ -78,12 +72,11 @@ def sharing_submit(
     _csrf: CsrfChecked,
 ) -> Response:
     """Share the resource with the ticked teams (owner only; 403 for members)."""
-    obj = _load(session, user, kind, object_id)
+    obj = access.visible(session=session, user=user, kind=kind, object_id=object_id)
     raw = [str(v) for v in form.getlist("team_id")]
     if not all(v.isdigit() for v in raw):
         raise NotFound("No such team.")
-    teams.set_sharing(session=session, user=user, obj=obj, team_ids=[int(v) for v in raw])
-    session.commit()
+    teams.share(session=session, user=user, obj=obj, team_ids=[int(v) for v in raw])
     if is_htmx(request):
         return _render(request, user, session, kind, obj)
     target = request.url_for("sharing_page", kind=kind, object_id=obj.id)
