@@ -40,11 +40,11 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
+from app.models.scorers import config_of
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.rescore import stored_input
 from app.runtime import tune_gc
-from app.scorers.service import config_of
 from app.scoring import score_queries
 
 METRICS = ["NDCG@10", "P@10", "ERR@10", "AP@10", "RR@10", "DCG@10"]

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from app.cases import service as case_service
 from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
+from app.models.scorers import config_of
 from app.runs import case_data
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
@@ -32,7 +33,7 @@ def case_coverage(*, session: Session, case: Case) -> CaseCoverage:
     """Return unrated counts, score bands and the ratings that matter most, per query and case."""
     scorer = session.get(Scorer, case.scorer_id)
     assert scorer is not None  # the foreign key is RESTRICT
-    config = scorer_service.config_of(scorer)
+    config = config_of(scorer)
     k = scorer_service.scorer_k(
         scorer, rows=case_service.current_try(session=session, case=case).rows
     )

@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 from app.compare.metric_schemas import MetricCompareRead, TagDeltaRead
 from app.metrics import QueryScores, compare_metrics
 from app.models import Case, Query, RunQuery, Scorer
+from app.models.scorers import config_of
 from app.runs.metrics import metric_defs, weighted
 from app.runs.plan import score_metrics
-from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput
 from app.scoring.types import StoredDocs
 from app.vocabulary import QueryStatus, ScorerKind

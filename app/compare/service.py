@@ -29,6 +29,7 @@ from app.compare.schemas import (
 from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap, sets_differ
 from app.errors import Conflict
 from app.models import Case, Query, Run
+from app.models.scorers import config_of
 from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.stored import doc_title, field_spec_of
@@ -101,7 +102,7 @@ def compare_runs(
         if run is not None and run.status in run_service.ACTIVE:
             raise Conflict(f"Run {run.id} is still {run.status}: compare it once it has finished.")
     scorer = case.scorer
-    config = scorer_service.config_of(scorer)
+    config = config_of(scorer)
     # Built-in scorers read ids only; JavaScript may read the docs' fields.
     whole = config.kind == ScorerKind.JAVASCRIPT or metrics_read_fields(session=session, case=case)
     base_rows = stored_rows(session, base_run.id, docs=whole)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.metrics import MetricDef, MetricSummary, QueryScores, summarize
 from app.models import Case, Query, Run, RunQuery, Scorer
-from app.scorers.service import config_of
+from app.models.scorers import config_of
 from app.scoring import ScorerConfig
 from app.vocabulary import QueryStatus
 

@@ -15,13 +15,13 @@ from sqlalchemy.orm import Session
 
 from app.errors import NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, Try
+from app.models.scorers import config_of
 from app.runs import case_data
 from app.runs.metrics import metric_configs
 from app.runs.plan import score_metrics
 from app.runs.service import run_queries
 from app.runs.stored import has_ranking
 from app.runs.totals import refresh_totals, refresh_totals_of
-from app.scorers.service import config_of
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
 from app.vocabulary import QueryStatus, RunStatus

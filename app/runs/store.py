@@ -20,11 +20,11 @@ from app.endpoints import results as static_results
 from app.endpoints.service import engine_config
 from app.errors import NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
+from app.models.scorers import config_of
 from app.runs import case_data
 from app.runs.metrics import metric_configs, recorded, run_metrics
 from app.runs.plan import FetchedQuery, MetricScores, QueryPlan, RunPlan, RunSetupError
 from app.runs.totals import refresh_totals
-from app.scorers.service import config_of
 from app.scoring import Outcome
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, QueryStatus, RunStatus
 
