@@ -8,31 +8,17 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 
 from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
-from app.errors import BadRequest
 from app.interop import quepid_case as service
 from app.interop.ratings_api import _attachment, _streamed
 from app.interop.schemas import QuepidCaseImported
 from app.web_common.deps import SessionDep
+from app.web_common.uploads import upload_bytes
 
 router = APIRouter(prefix="/cases", tags=["import and export"])
-
-
-async def upload_bytes(request: Request) -> bytes:
-    """Return the uploaded file: the request body, or the multipart field `file`."""
-    if request.headers.get("content-type", "").startswith("multipart/form-data"):
-        form = await request.form()
-        upload = form.get("file")
-        if not isinstance(upload, UploadFile):
-            raise BadRequest(
-                'Send the file as the multipart field "file" (or as the request body).'
-            )
-        return await upload.read()
-    return await request.body()
 
 
 class QuepidCaseImportReport(QuepidCaseImported):

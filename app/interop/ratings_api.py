@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import io
-import tempfile
 from collections.abc import Callable, Iterator
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
@@ -13,17 +12,17 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import CaseDep, CurrentUser
-from app.errors import BadRequest, NotFound
+from app.errors import NotFound
 from app.interop import ratings_io as service
 from app.interop.schemas import ImportResult
 from app.models import Case, Run
 from app.runs import service as run_service
 from app.web_common.deps import SessionDep
+from app.web_common.uploads import spooled_body
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["import and export"])
 
 ExportFormat = Literal["csv", "trec", "rre", "quepid"]
-IN_MEMORY_BYTES = 8 * 1024 * 1024  # a larger upload goes to a temporary file
 # The path the body limit middleware lets carry a large upload (RELEVO_MAX_UPLOAD_MB).
 IMPORT_PATH = r"/api/v1/cases/[0-9]+/ratings/import"
 
@@ -87,27 +86,6 @@ def export_run(
     )
 
 
-async def _spooled_body(request: Request) -> IO[bytes]:
-    """The upload (raw body, or the multipart field `file`) in a rewound spooled file."""
-    content_type = request.headers.get("content-type", "")
-    # Closed by the import once read (it owns the file from here on).
-    spool = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY_BYTES)  # noqa: SIM115
-    if content_type.startswith("multipart/form-data"):
-        form = await request.form()
-        upload = form.get("file")
-        if upload is None or isinstance(upload, str):
-            raise BadRequest(
-                'Send the file as the multipart field "file" (or as the request body).'
-            )
-        while chunk := await upload.read(1024 * 1024):
-            spool.write(chunk)
-    else:
-        async for chunk in request.stream():
-            spool.write(chunk)
-    spool.seek(0)
-    return spool
-
-
 @router.post("/ratings/import", response_model=ImportResult)
 async def import_ratings(
     case: CaseDep,
@@ -121,7 +99,7 @@ async def import_ratings(
 
     With `preview=true` nothing is written: the answer says what would change.
     """
-    raw = await _spooled_body(request)
+    raw = await spooled_body(request)
 
     def work() -> service.ImportSummary:
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import tempfile
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -17,6 +16,7 @@ from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
+from app.web_common.uploads import spool_upload
 
 router = APIRouter(route_class=HtmlErrorRoute)
 IMPORT_PATH = r"/cases/[0-9]+/ratings/import"
@@ -46,10 +46,7 @@ async def import_ratings(
             status_code=422,
         )
     # Closed by the wrapper below once the import has read it.
-    raw = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115
-    while chunk := await upload.read(1024 * 1024):
-        raw.write(chunk)
-    raw.seek(0)
+    raw = await spool_upload(upload)
 
     def work() -> service.ImportSummary:
         with io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
