@@ -10,6 +10,7 @@ from typing import Protocol
 from app.scoring.errors import ScorerConfigError
 from app.scoring.javascript import Limits
 from app.scoring.metrics import METRICS, Metric
+from app.scoring.sandbox.pool import score_javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 from app.scoring.validation import normalize_params
 from app.vocabulary import QueryStatus, ScorerKind
@@ -107,10 +108,6 @@ def score_queries(
     is whose share of the JavaScript workers it uses; built-in scorers ignore both.
     """
     if config.kind == ScorerKind.JAVASCRIPT:
-        # Imported here: the sandbox builds on this package (types, the engine), not the
-        # other way round.
-        from app.scoring.sandbox.pool import score_javascript
-
         return score_javascript(config, list(queries), limits, owner)
     if not config.scale:
         return [failed("invalid scorer config: the scale is empty") for _ in queries]
