@@ -30,6 +30,7 @@ from app.scorers import service as scorer_service
 from app.scoring.sandbox import JsPool, install_pool
 from app.secret_box import KeyConfigError, Keyring, install_keyring, reseal_all
 from app.supervisor import WorkerSupervisor, exit_with_parent
+from app.sweeps import service as sweep_service
 from app.vocabulary import RunStatus
 
 __all__ = ["main"]
@@ -112,7 +113,10 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per engine request
     if args.parent_pid is not None:
         exit_with_parent(args.parent_pid, grace_s=GRACEFUL_STOP_S + 10)
-    asyncio.run(run_worker(settings, concurrency=args.concurrency, name=args.name))
+    after_reap = [sweep_service.close_finished_sweeps]  # the sweeps whose runs have all ended
+    asyncio.run(
+        run_worker(settings, concurrency=args.concurrency, name=args.name, after_reap=after_reap)
+    )
     return 0
 
 

@@ -90,6 +90,7 @@ def create_app(settings: Settings) -> FastAPI:
             lease_s=settings.run_lease_s,
             queue=queue,
             stalled_s=settings.worker_stalled_s,
+            after_reap=[sweep_service.close_finished_sweeps],
         )
         # Only runs whose process has gone silent: another replica's runs go on.
         manager.start_reaper()

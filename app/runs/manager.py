@@ -4,7 +4,8 @@ With a job queue (PostgreSQL), starting a run puts its chunks in the queue for w
 the run's task only watches it until it ends; without one (SQLite), the run executes in
 this process. The manager also bounds how many requests of one user wait for their run at
 once, and every half lease marks as interrupted the runs whose executing process has gone
-silent (with a queue: after putting back the chunks of workers that stopped).
+silent (with a queue: after putting back the chunks of workers that stopped, and followed by
+the ``after_reap`` work the app gives it, such as closing the sweeps whose runs have ended).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import concurrent.futures
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
@@ -40,8 +41,18 @@ WATCH_EVERY_S = 0.25  # how often a queued run's status is read while someone wa
 ENQUEUE_GRACE_S = 5.0
 
 
+class AfterReap(Protocol):
+    """Database work done after each round of looking after the queue's runs."""
+
+    def __call__(self, *, session: Session) -> object: ...
+
+
 class RunManager:
-    """Starts runs in the current event loop and closes them down with the app."""
+    """Starts runs in the current event loop and closes them down with the app.
+
+    ``after_reap`` is done, each with a session of its own, after every round of looking
+    after a queue's runs: those end on workers, in no process's care.
+    """
 
     def __init__(
         self,
@@ -52,6 +63,7 @@ class RunManager:
         lease_s: float = 60,
         queue: RunQueue | None = None,
         stalled_s: float = 30,
+        after_reap: Sequence[AfterReap] = (),
     ) -> None:
         self._session_factory = session_factory
         self._loop = loop
@@ -65,6 +77,7 @@ class RunManager:
         self._enqueues: set[asyncio.Future[int]] = set()
         self._queue = queue
         self._stalled_s = stalled_s
+        self._after_reap = tuple(after_reap)
 
     @property
     def queue(self) -> RunQueue | None:
@@ -194,14 +207,13 @@ class RunManager:
                 spare.append(run_id)
         count = await asyncio.to_thread(self.reap_interrupted, spare)
         if self._queue is not None:
-            await asyncio.to_thread(self._close_sweeps)
+            await asyncio.to_thread(self._run_after_reap)
         return count
 
-    def _close_sweeps(self) -> None:
-        from app.sweeps import service as sweep_service
-
-        with session_scope(self._session_factory) as session:
-            sweep_service.close_finished_sweeps(session=session)
+    def _run_after_reap(self) -> None:
+        for work in self._after_reap:
+            with session_scope(self._session_factory) as session:
+                work(session=session)
 
     def start_reaper(self) -> None:
         """Check for interrupted runs now and every half lease (or stall), in this event loop."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Sequence
 
 from psycopg_pool import AsyncConnectionPool
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.runs.engine_limits import PostgresEngineLimits
-from app.runs.manager import RunManager
+from app.runs.manager import AfterReap, RunManager
 from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
@@ -33,8 +34,17 @@ log = logging.getLogger(__name__)
 GRACEFUL_STOP_S = 10.0
 
 
-async def run_worker(settings: Settings, *, concurrency: int, name: str | None = None) -> None:
-    """Execute chunks from the queue until the process is told to stop."""
+async def run_worker(
+    settings: Settings,
+    *,
+    concurrency: int,
+    name: str | None = None,
+    after_reap: Sequence[AfterReap] = (),
+) -> None:
+    """Execute chunks from the queue until the process is told to stop.
+
+    ``after_reap`` is the reaper's work after each round (see ``RunManager``).
+    """
     url = settings.resolved_database_url
     engine = make_engine(url)
     migrate(engine)
@@ -60,6 +70,7 @@ async def run_worker(settings: Settings, *, concurrency: int, name: str | None =
         lease_s=settings.run_lease_s,
         queue=queue,
         stalled_s=settings.worker_stalled_s,
+        after_reap=after_reap,
     )
     limits = PostgresEngineLimits(pool)
     js_pool = JsPool()  # the JavaScript workers of this worker's scoring
