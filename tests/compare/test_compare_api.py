@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Case
+from app.models.scorers import build_config
 from app.runs import service as run_service
-from app.scorers.service import build_config
 from app.scoring import Outcome, QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint
