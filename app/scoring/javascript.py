@@ -49,7 +49,13 @@ from py_mini_racer import (
 )
 
 from app.scoring.errors import ScorerSyntaxError
-from app.scoring.prelude import LINE_OFFSET, PARAMS, function_body, prelude_source
+from app.scoring.prelude import (
+    LINE_OFFSET,
+    PARAMS,
+    function_body,
+    prelude_constants,
+    prelude_source,
+)
 from app.scoring.ranking import best_order
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed, unscored
 from app.vocabulary import QueryStatus
@@ -255,7 +261,8 @@ class _Isolate:
             slice_ms = max(1, round(JS_SLICE_S * 1000))
             # No WebAssembly: its memories and compilers are a way around the heap limit.
             self._racer.eval("delete globalThis.WebAssembly", timeout_sec=_SETUP_TIMEOUT_S)
-            setup = f"({prelude_source()})(globalThis, {self._token}, {slice_ms})"
+            constants = prelude_constants()
+            setup = f"({prelude_source()})(globalThis, {self._token}, {slice_ms}, {constants})"
             self._racer.eval(setup, timeout_sec=_SETUP_TIMEOUT_S)
             globals_count = int(self._eval(_LOCKDOWN))
             body = function_body(code)
