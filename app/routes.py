@@ -23,8 +23,6 @@ from app.cases import (
     experiments_web,
     metrics_web,
     pages_api,
-    queries_api,
-    queries_web,
 )
 from app.cases import (
     web as cases_web,
@@ -37,6 +35,8 @@ from app.endpoints import web as endpoints_web
 from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
 from app.judges import api as judges_api
 from app.judges import web as judges_web
+from app.queries import api as queries_api
+from app.queries import web as queries_web
 from app.runs import api as runs_api
 from app.schedules import api as schedules_api
 from app.schedules import web as schedules_web

@@ -24,7 +24,6 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.compare import service as compare
@@ -33,6 +32,7 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery
+from app.queries import service as query_service
 from app.scoring.significance import paired_stats
 
 QUERIES = 10_000

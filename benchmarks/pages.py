@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
 from app.cases import page_data as case_pages
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.config import Settings
@@ -31,6 +30,7 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery, User
+from app.queries import service as query_service
 
 QUERIES = 5_000
 DOCS = 10

@@ -27,7 +27,6 @@ import httpx
 from sqlalchemy import select
 
 from app.accounts import service as users
-from app.cases import queries
 from app.cases import service as cases
 from app.cases.schemas import CaseCreate, RatingIn
 from app.config import Settings
@@ -36,6 +35,7 @@ from app.demo.corpus import index_movies, load_movies, start_osmem
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Scorer
+from app.queries import service as queries
 from app.runs import rescore as rescoring
 from app.runs import service as runs
 from app.runs import store as run_store

@@ -33,7 +33,6 @@ import orjson
 from sqlalchemy import create_engine, func, select, text
 
 from app.accounts import service as users
-from app.cases import queries
 from app.cases import service as cases
 from app.cases.schemas import CaseCreate
 from app.config import Settings
@@ -41,6 +40,7 @@ from app.db import make_engine, make_session_factory, migrate
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Run
+from app.queries import service as queries
 from app.runs import service as runs
 from app.runs.queue import RunQueue
 from app.scorers import service as scorers

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import Depends
 
 from app.accounts.deps import CaseDep, WebCaseDep, owned
-from app.cases.queries import get_query
 from app.models import Query, Try
+from app.queries.service import get_query
 from app.runs.case_data import get_try
 
 __all__ = ["QueryDep", "TryDep", "WebQueryDep"]

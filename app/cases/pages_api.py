@@ -7,8 +7,6 @@ from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import page_data as case_pages
-from app.cases import rated_missing as missing_service
-from app.cases import results as result_service
 from app.cases.deps import QueryDep
 from app.cases.page_schemas import (
     CaseHistory,
@@ -20,6 +18,8 @@ from app.cases.page_schemas import (
     QuerySort,
     RatedMissing,
 )
+from app.queries import rated_missing as missing_service
+from app.queries import results as result_service
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])

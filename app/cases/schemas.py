@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Options, Out, QueryText, TeamIds
-from app.cases.bulk_lines import BulkLineError, parse_line
+from app.queries.bulk_lines import BulkLineError, parse_line
 from app.schedules.schemas import ScheduleBody
 from app.search.models import DEFAULT_FIELD_SPEC
 

@@ -9,7 +9,6 @@ from sqlalchemy.orm import Session
 from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import flows
 from app.cases import page_data as case_pages
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.forms import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
 from app.cases.page_schemas import QUERY_SORTS, CasePage, CasesPage, QuerySort
@@ -17,6 +16,7 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
+from app.queries import service as query_service
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.scorers import service as scorer_service

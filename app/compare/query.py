@@ -7,12 +7,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.compare.rows import stored_rows, top_docs
 from app.compare.schemas import DocMark, QuerySideBySide, SideDoc
 from app.compare.stats import query_overlap
 from app.models import Case, Scorer
+from app.queries import service as query_service
 from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.stored import doc_title, field_spec_of

@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 
 from app.access import visible_clause
 from app.cases import service as case_service
-from app.cases.bulk_lines import from_options
 from app.db import owns_transaction
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import TEST_FIELD_SPECS
@@ -29,6 +28,7 @@ from app.interop.quepid_values import MAX_NAME_CHARS, _number, _path, decode
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
 from app.models.scorers import build_config
+from app.queries.bulk_lines import from_options
 from app.scorers import service as scorer_service
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import extract_knobs

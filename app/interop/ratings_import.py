@@ -34,7 +34,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.cases.bulk_lines import MAX_TAGS
 from app.errors import ImportRejected
 from app.interop.ratings_lines import (
     MAX_DOC_ID_CHARS,
@@ -48,6 +47,7 @@ from app.interop.ratings_lines import (
 )
 from app.models import Case, Query, Rating, User
 from app.models.base import utcnow
+from app.queries.bulk_lines import MAX_TAGS
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.scorers.service import rating_bounds

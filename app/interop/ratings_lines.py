@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from app.cases.bulk_lines import BulkLineError, parse_line
+from app.queries.bulk_lines import BulkLineError, parse_line
 
 __all__ = [
     "CSV_HEADER",

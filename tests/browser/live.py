@@ -20,11 +20,11 @@ from fastapi import FastAPI
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
+from app.queries import service as query_service
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

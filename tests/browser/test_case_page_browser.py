@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.cases import queries as query_service
 from app.cases.schemas import RatingIn
+from app.queries import service as query_service
 from app.runs import case_data
 from app.web_common.templating import NO_VALUE
 from tests.browser.live import ARTIFACTS, QUERIES, LiveApp
@@ -145,8 +145,8 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
 ) -> None:
     from playwright.sync_api import expect
 
-    from app.cases import ratings as rating_service
     from app.models import Case, Run, Scorer
+    from app.queries import ratings as rating_service
     from app.runs import service as run_service
     from app.web_common.templating import fmt_score
 

@@ -9,10 +9,10 @@ from sqlalchemy import select
 
 from app import access
 from app.accounts import service as user_service
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.models import Rating, RunQuery
+from app.queries import service as query_service
 from tests.browser.live import EMAIL, LiveApp
 from tests.browser.live import login as _login
 

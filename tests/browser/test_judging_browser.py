@@ -17,12 +17,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Book, Judgement, User
+from app.queries import service as query_service
 from tests.books.book_helpers import share_everything_of
 from tests.browser.live import PASSWORD
 from tests.browser.live import free_port as _free_port

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
-from app.cases import queries as query_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Rating
+from app.queries import service as query_service
 from app.scorers import service as scorer_service
 from tests.browser.live import EMAIL, LiveApp
 from tests.browser.live import login as _login

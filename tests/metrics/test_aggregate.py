@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from app.cases.bulk_lines import BulkLineError, parse_line
 from app.metrics import MetricDef, QueryScores, aggregate_mean, compare_metrics, holm, summarize
+from app.queries.bulk_lines import BulkLineError, parse_line
 
 NDCG, P5 = MetricDef(1, "NDCG@10"), MetricDef(2, "P@5")
 QUERIES = [

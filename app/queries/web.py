@@ -10,15 +10,15 @@ from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import page_data as case_pages
-from app.cases import queries as query_service
-from app.cases import rated_missing as missing_service
-from app.cases import ratings as rating_service
-from app.cases import results as result_service
 from app.cases.deps import WebQueryDep
 from app.cases.forms import NotesForm
 from app.cases.schemas import RatingIn
 from app.errors import Invalid
 from app.models import Query
+from app.queries import rated_missing as missing_service
+from app.queries import ratings as rating_service
+from app.queries import results as result_service
+from app.queries import service as query_service
 from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text

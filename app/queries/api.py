@@ -5,8 +5,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from app.accounts.deps import CaseDep, CurrentUser
-from app.cases import queries as service
-from app.cases import ratings as rating_service
 from app.cases.deps import QueryDep
 from app.cases.schemas import (
     BulkQueries,
@@ -22,6 +20,8 @@ from app.cases.schemas import (
     RatingsPut,
     RatingsRead,
 )
+from app.queries import ratings as rating_service
+from app.queries import service as service
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/queries", tags=["queries"])
