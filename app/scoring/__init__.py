@@ -6,12 +6,8 @@ isolate with the Quepid helper environment, inside a worker process
 """
 
 from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
-from app.scoring.javascript import (
-    JS_HEAP_LIMIT_BYTES,
-    JS_TIME_LIMIT_S,
-    Limits,
-    check_javascript,
-)
+from app.scoring.javascript import check_javascript
+from app.scoring.js_limits import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, Limits
 from app.scoring.presets import PRESETS, Preset
 from app.scoring.scoring import Tally, case_score, score_queries, score_query, tally
 from app.scoring.types import Outcome, QueryInput, ScoreDoc, ScorerConfig

@@ -1,4 +1,4 @@
-// The scorer prelude: evaluated once per isolate, by app/scoring/javascript.py, as
+// The scorer prelude: evaluated once per isolate, by app/scoring/js_isolate.py, as
 // (this function)(globalThis, token, sliceMs, constants); app/scoring/prelude.py describes it.
 (function (G, TOKEN, SLICE_MS, CONSTANTS) {
   'use strict';
@@ -243,7 +243,7 @@
   const check = (token) => { if (token !== TOKEN) throw new Error('not allowed'); };
   const api = {
     // Called twice: with the user's body, to see it compile, then with the runner's
-    // (javascript.py), which builds the user's function anew for every query.
+    // (js_isolate.py), which builds the user's function anew for every query.
     setup(token, code, scale, environment) {
       check(token);
       QUEPID = environment === 'quepid';

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.scoring.errors import ScorerConfigError
-from app.scoring.javascript import Limits
+from app.scoring.js_limits import Limits
 from app.scoring.metrics import METRICS, Metric
 from app.scoring.sandbox.pool import score_javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed

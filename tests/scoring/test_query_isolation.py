@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from app.scoring import QueryInput, score_queries
-from app.scoring import javascript as engine
+from app.scoring import QueryInput, js_isolate, score_queries
 from app.scoring.javascript import score_javascript_in_process
 from app.scoring.sandbox import JsPool, PoolSettings, install_pool
 from app.scoring.types import Outcome, ScorerConfig
@@ -165,7 +164,7 @@ def test_a_query_refused_by_a_new_isolate_fails_instead_of_looping(
     def refusing(_body: str, _globals: int, marker: str) -> str:
         return f"throw new Error({json.dumps(marker)});"
 
-    monkeypatch.setattr(engine, "_runner_body", refusing)
+    monkeypatch.setattr(js_isolate, "_runner_body", refusing)
     outcomes = score_javascript_in_process(js("setScore(1)", "relevo"), QUERIES)
     assert [o.reason for o in outcomes] == ["scorer failed: its isolate could not be set up"] * 4
 

@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException, MiniRacer
+from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
 
-from app.scoring import javascript
+from app.scoring.js_limits import Limits
 from app.scoring.sandbox import pool as pool_module
 from app.scoring.types import Outcome
+from app.scoring.v8 import close_racer, new_racer
 from app.vocabulary import QueryStatus
 
 __all__ = ["KIND", "Mapped", "MapperError", "run_mapper", "serve_mapper"]
@@ -56,20 +57,8 @@ class Mapped:
     num_found: int
 
 
-def _new_racer() -> MiniRacer:
-    # Where the scorer sandbox creates (and closes) every V8 context of a process on one
-    # thread, a mapper's context goes the same way: V8 breaks when threads mix.
-    make: Callable[[], MiniRacer] = getattr(javascript, "_new_racer", MiniRacer)
-    return make()
-
-
-def _close_racer(racer: MiniRacer) -> None:
-    close: Callable[[MiniRacer], None] = getattr(javascript, "_close_racer", MiniRacer.close)
-    close(racer)
-
-
 def _evaluate(code: str, raw: str, is_json: bool, time_s: float, heap_bytes: int) -> str:
-    racer = _new_racer()
+    racer = new_racer()  # on the process's V8 thread, as the scorers' contexts
     try:
         racer.set_hard_memory_limit(heap_bytes)
         racer.eval("delete globalThis.WebAssembly", timeout_sec=_SETUP_S)
@@ -78,7 +67,7 @@ def _evaluate(code: str, raw: str, is_json: bool, time_s: float, heap_bytes: int
             _CALL % (json.dumps(raw), "true" if is_json else "false"), timeout_sec=time_s
         )
     finally:
-        _close_racer(racer)
+        close_racer(racer)
     if not isinstance(out, str):
         raise MapperError("the mapper returned nothing usable")
     return out
@@ -144,14 +133,14 @@ def run_mapper(
     raw: str,
     *,
     is_json: bool,
-    limits: javascript.Limits | None = None,
+    limits: Limits | None = None,
     owner: object = None,
 ) -> Mapped:
     """Return the docs and total the mapper makes of an answer; raise MapperError.
 
     Blocking: call it from a thread. Uses the installed pool (else one of its own).
     """
-    limits = limits or javascript.Limits()
+    limits = limits or Limits()
     request = (KIND, code, raw, is_json, limits.time_s, limits.heap_bytes)
     installed = pool_module.current_pool()
     pool = installed or pool_module.JsPool()
@@ -176,7 +165,7 @@ def run_mapper(
 
 
 def _through(
-    pool: pool_module.JsPool, request: bytes, owner: object, limits: javascript.Limits
+    pool: pool_module.JsPool, request: bytes, owner: object, limits: Limits
 ) -> list[Outcome]:
     rows: list[Outcome] = []
     worker = pool._acquire(owner)  # a mapper holds a worker as a batch does

@@ -55,7 +55,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, TypeVar
 
-from app.scoring import javascript
+from app.scoring.js_limits import Limits, time_message
+from app.scoring.js_queries import config_problem, encode_queries, merge
 from app.scoring.sandbox.protocol import (
     COMMAND,
     HEADER,
@@ -351,19 +352,19 @@ class JsPool:
         self,
         config: ScorerConfig,
         queries: Sequence[QueryInput],
-        limits: javascript.Limits | None = None,
+        limits: Limits | None = None,
         owner: object = None,
     ) -> list[Outcome]:
         """Return the outcomes of a JavaScript scorer over a batch, computed in a worker.
 
         ``owner`` (a user id; None for no one in particular) is what the pool shares fairly.
         """
-        problem = javascript.config_problem(config)
+        problem = config_problem(config)
         if problem is not None:
             return [failed(problem) for _ in queries]
-        outcomes, parts = javascript.encode_queries(queries)
+        outcomes, parts = encode_queries(queries)
         if not parts:
-            return javascript.merge(outcomes, [])
+            return merge(outcomes, [])
         worker = self._acquire(owner)
         try:
             results = _score_parts(
@@ -372,12 +373,12 @@ class JsPool:
                 tuple(config.scale),
                 config.max_score,
                 parts,
-                limits or javascript.Limits(),
+                limits or Limits(),
                 config.environment,
             )
         finally:
             self._release(worker, owner)
-        return javascript.merge(outcomes, results)
+        return merge(outcomes, results)
 
     async def in_thread(self, work: Callable[[], T]) -> T:
         """Return work() computed in one of the pool's threads (never a database thread)."""
@@ -431,7 +432,7 @@ def current_pool() -> JsPool | None:
 def score_javascript(
     config: ScorerConfig,
     queries: Sequence[QueryInput],
-    limits: javascript.Limits | None = None,
+    limits: Limits | None = None,
     owner: object = None,
 ) -> list[Outcome]:
     """Score a batch in the installed pool, or in a pool of its own for this one call."""
@@ -456,7 +457,7 @@ def _score_parts(
     scale: tuple[float, ...],
     max_score: float,
     parts: list[str],
-    limits: javascript.Limits,
+    limits: Limits,
     environment: str = "relevo",
 ) -> list[Outcome]:
     """Return the outcomes of encoded queries, replacing the worker when a query kills it."""
@@ -486,7 +487,7 @@ def _score_parts(
             if lost.step is None:  # lost before it began the batch: not the scorer's doing
                 message = WORKER_MESSAGE
             elif lost.stalled:
-                message = javascript.time_message(limits.time_s)
+                message = time_message(limits.time_s)
             else:
                 message = CRASH_MESSAGE
             first, count = lost.step if lost.step is not None else (-1, 0)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import BinaryIO
 
 from app.scoring import javascript
+from app.scoring.js_limits import Limits
 from app.scoring.sandbox import mapper
 from app.scoring.sandbox.protocol import HEADER, Request, cap_memory, encode_frame
 from app.scoring.types import Outcome
@@ -56,7 +57,7 @@ def serve(requests: BinaryIO, frames: BinaryIO) -> None:
             scale,
             max_score,
             parts,
-            limits=javascript.Limits(time_s, heap_bytes, in_a_row),
+            limits=Limits(time_s, heap_bytes, in_a_row),
             single_until=single_until,
             step=step,
             environment=env,
