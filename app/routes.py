@@ -36,6 +36,7 @@ from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
 from app.judges import api as judges_api
 from app.judges import web as judges_web
 from app.queries import api as queries_api
+from app.queries import pages_api as query_pages_api
 from app.queries import web as queries_web
 from app.runs import api as runs_api
 from app.schedules import api as schedules_api
@@ -85,6 +86,7 @@ for _module in (
     experiments_api,
     books_api,
     pages_api,
+    query_pages_api,
     scorer_pages_api,
     endpoint_pages_api,
     book_pages_api,

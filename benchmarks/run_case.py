@@ -28,7 +28,7 @@ from sqlalchemy import select
 
 from app.accounts import service as users
 from app.cases import service as cases
-from app.cases.schemas import CaseCreate, RatingIn
+from app.cases.schemas import CaseCreate
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
 from app.demo.corpus import index_movies, load_movies, start_osmem
@@ -36,6 +36,7 @@ from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Scorer
 from app.queries import service as queries
+from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
 from app.runs import service as runs
 from app.runs import store as run_store

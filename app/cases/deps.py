@@ -1,4 +1,4 @@
-"""Loading a query or a try of a case the caller may see, or 404 (see app/accounts/deps.py)."""
+"""Loading a try of a case the caller may see, or 404 (see app/accounts/deps.py)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from app.accounts.deps import CaseDep, WebCaseDep, owned
-from app.models import Query, Try
-from app.queries.service import get_query
+from app.accounts.deps import CaseDep, owned
+from app.models import Try
 from app.runs.case_data import get_try
 
-__all__ = ["QueryDep", "TryDep", "WebQueryDep"]
+__all__ = ["TryDep"]
 
-QueryDep = Annotated[Query, Depends(owned(get_query, "query_id", inside=("case", CaseDep)))]
-WebQueryDep = Annotated[Query, Depends(owned(get_query, "query_id", inside=("case", WebCaseDep)))]
 TryDep = Annotated[Try, Depends(owned(get_try, "number", inside=("case", CaseDep)))]

@@ -8,8 +8,8 @@ from app.accounts.deps import CaseDep
 from app.cases import coverage as coverage_service
 from app.cases import history as history_service
 from app.cases.coverage_schemas import CaseCoverage
-from app.cases.deps import QueryDep
 from app.cases.history_schemas import QueryHistory
+from app.queries.deps import QueryDep
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["cases"])

@@ -8,7 +8,7 @@ from fastapi.responses import Response
 from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import coverage as coverage_service
 from app.cases import history as history_service
-from app.cases.deps import WebQueryDep
+from app.queries.deps import WebQueryDep
 from app.web_common.deps import SessionDep
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render

@@ -1,4 +1,4 @@
-"""The case pages' forms: new case, case settings, queries and a query's notes.
+"""The case pages' forms: new case, case settings and the queries box.
 
 Each reads the posted text, builds the API body the services take (the same bodies as the
 REST API) and collects every error by field, so a handler is: read → body → one service
@@ -13,13 +13,14 @@ from typing import Any, ClassVar, Self
 
 from starlette.datastructures import FormData
 
-from app.cases.schemas import NOTES_MAX_LENGTH, BulkQueries, CaseCreate, CaseUpdate, QueryUpdate
+from app.cases.schemas import CaseCreate, CaseUpdate
 from app.endpoints.service import DEFAULT_TEMPLATES
+from app.queries.schemas import BulkQueries
 from app.search import FieldSpecError, TemplateError, parse_field_spec, validate_template
 from app.vocabulary import Engine
 from app.web_common.forms import WebForm, field_text, is_number
 
-__all__ = ["CaseChoices", "CaseSettingsForm", "NewCaseForm", "NotesForm", "QueriesForm"]
+__all__ = ["CaseChoices", "CaseSettingsForm", "NewCaseForm", "QueriesForm"]
 
 KNOB_PREFIX = "knob."
 _CASE_LABELS = {
@@ -158,29 +159,6 @@ class QueriesForm(WebForm):
     def error_field(self, dotted: str) -> str:
         """Every problem of a line belongs to the box."""
         return "queries"
-
-
-class NotesForm(WebForm):
-    """A query's information need and notes, edited under the query on the case page."""
-
-    fields: ClassVar[tuple[str, ...]] = ("information_need", "notes")
-    labels: ClassVar[Mapping[str, str]] = {
-        "information_need": "The information need",
-        "notes": "Notes",
-    }
-
-    def body(self) -> QueryUpdate:
-        """Return the query's new notes; a blank box clears its note."""
-        values = {name: str(self.values[name]) for name in self.fields}
-        for name, value in values.items():
-            if len(value) > NOTES_MAX_LENGTH:
-                self.fail(
-                    name,
-                    f"{self.labels[name]} is {len(value):,} characters long; at most "
-                    f"{NOTES_MAX_LENGTH:,} are kept. Shorten it and save again.",
-                )
-        kept = {name: value if value.strip() else None for name, value in values.items()}
-        return self.validate(QueryUpdate, kept)
 
 
 def _sentence(message: str) -> str:

@@ -10,10 +10,11 @@ from starlette.datastructures import FormData
 
 from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import flows
-from app.cases.schemas import CaseUpdate, QueriesPatch
+from app.cases.schemas import CaseUpdate
 from app.errors import Invalid
 from app.queries import service as query_service
 from app.queries.bulk_lines import BulkLineError, clean_tags
+from app.queries.schemas import QueriesPatch
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, field_text
 from app.web_common.html_errors import HtmlErrorRoute

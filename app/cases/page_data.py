@@ -23,7 +23,6 @@ from app.cases.page_schemas import (
     CaseHistory,
     CasePage,
     CaseRow,
-    CaseScore,
     CasesPage,
     QueryList,
     QueryRow,
@@ -39,6 +38,7 @@ from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs, metric_ids, scores_of_row
 from app.runs.schemas import RunSummary
+from app.runs.score_panel import score_of
 from app.schedules import notes
 from app.schedules import service as schedule_service
 from app.scorers import service as scorer_service
@@ -50,10 +50,8 @@ __all__ = [
     "case_history",
     "case_page",
     "case_query_list",
-    "case_score",
     "cases_page",
     "query_list",
-    "score_of",
 ]
 
 SPARK_RUNS = 20
@@ -266,43 +264,6 @@ def case_query_list(
         page=page,
         tag=tag,
         metric=metric,
-    )
-
-
-def score_of(*, case_id: int, run: Run | None) -> CaseScore:
-    """Return the case score panel's numbers from a finished run (or none yet)."""
-    if run is None:
-        return CaseScore(
-            case_id=case_id, run_id=None, case_score=None, scored=0, unscored=0, errors=0
-        )
-    return CaseScore(
-        case_id=case_id,
-        run_id=run.id,
-        case_score=run.case_score,
-        scorer_id=run.scorer_id,
-        scorer_name=run.scorer.name if run.scorer is not None else None,
-        scored=run.scored,
-        unscored=run.unscored,
-        errors=run.errors,
-        total=run.total,
-        recorded_score=run.recorded_score,
-        recorded_scorer_id=run.recorded_scorer_id,
-        recorded_scorer_name=_recorded_scorer_name(run),
-    )
-
-
-def _recorded_scorer_name(run: Run) -> str | None:
-    if run.recorded_scorer_id is None:
-        return None
-    if run.recorded_scorer_id == run.scorer_id and run.scorer is not None:
-        return run.scorer.name
-    return run.recorded_scorer.name if run.recorded_scorer is not None else None
-
-
-def case_score(*, session: Session, case: Case) -> CaseScore:
-    """Return the case score of the latest finished run with its unscored and error counts."""
-    return score_of(
-        case_id=case.id, run=run_service.latest_finished_run(session=session, case=case)
     )
 
 

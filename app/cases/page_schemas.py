@@ -11,9 +11,10 @@ from app.bodies import Out
 from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
 from app.cases.metric_panel import MetricPanel
-from app.cases.schemas import CaseRead, QueryRead, TryRead
+from app.cases.schemas import CaseRead, TryRead
 from app.endpoints.schemas import EndpointOption
 from app.runs.schemas import RunSummary
+from app.runs.score_panel import CaseScore
 from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScaleEntry, ScorerOption, ScorerRead
 from app.vocabulary import Engine, QueryStatus
@@ -107,25 +108,6 @@ class QueryList(Out):
     pages: int
 
 
-class CaseScore(Out):
-    case_id: int
-    run_id: int | None = Field(description="The latest finished run the score comes from")
-    case_score: float | None
-    scorer_id: int | None = Field(default=None, description="The scorer that gave these scores")
-    scorer_name: str | None = Field(default=None, description="That scorer's name")
-    scored: int
-    unscored: int
-    errors: int
-    total: int = Field(
-        default=0, description="Queries in the run; scored < total makes the score partial"
-    )
-    recorded_score: float | None = Field(
-        default=None, description="The run's case score when it finished (never changes)"
-    )
-    recorded_scorer_id: int | None = Field(default=None, description="The scorer it finished with")
-    recorded_scorer_name: str | None = Field(default=None, description="That scorer's name")
-
-
 class CaseHistory(Out):
     case_id: int
     metric: int | None = Field(
@@ -178,54 +160,3 @@ class CasePage(Out):
     metrics: MetricPanel | None = Field(
         default=None, description="Every metric of the latest run, and its tags-by-metrics table"
     )
-
-
-class DocField(Out):
-    name: str
-    value: str
-
-
-class ResultDoc(Out):
-    id: str
-    rank: int
-    title: str | None
-    fields: list[DocField]
-    images: list[str]
-    rating: float | None
-    explain: Any | None = None
-    rated_by: str | None = Field(default=None, description="email of who set the rating")
-    off_scale: bool = Field(default=False, description="The rating is not on the scorer's scale")
-
-
-class QueryResults(Out):
-    case_id: int
-    query: QueryRead
-    run_id: int | None
-    status: QueryStatus | None
-    score: float | None
-    num_found: int | None
-    reason: str | None
-    error: str | None
-    unrated_top_k: int | None
-    docs: list[ResultDoc]
-    scale: list[ScaleEntry]
-    off_scale: list[str] = Field(
-        default_factory=list, description="Ids of shown docs rated outside the scorer's scale"
-    )
-    rated_not_returned: int = Field(
-        default=0, description="Docs rated for the query that the run did not return"
-    )
-
-
-class RatedMissing(Out):
-    """Docs rated for a query that its latest run did not return, fetched by id."""
-
-    case_id: int
-    query_id: int
-    run_id: int | None
-    total: int = Field(description="Rated docs the run did not return")
-    docs: list[ResultDoc] = Field(description="Those the engine still has, in rating order")
-    not_found: list[ResultDoc] = Field(description="Those the engine no longer has")
-    not_fetched: int = Field(description="Beyond the lookup limit, neither fetched nor listed")
-    error: str | None = Field(description="Why the engine could not be asked, if it could not")
-    scale: list[ScaleEntry]

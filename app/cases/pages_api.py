@@ -1,25 +1,20 @@
-"""JSON twins of the HTML pages: the same page-data functions, served as JSON."""
+"""JSON twins of the cases list and case pages: the same page-data functions, served as JSON."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import page_data as case_pages
-from app.cases.deps import QueryDep
 from app.cases.page_schemas import (
     CaseHistory,
     CasePage,
-    CaseScore,
     CasesPage,
     QueryList,
-    QueryResults,
     QuerySort,
-    RatedMissing,
 )
-from app.queries import rated_missing as missing_service
-from app.queries import results as result_service
+from app.runs import score_panel
+from app.runs.score_panel import CaseScore
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])
@@ -52,7 +47,7 @@ def case_page(
 @router.get("/cases/{case_id}/score", response_model=CaseScore, name="case_score_json")
 def case_score(case: CaseDep, session: SessionDep) -> CaseScore:
     """Return the case score panel: latest finished run's score and counts."""
-    return case_pages.case_score(session=session, case=case)
+    return score_panel.case_score(session=session, case=case)
 
 
 @router.get("/cases/{case_id}/query-list", response_model=QueryList, name="query_list_json")
@@ -75,24 +70,3 @@ def query_list(
 def case_history(case: CaseDep, session: SessionDep, metric: int | None = None) -> CaseHistory:
     """Return the case's score history and latest runs."""
     return case_pages.case_history(session=session, case=case, metric=metric)
-
-
-@router.get(
-    "/cases/{case_id}/queries/{query_id}", response_model=QueryResults, name="query_page_json"
-)
-def query_results(query: QueryDep, case: CaseDep, session: SessionDep) -> QueryResults:
-    """Return one query's results from the latest run with the current ratings."""
-    return result_service.query_results(session=session, case=case, query=query)
-
-
-@router.get(
-    "/cases/{case_id}/queries/{query_id}/rated-missing",
-    response_model=RatedMissing,
-    name="query_rated_missing_json",
-)
-async def rated_missing(query: QueryDep, case: CaseDep, session: SessionDep) -> RatedMissing:
-    """Return the query's rated docs that its latest run did not return, fetched by id."""
-    lookup = await run_in_threadpool(
-        missing_service.plan_rated_missing, session=session, case=case, query=query
-    )
-    return await missing_service.fetch_rated_missing(lookup)

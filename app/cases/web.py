@@ -17,6 +17,7 @@ from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
 from app.queries import service as query_service
+from app.runs import score_panel
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.scorers import service as scorer_service
@@ -277,7 +278,7 @@ def case_score(request: Request, case: WebCaseDep, session: SessionDep) -> Respo
     return render(
         request,
         "partials/case_score.html",
-        {"score": case_pages.case_score(session=session, case=case)},
+        {"score": score_panel.case_score(session=session, case=case)},
     )
 
 

@@ -24,12 +24,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
 from app.cases import service as case_service
-from app.cases.schemas import CaseCreate, RatingIn
+from app.cases.schemas import CaseCreate
 from app.db import session_scope
 from app.demo.corpus import load_movies
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Rating, RunQuery, Scorer, SearchEndpoint
 from app.queries import service as query_service
+from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.runner import execute_run

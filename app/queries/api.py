@@ -5,8 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from app.accounts.deps import CaseDep, CurrentUser
-from app.cases.deps import QueryDep
-from app.cases.schemas import (
+from app.queries import ratings as rating_service
+from app.queries import service as service
+from app.queries.deps import QueryDep
+from app.queries.schemas import (
     BulkQueries,
     BulkQueriesRead,
     QueriesPatch,
@@ -20,8 +22,6 @@ from app.cases.schemas import (
     RatingsPut,
     RatingsRead,
 )
-from app.queries import ratings as rating_service
-from app.queries import service as service
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}/queries", tags=["queries"])

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from app.cases.schemas import RatingIn
 from app.models import Case, Query, Run, RunQuery, Try, User
 from app.queries import service as query_service
+from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
 
 __all__ = ["Rated", "rate"]

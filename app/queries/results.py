@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.cases.page_schemas import DocField, QueryResults, ResultDoc
-from app.cases.schemas import QueryRead
 from app.models import Case, Query, Run, RunQuery, Try
 from app.queries import service as query_service
+from app.queries.page_schemas import DocField, QueryResults, ResultDoc
+from app.queries.schemas import QueryRead
 from app.runs import case_data
 from app.runs import service as run_service
 from app.runs.stored import doc_title, latest_row, shown_text, spec_of

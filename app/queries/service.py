@@ -11,10 +11,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
-from app.cases.schemas import QueriesPatch, QueryCreate, QueryUpdate, RatingIn
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
 from app.queries.bulk_lines import clean_tags, parse_line
+from app.queries.schemas import QueriesPatch, QueryCreate, QueryUpdate, RatingIn
 from app.scorers.service import rating_bounds
 
 T = TypeVar("T")

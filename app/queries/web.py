@@ -9,16 +9,16 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import WebCaseDep, WebUser
-from app.cases import page_data as case_pages
-from app.cases.deps import WebQueryDep
-from app.cases.forms import NotesForm
-from app.cases.schemas import RatingIn
 from app.errors import Invalid
 from app.models import Query
 from app.queries import rated_missing as missing_service
 from app.queries import ratings as rating_service
 from app.queries import results as result_service
 from app.queries import service as query_service
+from app.queries.deps import WebQueryDep
+from app.queries.forms import NotesForm
+from app.queries.schemas import RatingIn
+from app.runs import score_panel
 from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
@@ -34,7 +34,7 @@ def query_page(
 ) -> Response:
     """Show one query's results with rating buttons (the page behind an expanded query)."""
     results = result_service.query_results(session=session, case=case, query=query)
-    score = case_pages.case_score(session=session, case=case)
+    score = score_panel.case_score(session=session, case=case)
     return render(
         request, "query.html", {"user": user, "case": case, "results": results, "score": score}
     )
@@ -104,7 +104,7 @@ def rate(
         raters=rated.raters,
         chosen=rated.chosen,
     )
-    score = case_pages.score_of(case_id=case.id, run=rated.run)
+    score = score_panel.score_of(case_id=case.id, run=rated.run)
     # Rating a doc listed under "rated but not returned" keeps that list open.
     missing_open = field_text(form, "open_missing") == "1"
     # The history table shows the latest run's score, which the rating just changed.

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.cases.schemas import RatingIn
 from app.queries import service as query_service
+from app.queries.schemas import RatingIn
 from app.runs import case_data
 from app.web_common.templating import NO_VALUE
 from tests.browser.live import ARTIFACTS, QUERIES, LiveApp

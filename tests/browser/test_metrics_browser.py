@@ -14,13 +14,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
 from app.cases import service as case_service
-from app.cases.schemas import CaseCreate, RatingIn
+from app.cases.schemas import CaseCreate
 from app.config import Settings
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Scorer, User
 from app.queries import service as query_service
+from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.web_common.templating import NO_VALUE

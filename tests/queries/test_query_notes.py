@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.cases.schemas import NOTES_MAX_LENGTH
+from app.queries.schemas import NOTES_MAX_LENGTH
 from tests.fixtures.users import ApiUser
 from tests.support.pages import add_queries, attr, login, movies_case, one, soup
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.cases.schemas import RatingIn
 from app.models import Case, Query, Rating, Scorer, User
 from app.queries import service as queries
+from app.queries.schemas import RatingIn
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint
 
