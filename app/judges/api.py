@@ -10,6 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from app import access
 from app.accounts.deps import BookDep, CurrentUser
 from app.judges import launch, page_data, runs, service, trial
+from app.judges.deps import RunManagerDep
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRead,
@@ -88,6 +89,7 @@ def start_judge_run(
     body: JudgeRunCreate,
     user: CurrentUser,
     session: SessionDep,
+    manager: RunManagerDep,
     request: Request,
     response: Response,
 ) -> JudgeRunRead | JudgeRunEstimate:
@@ -99,7 +101,7 @@ def start_judge_run(
     run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
     read = runs.to_read(session=session, run=run, judge_name=judge.name)
     launch.launch(
-        manager=request.app.state.run_manager,
+        manager=manager,
         session_factory=request.app.state.session_factory,
         run_id=run.id,
     )
@@ -134,7 +136,7 @@ def cancel_judge_run(book: BookDep, run_id: int, session: SessionDep) -> JudgeRu
     "/books/{book_id}/judge-runs/{run_id}/resume", response_model=JudgeRunRead, status_code=202
 )
 def resume_judge_run(
-    book: BookDep, run_id: int, session: SessionDep, request: Request
+    book: BookDep, run_id: int, session: SessionDep, request: Request, manager: RunManagerDep
 ) -> JudgeRunRead:
     """Resume a paused judge run: it asks only about the pairs it has not done."""
     run = runs.resume_run(
@@ -142,7 +144,7 @@ def resume_judge_run(
     )
     read = runs.to_read(session=session, run=run)
     launch.launch(
-        manager=request.app.state.run_manager,
+        manager=manager,
         session_factory=request.app.state.session_factory,
         run_id=run.id,
     )

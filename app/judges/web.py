@@ -12,6 +12,7 @@ from app import access
 from app.accounts.deps import WebBookDep, WebUser, owned
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import launch, page_data, runs, service, trial
+from app.judges.deps import RunManagerDep
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRunCreate,
@@ -226,6 +227,7 @@ def start_run(
     book: WebBookDep,
     user: WebUser,
     session: SessionDep,
+    manager: RunManagerDep,
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
@@ -245,7 +247,7 @@ def start_run(
         code = 409 if isinstance(exc, Conflict) else 422
         return _judging(request, user, session, book, {"form": exc.message}, None, values, code)
     launch.launch(
-        manager=request.app.state.run_manager,
+        manager=manager,
         session_factory=request.app.state.session_factory,
         run_id=run.id,
     )
@@ -288,6 +290,7 @@ def resume_run(
     run_id: int,
     user: WebUser,
     session: SessionDep,
+    manager: RunManagerDep,
     _csrf: CsrfChecked,
 ) -> Response:
     """Resume a paused run (or one whose process stopped) and come back to its page."""
@@ -297,7 +300,7 @@ def resume_run(
     except Conflict as exc:
         return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
     launch.launch(
-        manager=request.app.state.run_manager,
+        manager=manager,
         session_factory=request.app.state.session_factory,
         run_id=run.id,
     )
@@ -312,6 +315,7 @@ def retry_failed(
     run_id: int,
     user: WebUser,
     session: SessionDep,
+    manager: RunManagerDep,
     _csrf: CsrfChecked,
 ) -> Response:
     """Start a new run of the same judge over the pairs that failed."""
@@ -323,7 +327,7 @@ def retry_failed(
     except (Conflict, Invalid, NotFound) as exc:
         return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
     launch.launch(
-        manager=request.app.state.run_manager,
+        manager=manager,
         session_factory=request.app.state.session_factory,
         run_id=run.id,
     )

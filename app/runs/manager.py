@@ -80,6 +80,11 @@ class RunManager:
         self._after_reap = tuple(after_reap)
 
     @property
+    def session_factory(self) -> sessionmaker[Session]:
+        """The sessions the manager's runs (and the work given to it) use."""
+        return self._session_factory
+
+    @property
     def queue(self) -> RunQueue | None:
         """The job queue runs go to, or None when they execute in this process."""
         return self._queue

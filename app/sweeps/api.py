@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Future
-
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 
 from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
-from app.runs.manager import RunManager
+from app.runs.deps import RunManagerDep
 from app.sweeps import service
 from app.sweeps.deps import SweepDep
 from app.sweeps.schemas import SweepApply, SweepCreate, SweepRead, SweepStarted
@@ -22,35 +20,16 @@ router = APIRouter(prefix="/cases/{case_id}/sweeps", tags=["sweeps"])
 def start_sweep(
     case: CaseDep,
     session: SessionDep,
-    request: Request,
+    manager: RunManagerDep,
     response: Response,
     body: SweepCreate,
     wait: bool = False,
 ) -> SweepRead | SweepStarted:
     """Start a sweep (202 with its id); with ?wait=true answer 200 with the finished sweep."""
-    sweep = service.create_sweep(session=session, case=case, body=body)
-    finished = start(request, sweep.id)
-    if not wait:
-        return SweepStarted(id=sweep.id, status=sweep.status)
-    sweep_id = sweep.id
-    finished.result()
-    session.expunge_all()
-    response.status_code = 200
-    return service.read_sweep(
-        session=session, sweep=service.get_sweep(session=session, case=case, sweep_id=sweep_id)
-    )
-
-
-def start(request: Request, sweep_id: int) -> Future[None]:
-    """Run the sweep in the app's run manager; return a future that ends with it."""
-    manager: RunManager = request.app.state.run_manager
-    factory = request.app.state.session_factory
-    # With the job queue, every combination is queued at once and spreads over the workers;
-    # in-process, they run one after another.
-    execute = service.queue_sweep if manager.queue is not None else service.execute_sweep
-    return manager.spawn(
-        lambda: execute(session_factory=factory, sweep_id=sweep_id, start_run=manager.run)
-    )
+    started = service.start_sweep(session=session, case=case, body=body, manager=manager, wait=wait)
+    if isinstance(started, SweepRead):
+        response.status_code = 200
+    return started
 
 
 @router.get("/{sweep_id}", response_model=SweepRead, name="sweep_json")

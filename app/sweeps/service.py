@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import math
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from datetime import UTC, datetime
 
 from sqlalchemy import select, update
@@ -21,9 +22,16 @@ from app.cases.schemas import CaseUpdate
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Run, Sweep, User
 from app.runs import service as run_service
+from app.runs.manager import RunManager
 from app.runs.runner import in_thread
 from app.search.templates import extract_knobs
-from app.sweeps.schemas import MAX_COMBINATIONS, SweepCreate, SweepRead, SweepResult
+from app.sweeps.schemas import (
+    MAX_COMBINATIONS,
+    SweepCreate,
+    SweepRead,
+    SweepResult,
+    SweepStarted,
+)
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 
 __all__ = [
@@ -38,6 +46,8 @@ __all__ = [
     "is_complete",
     "queue_sweep",
     "read_sweep",
+    "run_in_background",
+    "start_sweep",
     "sweep_run",
 ]
 
@@ -73,6 +83,35 @@ def create_sweep(*, session: Session, case: Case, body: SweepCreate) -> Sweep:
     session.add(sweep)
     session.commit()
     return sweep
+
+
+def start_sweep(
+    *, session: Session, case: Case, body: SweepCreate, manager: RunManager, wait: bool = False
+) -> SweepRead | SweepStarted:
+    """Create the sweep and start it; with ``wait``, return it read once it has ended."""
+    sweep = create_sweep(session=session, case=case, body=body)
+    finished = run_in_background(manager=manager, sweep_id=sweep.id)
+    if not wait:
+        return SweepStarted(id=sweep.id, status=sweep.status)
+    sweep_id = sweep.id
+    finished.result()
+    session.expunge_all()
+    return read_sweep(
+        session=session, sweep=get_sweep(session=session, case=case, sweep_id=sweep_id)
+    )
+
+
+def run_in_background(*, manager: RunManager, sweep_id: int) -> Future[None]:
+    """Run the sweep in the run manager's loop; return a future that ends with it.
+
+    With the job queue, every combination is queued at once and spreads over the workers;
+    in-process, they run one after another.
+    """
+    factory = manager.session_factory
+    execute = queue_sweep if manager.queue is not None else execute_sweep
+    return manager.spawn(
+        lambda: execute(session_factory=factory, sweep_id=sweep_id, start_run=manager.run)
+    )
 
 
 def combinations(sweep: Sweep) -> list[dict[str, float]]:

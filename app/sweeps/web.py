@@ -10,8 +10,8 @@ from fastapi.responses import RedirectResponse, Response
 from app.accounts.deps import WebCaseDep, WebUser
 from app.cases.web import refused_sweep
 from app.errors import Invalid
+from app.runs.deps import RunManagerDep
 from app.sweeps import service
-from app.sweeps.api import start as start_in_background
 from app.sweeps.deps import WebSweepDep
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
@@ -49,6 +49,7 @@ def create_sweep(
     case: WebCaseDep,
     user: WebUser,
     session: SessionDep,
+    manager: RunManagerDep,
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
@@ -59,7 +60,7 @@ def create_sweep(
         sweep = service.create_sweep(session=session, case=case, body=sweep_form.body())
     except (FormErrors, Invalid) as exc:
         return refused_sweep(request, user, session, case, sweep_form.add(exc))
-    start_in_background(request, sweep.id)
+    service.run_in_background(manager=manager, sweep_id=sweep.id)
     url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep.id)
     return RedirectResponse(str(url), status_code=303)
 
