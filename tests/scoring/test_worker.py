@@ -110,7 +110,7 @@ def test_a_scorer_that_crashes_on_every_query_gives_up_quickly(
         == CRASH_MESSAGE + "; the remaining queries were not run after 3 crashes"
     )
     deaths = [
-        r for r in caplog.records if r.name == "app.scoring.sandbox.pool" and "died" in r.message
+        r for r in caplog.records if r.name == "app.scoring.sandbox.process" and "died" in r.message
     ]
     assert len(deaths) == MAX_CRASHES_IN_A_ROW
 

@@ -21,6 +21,7 @@ from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
 
 from app.scoring.js_limits import Limits
 from app.scoring.sandbox import pool as pool_module
+from app.scoring.sandbox.process import WorkerLost
 from app.scoring.types import Outcome
 from app.scoring.v8 import close_racer, new_racer
 from app.vocabulary import QueryStatus
@@ -171,7 +172,7 @@ def _through(
     worker = pool._acquire(owner)  # a mapper holds a worker as a batch does
     try:
         worker.run(request, rows.extend)
-    except pool_module._WorkerLost as lost:
+    except WorkerLost as lost:
         if lost.step is None:
             raise MapperError("the JavaScript worker process could not start") from lost
         if lost.stalled:
