@@ -12,10 +12,10 @@ from statsmodels.stats.multitest import multipletests
 
 from app import cli
 from app.models import Case
+from app.models.scorers import build_config
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.plan import FetchedQuery, score_fetched_metrics
-from app.scorers.service import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_case, make_endpoint, scorer_id

@@ -12,7 +12,7 @@ import pytest
 
 from app import cli
 from app.demo.corpus import index_movies, start_osmem
-from app.scorers.service import build_config
+from app.models.scorers import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
