@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.middleware.sessions import SessionMiddleware
 
@@ -39,6 +41,9 @@ from app.web_common.middleware import (
     SecurityHeadersMiddleware,
 )
 
+if TYPE_CHECKING:
+    from app.runs.queue import RunQueue
+
 __all__ = ["create_app"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,36 +67,30 @@ def create_app(settings: Settings) -> FastAPI:
     assert settings.secret_key is not None
     engine = make_engine(settings.resolved_database_url)
     session_factory = make_session_factory(engine)
+    lifespan = _lifespan(settings, engine, session_factory)
+    app = FastAPI(title="Relevo", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    _set_state(app, settings, engine, session_factory)
+    _install_process_policies(settings)
+    _add_middleware(app, settings, secret_key=settings.secret_key)
+    _add_error_handlers(app)
+    _include_routers(app)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _lifespan(
+    settings: Settings, engine: Engine, session_factory: sessionmaker[Session]
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Return the app's lifespan: migrate, then look after runs and schedules until it stops."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tune_gc()
         js_pool = JsPool()  # this app's JavaScript workers, stopped when it stops
         previous_pool = install_pool(js_pool)
-        migrate(engine)
-        with session_scope(session_factory) as session:
-            scorer_service.seed_presets(session=session)
-            if not settings.uses_queue:  # queued sweeps belong to no process
-                sweep_service.fail_interrupted_sweeps(session=session)
-        queue = None
-        if settings.uses_queue:
-            from app.runs.queue import RunQueue
-
-            queue = RunQueue(
-                database_url=settings.resolved_database_url,
-                session_factory=session_factory,
-                chunk_size=settings.run_chunk_size,
-            )
-            await queue.open()
-        manager = RunManager(
-            session_factory=session_factory,
-            loop=asyncio.get_running_loop(),
-            max_waits_per_user=settings.max_waits_per_user,
-            lease_s=settings.run_lease_s,
-            queue=queue,
-            stalled_s=settings.worker_stalled_s,
-            after_reap=[sweep_service.close_finished_sweeps],
-        )
+        _prepare_database(settings, engine, session_factory)
+        queue = await _open_queue(settings, session_factory)
+        manager = _run_manager(settings, session_factory, queue)
         # Only runs whose process has gone silent: another replica's runs go on.
         manager.start_reaper()
         app.state.run_manager = manager
@@ -108,7 +107,56 @@ def create_app(settings: Settings) -> FastAPI:
             await asyncio.to_thread(js_pool.close)
             engine.dispose()
 
-    app = FastAPI(title="Relevo", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
+    return lifespan
+
+
+def _prepare_database(
+    settings: Settings, engine: Engine, session_factory: sessionmaker[Session]
+) -> None:
+    """Migrate, seed the scorer presets and, without a queue, fail the interrupted sweeps."""
+    migrate(engine)
+    with session_scope(session_factory) as session:
+        scorer_service.seed_presets(session=session)
+        if not settings.uses_queue:  # queued sweeps belong to no process
+            sweep_service.fail_interrupted_sweeps(session=session)
+
+
+async def _open_queue(
+    settings: Settings, session_factory: sessionmaker[Session]
+) -> RunQueue | None:
+    """Open the PostgreSQL job queue; None with SQLite, where runs execute in this process."""
+    if not settings.uses_queue:
+        return None
+    from app.runs.queue import RunQueue
+
+    queue = RunQueue(
+        database_url=settings.resolved_database_url,
+        session_factory=session_factory,
+        chunk_size=settings.run_chunk_size,
+    )
+    await queue.open()
+    return queue
+
+
+def _run_manager(
+    settings: Settings, session_factory: sessionmaker[Session], queue: RunQueue | None
+) -> RunManager:
+    """Return the run manager of this process (called in the running event loop)."""
+    return RunManager(
+        session_factory=session_factory,
+        loop=asyncio.get_running_loop(),
+        max_waits_per_user=settings.max_waits_per_user,
+        lease_s=settings.run_lease_s,
+        queue=queue,
+        stalled_s=settings.worker_stalled_s,
+        after_reap=[sweep_service.close_finished_sweeps],
+    )
+
+
+def _set_state(
+    app: FastAPI, settings: Settings, engine: Engine, session_factory: sessionmaker[Session]
+) -> None:
+    """Put the settings, the database and the login throttle on app.state."""
     app.state.settings = settings
     app.state.engine = engine
     app.state.session_factory = session_factory
@@ -117,6 +165,10 @@ def create_app(settings: Settings) -> FastAPI:
         per_address=settings.login_attempts_per_address,
         window_s=settings.login_window_s,
     )
+
+
+def _install_process_policies(settings: Settings) -> None:
+    """Install the keyring of stored secrets and the policy of outbound engine requests."""
     install_keyring(Keyring.load(keys=settings.encryption_keys, data_dir=settings.data_dir))
     install_policy(
         OutboundPolicy(
@@ -125,9 +177,13 @@ def create_app(settings: Settings) -> FastAPI:
             max_response_bytes=settings.max_engine_response_bytes,
         )
     )
+
+
+def _add_middleware(app: FastAPI, settings: Settings, *, secret_key: str) -> None:
+    """Add the session, body limit, security headers and base URL middleware."""
     app.add_middleware(
         SessionMiddleware,
-        secret_key=settings.secret_key,
+        secret_key=secret_key,
         session_cookie="relevo_session",
         max_age=settings.session_max_age_s,
         same_site="lax",
@@ -142,6 +198,10 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(SecurityHeadersMiddleware)
     if settings.base_url:
         app.add_middleware(BaseUrlMiddleware, base_url=settings.base_url)
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Install the JSON and HTML error handlers; a page that needs a login redirects to it."""
     install_error_handlers(app)
 
     async def login_required(request: Request, _exc: Exception) -> RedirectResponse:
@@ -150,9 +210,6 @@ def create_app(settings: Settings) -> FastAPI:
         return RedirectResponse(str(login), status_code=303)
 
     app.add_exception_handler(LoginRequired, login_required)
-    _include_routers(app)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    return app
 
 
 def _schedule_ticker(
