@@ -24,8 +24,7 @@ from app.endpoints.schemas import EndpointCreate
 from app.models import Book, Judgement, User
 from app.queries import service as query_service
 from tests.books.book_helpers import share_everything_of
-from tests.browser.live import PASSWORD
-from tests.browser.live import free_port as _free_port
+from tests.browser.live import PASSWORD, serving
 from tests.fixtures.database import _postgres_database
 from tests.support.pages import doc
 
@@ -104,11 +103,6 @@ def judging_url(
 @pytest.fixture(scope="module")
 def judging_app(tmp_path_factory: pytest.TempPathFactory, judging_url: str) -> Iterator[JudgingApp]:
     """Serve a fresh app whose book the three raters can all see (a stand-in for a team)."""
-    import threading
-    import time
-
-    import uvicorn
-
     from app.config import Settings
     from app.main import create_app
 
@@ -116,29 +110,18 @@ def judging_app(tmp_path_factory: pytest.TempPathFactory, judging_url: str) -> I
     app = create_app(
         Settings(data_dir=data_dir, database_url=judging_url, secret_key="judging-test-secret")
     )
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    factory: sessionmaker[Session] = app.state.session_factory
-    book_id, pairs = _seed(factory)
-    with factory() as session:
-        owner_id = session.scalar(select(Book.owner_id).where(Book.id == book_id))
-    assert owner_id is not None
-    with pytest.MonkeyPatch.context() as patch:
-        share_everything_of(patch, owner_id)
-        try:
-            yield JudgingApp(f"http://127.0.0.1:{port}", book_id, pairs, factory)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=15)
-            app.state.engine.dispose()
+    try:
+        with serving(app) as url:
+            factory: sessionmaker[Session] = app.state.session_factory
+            book_id, pairs = _seed(factory)
+            with factory() as session:
+                owner_id = session.scalar(select(Book.owner_id).where(Book.id == book_id))
+            assert owner_id is not None
+            with pytest.MonkeyPatch.context() as patch:
+                share_everything_of(patch, owner_id)
+                yield JudgingApp(url, book_id, pairs, factory)
+    finally:
+        app.state.engine.dispose()
 
 
 def _login(page: Any, app: JudgingApp, email: str) -> None:

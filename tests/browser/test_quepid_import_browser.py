@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +11,7 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
-from tests.browser.live import PASSWORD
-from tests.browser.live import free_port as _free_port
+from tests.browser.live import PASSWORD, serving
 from tests.support.quepid import fixture
 
 pytestmark = pytest.mark.browser
@@ -31,8 +28,6 @@ class ImportApp:
 @pytest.fixture(scope="module")
 def import_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> Iterator[ImportApp]:
     """Serve a fresh app with one user and nothing else."""
-    import uvicorn
-
     from app.config import Settings
     from app.main import create_app
 
@@ -44,23 +39,12 @@ def import_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> 
             secret_key="quepid-import-test-secret",
         )
     )
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    with app.state.session_factory() as session:
-        user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
     try:
-        yield ImportApp(f"http://127.0.0.1:{port}", movies_engine.index_url)
+        with serving(app) as url:
+            with app.state.session_factory() as session:
+                user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
+            yield ImportApp(url, movies_engine.index_url)
     finally:
-        server.should_exit = True
-        thread.join(timeout=15)
         app.state.engine.dispose()
 
 
