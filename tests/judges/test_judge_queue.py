@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.main import create_app
+from app.runs.queue import JUDGE_TASK
 from tests.fixtures.database import _postgres_database
 from tests.fixtures.users import make_api_user
 from tests.judges.fake_llm import fake_llm
@@ -28,6 +31,19 @@ ROOT = Path(__file__).resolve().parents[2]
 def db_url() -> Iterator[str]:
     """A PostgreSQL database of this test's own."""
     yield from _postgres_database()
+
+
+def _judge_jobs(factory: sessionmaker[Session], run_id: int) -> list[str]:
+    """Return the statuses of the queue's jobs for this judge run."""
+    with factory() as session:
+        statuses = session.scalars(
+            text(
+                "SELECT status FROM procrastinate_jobs"
+                " WHERE task_name = :task AND (args->>'run_id')::bigint = :run_id"
+            ),
+            {"task": JUDGE_TASK, "run_id": run_id},
+        )
+        return [str(status) for status in statuses]
 
 
 def test_a_worker_executes_a_queued_judge_run(db_url: str, tmp_path: Path) -> None:
@@ -64,8 +80,13 @@ def test_a_worker_executes_a_queued_judge_run(db_url: str, tmp_path: Path) -> No
         started = api.post(f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"]})
         assert started.status_code == 202, started.text
         run_url = f"/api/v1/books/{book['id']}/judge-runs/{started.json()['id']}"
-        time.sleep(0.5)
-        assert api.get(run_url).json()["status"] == "queued"  # the server runs nothing itself
+        factory = app.state.session_factory
+        deadline = time.monotonic() + 20
+        while not (jobs := _judge_jobs(factory, started.json()["id"])):
+            assert time.monotonic() < deadline, "the server did not queue the judge run"
+            time.sleep(0.05)
+        assert jobs == ["todo"]  # one job, left to the workers: the server runs nothing itself
+        assert api.get(run_url).json()["status"] == "queued"
         assert llm.requests == []
         command = [sys.executable, "-m", "app.cli", "worker", "--concurrency", "2"]
         worker = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=log)
