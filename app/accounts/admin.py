@@ -25,12 +25,13 @@ def list_users(*, session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.id)))
 
 
-def get_user(*, session: Session, user_id: int) -> User:
-    """Return the account with this id, or 404."""
-    user = session.get(User, user_id) if valid_id(user_id) else None
-    if user is None:
+def managed_user(*, session: Session, user: User, user_id: int) -> User:
+    """Return the account with this id for an administrator to manage (403 for others), or 404."""
+    require_admin(user)
+    target = session.get(User, user_id) if valid_id(user_id) else None
+    if target is None:
         raise NotFound(f"No user with id {user_id}.")
-    return user
+    return target
 
 
 def find_user(*, session: Session, email: str) -> User:

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from app.accounts import admin
 from app.accounts import service as users
 from app.accounts.admin_schemas import UserCreate, UserRead, UserUpdate
-from app.accounts.deps import CurrentUser
+from app.accounts.deps import CurrentUser, ManagedUserDep
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/admin", tags=["admin"])
@@ -31,10 +31,10 @@ def create_user(body: UserCreate, user: CurrentUser, session: SessionDep) -> Use
 
 
 @router.patch("/users/{user_id}", response_model=UserRead)
-def update_user(user_id: int, body: UserUpdate, user: CurrentUser, session: SessionDep) -> UserRead:
+def update_user(
+    target: ManagedUserDep, body: UserUpdate, user: CurrentUser, session: SessionDep
+) -> UserRead:
     """Disable or enable an account, or reset its password (administrators only)."""
-    admin.require_admin(user)
-    target = admin.get_user(session=session, user_id=user_id)
     if body.password is not None:
         admin.reset_password(session=session, user=target, password=body.password)
     if body.is_disabled is not None:

@@ -17,8 +17,8 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session
 
 from app import access
+from app.accounts import admin, sessions
 from app.accounts import service as users
-from app.accounts import sessions
 from app.config import Settings
 from app.errors import LoginRequired
 from app.models import Book, Case, Scorer, SearchEndpoint, User
@@ -31,10 +31,12 @@ __all__ = [
     "CurrentUser",
     "EndpointDep",
     "KeyManager",
+    "ManagedUserDep",
     "ScorerDep",
     "WebBookDep",
     "WebCaseDep",
     "WebEndpointDep",
+    "WebManagedUserDep",
     "WebScorerDep",
     "WebUser",
     "owned",
@@ -155,3 +157,5 @@ ScorerDep = Annotated[Scorer, Depends(owned(access.visible_scorer, "scorer_id"))
 WebScorerDep = Annotated[Scorer, Depends(owned(access.visible_scorer, "scorer_id", page=True))]
 BookDep = Annotated[Book, Depends(owned(access.visible_book, "book_id"))]
 WebBookDep = Annotated[Book, Depends(owned(access.visible_book, "book_id", page=True))]
+ManagedUserDep = Annotated[User, Depends(owned(admin.managed_user, "user_id"))]
+WebManagedUserDep = Annotated[User, Depends(owned(admin.managed_user, "user_id", page=True))]

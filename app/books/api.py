@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Response
 
-from app import access
 from app.accounts.deps import BookDep, CaseDep, CurrentUser
 from app.books import calibration, service
 from app.books import io as book_io
@@ -105,8 +104,9 @@ def list_pairs(book: BookDep, session: SessionDep) -> list[PairRead]:
 @router.post("/books/{book_id}/populate", response_model=PairsAdded)
 def populate(book: BookDep, body: Populate, user: CurrentUser, session: SessionDep) -> PairsAdded:
     """Add the top docs of every query of a case's latest finished run (409 when none)."""
-    case = access.visible_case(session=session, user=user, case_id=body.case_id)
-    created, existing = service.populate(session=session, book=book, case=case, depth=body.depth)
+    created, existing = service.populate(
+        session=session, user=user, book=book, case_id=body.case_id, depth=body.depth
+    )
     return PairsAdded(created=created, existing=existing)
 
 
@@ -124,7 +124,7 @@ def put_judgement(
     pair: PairDep, body: JudgementPut, book: BookDep, user: CurrentUser, session: SessionDep
 ) -> MyJudgement:
     """Record the caller's judgement of a pair (replacing theirs); off-scale is 422."""
-    judgement = service.judge(session=session, book=book, pair=pair, user=user, body=body)
+    judgement = service.judge(session=session, book=book, pair_id=pair.id, user=user, body=body)
     return MyJudgement.model_validate(judgement)
 
 
@@ -157,4 +157,4 @@ def sync(
     case: CaseDep, book: BookDep, body: SyncBody, user: CurrentUser, session: SessionDep
 ) -> SyncResult:
     """Write the book's aggregate into the case's ratings and re-score the latest run."""
-    return book_sync.sync(session=session, case=case, book=book, body=body, user=user)
+    return book_sync.sync(session=session, case_id=case.id, book=book, body=body, user=user)

@@ -22,7 +22,7 @@ from app.books.schemas import (
 )
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import runs as judge_runs
-from app.models import Book, BookRater, Case, Judgement, Pair, Query, RunQuery, Scorer, User
+from app.models import Book, BookRater, Judgement, Pair, Query, RunQuery, Scorer, User
 from app.models.base import utcnow
 from app.runs import service as run_service
 from app.scorers import service as scorer_service
@@ -160,8 +160,12 @@ def add_pairs(*, session: Session, book: Book, pairs: Sequence[PairIn]) -> tuple
     return created, len(unique) - created
 
 
-def populate(*, session: Session, book: Book, case: Case, depth: int) -> tuple[int, int]:
-    """Add the top-`depth` docs of every query of the case's latest finished run."""
+def populate(
+    *, session: Session, user: User, book: Book, case_id: int, depth: int
+) -> tuple[int, int]:
+    """Add the top-`depth` docs of every query of the latest finished run of one of the
+    user's cases."""
+    case = access.visible_case(session=session, user=user, case_id=case_id)
     run = run_service.latest_finished_run(session=session, case=case)
     if run is None:
         raise Conflict(
@@ -248,8 +252,11 @@ def check_judgement(book: Book, body: JudgementPut) -> None:
         raise Invalid("rating", f"Rating {body.rating:g} is not on the book's scale ({values}).")
 
 
-def judge(*, session: Session, book: Book, pair: Pair, user: User, body: JudgementPut) -> Judgement:
-    """Record the user's judgement of a pair, replacing their earlier one."""
+def judge(
+    *, session: Session, book: Book, pair_id: int, user: User, body: JudgementPut
+) -> Judgement:
+    """Record the user's judgement of one of the book's pairs, replacing their earlier one."""
+    pair = get_pair(session=session, book=book, pair_id=pair_id)
     check_judgement(book, body)
     judgement = session.scalar(
         select(Judgement).where(Judgement.pair_id == pair.id, Judgement.user_id == user.id)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import access
 from app.books.schemas import RatingsSource, SyncBody, SyncResult
 from app.errors import Conflict, Invalid
 from app.judges.consensus import aggregate
@@ -66,8 +67,10 @@ def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[st
     return result
 
 
-def sync(*, session: Session, case: Case, book: Book, body: SyncBody, user: User) -> SyncResult:
-    """Write the book's aggregate into the case's ratings and re-score its latest run in place."""
+def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: User) -> SyncResult:
+    """Write the book's aggregate into the ratings of one of the user's cases and re-score its
+    latest run in place."""
+    case = access.visible_case(session=session, user=user, case_id=case_id)
     if body.method == "rater" and (body.user_id is None) == (body.judge_id is None):
         raise Invalid(
             "user_id", 'The "rater" method needs the user_id of the rater or a judge_id (one).'

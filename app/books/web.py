@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 
-from app import access
 from app.accounts.deps import WebBookDep, WebUser
 from app.books import io as book_io
 from app.books import page_data as book_pages
@@ -90,8 +89,9 @@ def populate(
         )
     except ValidationError:
         return error_page(request, 422, "Choose a case and a depth from 1 to 500.")
-    case = access.visible_case(session=session, user=user, case_id=body.case_id)
-    book_service.populate(session=session, book=book, case=case, depth=body.depth)
+    book_service.populate(
+        session=session, user=user, book=book, case_id=body.case_id, depth=body.depth
+    )
     return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
 
 
@@ -113,9 +113,8 @@ def sync(
         case_id = int(field_text(form, "case_id"))
     except (ValidationError, ValueError):
         return error_page(request, 422, "Choose a case and a method (and a rater for 'rater').")
-    case = access.visible_case(session=session, user=user, case_id=case_id)
-    book_sync.sync(session=session, case=case, book=book, body=body, user=user)
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+    book_sync.sync(session=session, case_id=case_id, book=book, body=body, user=user)
+    return RedirectResponse(str(request.url_for("case_page", case_id=case_id)), status_code=303)
 
 
 @router.get("/books/{book_id}/judge", name="judge_page")
@@ -151,9 +150,8 @@ def judge(
         body = JudgementPut(rating=None if unrateable else float(raw), unrateable=unrateable)
     except (ValueError, ValidationError):
         return error_page(request, 422, 'Choose a rating from the scale, or "can\'t tell".')
-    pair = book_service.get_pair(session=session, book=book, pair_id=pair_id)
     try:
-        book_service.judge(session=session, book=book, pair=pair, user=user, body=body)
+        book_service.judge(session=session, book=book, pair_id=pair_id, user=user, body=body)
     except Invalid as exc:
         return error_page(request, 422, exc.message)
     target = request.url_for("judge_page", book_id=book.id)

@@ -18,6 +18,7 @@ from app.models import Case, Query, RunQuery, Scorer
 from app.models.scorers import config_of
 from app.runs.metrics import metric_defs, weighted
 from app.runs.plan import score_metrics
+from app.runs.stored import engine_answered
 from app.scoring import Outcome, QueryInput
 from app.scoring.types import StoredDocs
 from app.vocabulary import QueryStatus, ScorerKind
@@ -123,7 +124,12 @@ def _rescored(
     case: Case,
     primary_id: int,
 ) -> dict[int, dict[int, float | None]]:
-    answered = [qid for qid, row in rows.items() if _answered(row) and qid in infos]
+    answered = [
+        qid
+        for qid, row in rows.items()
+        if engine_answered(status=row.status, num_found=row.num_found, ranked=bool(row.ids))
+        and qid in infos
+    ]
     inputs = [
         QueryInput(
             docs=_docs(rows[qid]),
@@ -168,11 +174,6 @@ def _tags_and_weights(
         qid: (tuple(tags or ()), float(weight if weight is not None else 1.0))
         for qid, tags, weight in session.execute(stmt)
     }
-
-
-def _answered(row: _Row) -> bool:
-    # As app.runs.stored.has_ranking: a fetch error leaves nothing to score.
-    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.ids)
 
 
 def _docs(row: _Row) -> Any:

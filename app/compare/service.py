@@ -32,7 +32,7 @@ from app.models import Case, Query, Run
 from app.models.scorers import config_of
 from app.runs import case_data
 from app.runs import service as run_service
-from app.runs.stored import doc_title, field_spec_of
+from app.runs.stored import doc_title, engine_answered, field_spec_of
 from app.scorers import service as scorer_service
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
 from app.scoring.types import StoredDocs
@@ -198,7 +198,11 @@ class _Rescorer:
 
     def __call__(self, rows: Mapping[int, StoredRow]) -> dict[int, Outcome]:
         """Return the outcome of every row; a fetch error stays that error."""
-        answered = [qid for qid, row in rows.items() if _answered(row)]
+        answered = [
+            qid
+            for qid, row in rows.items()
+            if engine_answered(status=row.status, num_found=row.num_found, ranked=bool(row.ids))
+        ]
         inputs = (  # a generator: each input is scored as soon as it is made
             QueryInput(
                 # By id: built-in scorers read only ids, JavaScript gets fields on demand.
@@ -219,11 +223,6 @@ def _score_docs(row: StoredRow) -> Sequence[ScoreDoc]:
     if row.docs is not None:
         return StoredDocs(row.docs).as_sequence()
     return StoredDocs.of_ids(row.ids).as_sequence()
-
-
-def _answered(row: StoredRow) -> bool:
-    # The same test as stored.has_ranking: a fetch error leaves nothing to score.
-    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.ids)
 
 
 def _stored(row: StoredRow) -> Outcome:

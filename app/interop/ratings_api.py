@@ -16,7 +16,7 @@ from app.errors import NotFound
 from app.interop import ratings_io as service
 from app.interop.schemas import ImportResult
 from app.models import Case, Run
-from app.runs import service as run_service
+from app.runs.deps import RunDep
 from app.web_common.deps import SessionDep
 from app.web_common.uploads import spooled_body
 
@@ -63,14 +63,12 @@ def export_ratings(
 
 @router.get("/runs/{run_id}/export", response_model=None)
 def export_run(
-    run_id: int,
+    run: RunDep,
     case: CaseDep,
-    session: SessionDep,
     request: Request,
     format: Literal["trec"] = "trec",
 ) -> Response:
     """A run as a TREC run file whose scores reproduce Relevo's ranking."""
-    run = run_service.get_run(session=session, case=case, run_id=run_id)
     run_id = run.id
 
     def lines(s: Session, _case: Case) -> Iterator[str]:

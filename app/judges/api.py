@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from fastapi.concurrency import run_in_threadpool
 
-from app import access
 from app.accounts.deps import BookDep, CurrentUser
 from app.judges import launch, page_data, runs, service, trial
-from app.judges.deps import RunManagerDep
+from app.judges.deps import JudgeDep, JudgeRunDep, RunManagerDep
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRead,
@@ -39,40 +38,39 @@ def create_judge(body: JudgeCreate, user: CurrentUser, session: SessionDep) -> J
 
 
 @router.get("/judges/{judge_id}", response_model=JudgeRead)
-def get_judge(judge_id: int, user: CurrentUser, session: SessionDep) -> JudgeRead:
+def get_judge(judge: JudgeDep) -> JudgeRead:
     """Return one judge."""
-    return service.to_read(service.visible_judge(session=session, user=user, judge_id=judge_id))
+    return service.to_read(judge)
 
 
 @router.patch("/judges/{judge_id}", response_model=JudgeRead)
 def update_judge(
-    judge_id: int, body: JudgeUpdate, user: CurrentUser, session: SessionDep
+    judge: JudgeDep, body: JudgeUpdate, user: CurrentUser, session: SessionDep
 ) -> JudgeRead:
     """Change a judge; a new host drops the key and headers unless sent again."""
-    judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
     return service.to_read(service.update_judge(session=session, user=user, judge=judge, body=body))
 
 
 @router.delete("/judges/{judge_id}", status_code=204)
-def delete_judge(judge_id: int, user: CurrentUser, session: SessionDep) -> None:
+def delete_judge(judge: JudgeDep, user: CurrentUser, session: SessionDep) -> None:
     """Delete a judge (its owner only) and its judgements."""
-    judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
     service.delete_judge(session=session, user=user, judge=judge)
 
 
 @router.post("/judges/{judge_id}/test", response_model=JudgeTestRead)
 async def test_judge(
-    judge_id: int, body: JudgeTest, user: CurrentUser, session: SessionDep
+    judge: JudgeDep, body: JudgeTest, user: CurrentUser, session: SessionDep
 ) -> JudgeTestRead:
     """Ask the judge about n of a book's pairs and show prompt, reply, rating and cost."""
 
     def prepare() -> Any:
-        judge = service.visible_judge(session=session, user=user, judge_id=judge_id)
-        book = access.visible_book(session=session, user=user, book_id=body.book_id)
-        prepared = trial.prepare(session=session, book=book, judge=judge, n=body.n)
+        prepared = trial.prepare(
+            session=session, user=user, book_id=body.book_id, judge=judge, n=body.n
+        )
         session.close()  # no connection held while the judge thinks
         return prepared
 
+    judge_id = judge.id
     config, scale, picked = await run_in_threadpool(prepare)
     return await trial.try_judge(
         config=config, scale=scale, picked=picked, judge_id=judge_id, book_id=body.book_id
@@ -90,22 +88,13 @@ def start_judge_run(
     user: CurrentUser,
     session: SessionDep,
     manager: RunManagerDep,
-    request: Request,
     response: Response,
 ) -> JudgeRunRead | JudgeRunEstimate:
     """Start a judge run on the book (202), or with dry_run estimate it (200, nothing sent)."""
-    judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
     if body.dry_run:
         response.status_code = 200
-        return runs.estimate(session=session, book=book, judge=judge, body=body)
-    run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
-    read = runs.to_read(session=session, run=run, judge_name=judge.name)
-    launch.launch(
-        manager=manager,
-        session_factory=request.app.state.session_factory,
-        run_id=run.id,
-    )
-    return read
+        return launch.estimate(session=session, user=user, book=book, body=body)
+    return launch.start(session=session, manager=manager, user=user, book=book, body=body)
 
 
 @router.get("/books/{book_id}/judge-runs", response_model=list[JudgeRunRead])
@@ -117,38 +106,23 @@ def list_judge_runs(book: BookDep, session: SessionDep) -> list[JudgeRunRead]:
 
 
 @router.get("/books/{book_id}/judge-runs/{run_id}", response_model=JudgeRunRead)
-def get_judge_run(book: BookDep, run_id: int, session: SessionDep) -> JudgeRunRead:
+def get_judge_run(run: JudgeRunDep, session: SessionDep) -> JudgeRunRead:
     """Return one judge run with its failures."""
-    run = runs.get_run(session=session, book=book, run_id=run_id)
     return runs.to_read(session=session, run=run, with_failures=True)
 
 
 @router.post("/books/{book_id}/judge-runs/{run_id}/cancel", response_model=JudgeRunRead)
-def cancel_judge_run(book: BookDep, run_id: int, session: SessionDep) -> JudgeRunRead:
+def cancel_judge_run(run: JudgeRunDep, session: SessionDep) -> JudgeRunRead:
     """Cancel a judge run (a running one stops at its next write, within a second)."""
-    run = runs.cancel_run(
-        session=session, run=runs.get_run(session=session, book=book, run_id=run_id)
-    )
-    return runs.to_read(session=session, run=run)
+    return runs.to_read(session=session, run=runs.cancel_run(session=session, run=run))
 
 
 @router.post(
     "/books/{book_id}/judge-runs/{run_id}/resume", response_model=JudgeRunRead, status_code=202
 )
-def resume_judge_run(
-    book: BookDep, run_id: int, session: SessionDep, request: Request, manager: RunManagerDep
-) -> JudgeRunRead:
+def resume_judge_run(run: JudgeRunDep, session: SessionDep, manager: RunManagerDep) -> JudgeRunRead:
     """Resume a paused judge run: it asks only about the pairs it has not done."""
-    run = runs.resume_run(
-        session=session, run=runs.get_run(session=session, book=book, run_id=run_id)
-    )
-    read = runs.to_read(session=session, run=run)
-    launch.launch(
-        manager=manager,
-        session_factory=request.app.state.session_factory,
-        run_id=run.id,
-    )
-    return read
+    return launch.resume(session=session, manager=manager, run=run)
 
 
 # JSON twins of the judge pages: the same page-data functions, served as JSON.

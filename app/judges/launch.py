@@ -11,11 +11,15 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.judges import runs, service
 from app.judges.client import JudgeClient
+from app.judges.deps import JudgeRunManager
 from app.judges.runner import execute_judge_run
+from app.judges.schemas import JudgeRunCreate, JudgeRunEstimate, JudgeRunRead
+from app.models import Book, JudgeRun, User
 from app.search.transport import engine_http_client
 
-__all__ = ["launch", "run_in_process"]
+__all__ = ["estimate", "launch", "resume", "retry_failed", "run_in_process", "start"]
 
 
 async def run_in_process(*, session_factory: sessionmaker[Session], run_id: int) -> None:
@@ -44,3 +48,36 @@ def launch(
 
     started: concurrent.futures.Future[None] = manager.spawn(work)
     return started
+
+
+def estimate(*, session: Session, user: User, book: Book, body: JudgeRunCreate) -> JudgeRunEstimate:
+    """Return what a judge run of the book would ask and cost; nothing is sent or stored."""
+    judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
+    return runs.estimate(session=session, book=book, judge=judge, body=body)
+
+
+def start(
+    *, session: Session, manager: JudgeRunManager, user: User, book: Book, body: JudgeRunCreate
+) -> JudgeRunRead:
+    """Create a judge run of the book and start it; return it as it was created."""
+    judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
+    run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
+    read = runs.to_read(session=session, run=run, judge_name=judge.name)
+    launch(manager=manager, session_factory=manager.session_factory, run_id=run.id)
+    return read
+
+
+def retry_failed(
+    *, session: Session, manager: JudgeRunManager, user: User, book: Book, run: JudgeRun
+) -> JudgeRunRead:
+    """Start a new run of the same judge over the pairs this run failed."""
+    body = JudgeRunCreate(judge_id=run.judge_id, pairs="failed")
+    return start(session=session, manager=manager, user=user, book=book, body=body)
+
+
+def resume(*, session: Session, manager: JudgeRunManager, run: JudgeRun) -> JudgeRunRead:
+    """Resume a paused judge run (only the pairs it has not done) and start it again."""
+    resumed = runs.resume_run(session=session, run=run)
+    read = runs.to_read(session=session, run=resumed)
+    launch(manager=manager, session_factory=manager.session_factory, run_id=resumed.id)
+    return read

@@ -8,12 +8,13 @@ import random
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app import access
 from app.judges import runs
 from app.judges import service as judges
 from app.judges.client import JudgeClient, JudgeConfig
 from app.judges.runs import PairJob
 from app.judges.schemas import JudgeTestItem, JudgeTestRead
-from app.models import Book, Judge, Pair
+from app.models import Book, Judge, Pair, User
 from app.search.transport import engine_http_client
 
 
@@ -63,9 +64,11 @@ async def try_judge(
 
 
 def prepare(
-    *, session: Session, book: Book, judge: Judge, n: int
+    *, session: Session, user: User, book_id: int, judge: Judge, n: int
 ) -> tuple[JudgeConfig, list[float], list[tuple[Pair, PairJob]]]:
-    """Return what a trial needs from the database (read before any call is made)."""
+    """Return what a trial on one of the user's books needs from the database (read before
+    any call is made); another user's book is NotFound."""
+    book = access.visible_book(session=session, user=user, book_id=book_id)
     config = judges.config_of(judge)
     picked = sample(session=session, book=book, judge=judge, n=n)
     return config, [float(v) for v in book.scale], picked

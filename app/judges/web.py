@@ -8,11 +8,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
-from app import access
 from app.accounts.deps import WebBookDep, WebUser, owned
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import launch, page_data, runs, service, trial
-from app.judges.deps import RunManagerDep
+from app.judges.deps import RunManagerDep, WebJudgeRunDep
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRunCreate,
@@ -168,14 +167,15 @@ async def test_judge(
     try:
         book_id = int(field_text(form, "book_id"))
         n = max(1, min(20, int(field_text(form, "n") or 5)))
-        book = access.visible_book(session=session, user=user, book_id=book_id)
-        config, scale, picked = trial.prepare(session=session, book=book, judge=judge, n=n)
+        config, scale, picked = trial.prepare(
+            session=session, user=user, book_id=book_id, judge=judge, n=n
+        )
     except (ValueError, NotFound):
         return _judge(request, user, session, judge, {"book_id": "Choose a book."}, status_code=422)
     except Conflict as exc:
         return _judge(request, user, session, judge, {"form": exc.message}, status_code=409)
     result = await trial.try_judge(
-        config=config, scale=scale, picked=picked, judge_id=judge.id, book_id=book.id
+        config=config, scale=scale, picked=picked, judge_id=judge.id, book_id=book_id
     )
     return _judge(request, user, session, judge, {}, test=result)
 
@@ -236,35 +236,25 @@ def start_run(
     dry = field_text(form, "action") == "estimate"
     try:
         body = parse_body(JudgeRunCreate, {**values, "dry_run": dry})
-        judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
         if dry:
-            estimate = runs.estimate(session=session, book=book, judge=judge, body=body)
+            estimate = launch.estimate(session=session, user=user, book=book, body=body)
             return _judging(request, user, session, book, {}, estimate, values)
-        run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
+        run = launch.start(session=session, manager=manager, user=user, book=book, body=body)
     except FormErrors as exc:
         return _judging(request, user, session, book, exc.errors, None, values, 422)
     except (Invalid, NotFound, Conflict) as exc:
         code = 409 if isinstance(exc, Conflict) else 422
         return _judging(request, user, session, book, {"form": exc.message}, None, values, code)
-    launch.launch(
-        manager=manager,
-        session_factory=request.app.state.session_factory,
-        run_id=run.id,
-    )
     url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
     return RedirectResponse(str(url), status_code=303)
 
 
 @router.get("/books/{book_id}/judge-runs/{run_id}", name="judge_run_page")
 def run_page(
-    request: Request, book: WebBookDep, run_id: int, user: WebUser, session: SessionDep
+    request: Request, book: WebBookDep, found: WebJudgeRunDep, user: WebUser, session: SessionDep
 ) -> Response:
     """A judge run: progress (live while it runs), counters, failures, retry and cancel."""
-    run = runs.to_read(
-        session=session,
-        run=runs.get_run(session=session, book=book, run_id=run_id),
-        with_failures=True,
-    )
+    run = runs.to_read(session=session, run=found, with_failures=True)
     template = (
         "partials/judge_run_progress.html"
         if request.headers.get("HX-Request")
@@ -275,11 +265,15 @@ def run_page(
 
 @router.post("/books/{book_id}/judge-runs/{run_id}/cancel", name="judge_run_cancel_submit")
 def cancel_run(
-    request: Request, book: WebBookDep, run_id: int, session: SessionDep, _csrf: CsrfChecked
+    request: Request,
+    book: WebBookDep,
+    run: WebJudgeRunDep,
+    session: SessionDep,
+    _csrf: CsrfChecked,
 ) -> Response:
     """Cancel a judge run and come back to its page."""
-    runs.cancel_run(session=session, run=runs.get_run(session=session, book=book, run_id=run_id))
-    url = request.url_for("judge_run_page", book_id=book.id, run_id=run_id)
+    runs.cancel_run(session=session, run=run)
+    url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
     return RedirectResponse(str(url), status_code=303)
 
 
@@ -287,24 +281,18 @@ def cancel_run(
 def resume_run(
     request: Request,
     book: WebBookDep,
-    run_id: int,
+    run: WebJudgeRunDep,
     user: WebUser,
     session: SessionDep,
     manager: RunManagerDep,
     _csrf: CsrfChecked,
 ) -> Response:
     """Resume a paused run (or one whose process stopped) and come back to its page."""
-    run = runs.get_run(session=session, book=book, run_id=run_id)
     try:
-        runs.resume_run(session=session, run=run)
+        launch.resume(session=session, manager=manager, run=run)
     except Conflict as exc:
         return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
-    launch.launch(
-        manager=manager,
-        session_factory=request.app.state.session_factory,
-        run_id=run.id,
-    )
-    url = request.url_for("judge_run_page", book_id=book.id, run_id=run_id)
+    url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
     return RedirectResponse(str(url), status_code=303)
 
 
@@ -312,24 +300,16 @@ def resume_run(
 def retry_failed(
     request: Request,
     book: WebBookDep,
-    run_id: int,
+    old: WebJudgeRunDep,
     user: WebUser,
     session: SessionDep,
     manager: RunManagerDep,
     _csrf: CsrfChecked,
 ) -> Response:
     """Start a new run of the same judge over the pairs that failed."""
-    old = runs.get_run(session=session, book=book, run_id=run_id)
     try:
-        judge = service.get_judge_for_book(session=session, user=user, judge_id=old.judge_id)
-        body = JudgeRunCreate(judge_id=judge.id, pairs="failed")
-        run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
+        run = launch.retry_failed(session=session, manager=manager, user=user, book=book, run=old)
     except (Conflict, Invalid, NotFound) as exc:
         return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
-    launch.launch(
-        manager=manager,
-        session_factory=request.app.state.session_factory,
-        run_id=run.id,
-    )
     url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
     return RedirectResponse(str(url), status_code=303)

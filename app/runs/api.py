@@ -7,7 +7,7 @@ from fastapi import APIRouter, Response
 from app.accounts.deps import CaseDep, CurrentUser
 from app.runs import launch, service
 from app.runs import rescore as rescoring
-from app.runs.deps import RunManagerDep
+from app.runs.deps import RunDep, RunManagerDep
 from app.runs.schemas import RunCreate, RunDetail, RunStarted, RunSummary
 from app.web_common.deps import SessionDep
 
@@ -48,16 +48,10 @@ async def start_run(
 
 
 @router.post("/{run_id}/cancel", response_model=RunDetail)
-def cancel_run(
-    run_id: int, case: CaseDep, session: SessionDep, manager: RunManagerDep
-) -> RunDetail:
+def cancel_run(run: RunDep, session: SessionDep, manager: RunManagerDep) -> RunDetail:
     """Cancel a queued or running run (409 once it has ended); it stops within a second."""
-    run = launch.cancel_run(
-        session=session,
-        run=service.get_run(session=session, case=case, run_id=run_id),
-        manager=manager,
-    )
-    return service.detail(session=session, run=run)
+    cancelled = launch.cancel_run(session=session, run=run, manager=manager)
+    return service.detail(session=session, run=cancelled)
 
 
 @router.get("", response_model=list[RunSummary])
@@ -67,17 +61,12 @@ def list_runs(case: CaseDep, session: SessionDep) -> list[RunSummary]:
 
 
 @router.get("/{run_id}", response_model=RunDetail)
-def get_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
+def get_run(run: RunDep, session: SessionDep) -> RunDetail:
     """Return a run with its progress and every query's outcome."""
-    return service.detail(
-        session=session, run=service.get_run(session=session, case=case, run_id=run_id)
-    )
+    return service.detail(session=session, run=run)
 
 
 @router.post("/{run_id}/rescore", response_model=RunDetail)
-def rescore_run(run_id: int, case: CaseDep, session: SessionDep) -> RunDetail:
+def rescore_run(run: RunDep, session: SessionDep) -> RunDetail:
     """Re-score the run's stored rankings with the current ratings, without refetching."""
-    run = rescoring.rescore_run(
-        session=session, run=service.get_run(session=session, case=case, run_id=run_id)
-    )
-    return service.detail(session=session, run=run)
+    return service.detail(session=session, run=rescoring.rescore_run(session=session, run=run))

@@ -19,7 +19,15 @@ from app.runs import case_data
 from app.search import FieldSpec, FieldSpecError, parse_field_spec
 from app.vocabulary import QueryStatus
 
-__all__ = ["doc_title", "field_spec_of", "has_ranking", "latest_row", "shown_text", "spec_of"]
+__all__ = [
+    "doc_title",
+    "engine_answered",
+    "field_spec_of",
+    "has_ranking",
+    "latest_row",
+    "shown_text",
+    "spec_of",
+]
 
 
 def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery | None:
@@ -30,9 +38,15 @@ def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery |
     return session.scalar(stmt)
 
 
+def engine_answered(*, status: QueryStatus, num_found: int | None, ranked: bool) -> bool:
+    """Return whether the engine answered a query: a fetch error (an error with no hit count
+    and nothing ranked) leaves nothing to score."""
+    return not (status == QueryStatus.ERROR and num_found is None and not ranked)
+
+
 def has_ranking(row: RunQuery) -> bool:
-    """Return whether the engine answered this query (a fetch error leaves nothing to score)."""
-    return not (row.status == QueryStatus.ERROR and row.num_found is None and not row.docs)
+    """Return whether the engine answered this stored query (see engine_answered)."""
+    return engine_answered(status=row.status, num_found=row.num_found, ranked=bool(row.docs))
 
 
 def field_spec_of(*, session: Session, case: Case, run: Run) -> FieldSpec:

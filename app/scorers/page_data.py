@@ -5,7 +5,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.access import visible_clause
+from app.access import valid_id, visible_case, visible_clause
+from app.errors import NotFound
 from app.models import Case, Query, Scorer, User
 from app.runs import case_data
 from app.runs import rescore as rescoring
@@ -61,8 +62,16 @@ def scorer_page(*, session: Session, user: User, scorer: Scorer | None) -> Score
     )
 
 
-def try_scorer(*, session: Session, config: ScorerConfig, case: Case, query: Query) -> TryOutcome:
-    """Score one query's latest results and current ratings with a scorer, storing nothing."""
+def try_scorer(*, session: Session, user: User, config: ScorerConfig, query_id: int) -> TryOutcome:
+    """Score the latest results and current ratings of a query of one of the user's cases with
+    a scorer, storing nothing."""
+    query = session.get(Query, query_id) if valid_id(query_id) else None
+    try:
+        case = visible_case(session=session, user=user, case_id=query.case_id if query else 0)
+    except NotFound:
+        # Name only what the user sent: another user's case id must not show through.
+        raise NotFound(f"No query with id {query_id}.") from None
+    assert query is not None
     run = run_service.latest_finished_run(session=session, case=case)
     row = latest_row(session=session, run=run, query=query)
     if run is None or row is None:

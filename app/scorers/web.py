@@ -6,10 +6,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
-from app import access
 from app.accounts.deps import WebScorerDep, WebUser
-from app.errors import Invalid, NotFound
-from app.models import Query, User
+from app.errors import Invalid
+from app.models import User
 from app.models.scorers import build_config
 from app.scorers import page_data as scorer_pages
 from app.scorers import service as scorer_service
@@ -148,16 +147,7 @@ def _try(session: SessionDep, user: User, editor: ScorerForm, form: FormData) ->
     if not raw_id.isdigit():
         editor.fail("try_query_id", "Choose a query to try the scorer on.")
     config = build_config(**editor.spec())  # trying needs no name
-    query = session.get(Query, int(raw_id)) if access.valid_id(int(raw_id)) else None
-    try:
-        case = access.visible_case(
-            session=session, user=user, case_id=query.case_id if query else 0
-        )
-    except NotFound:
-        # Name only what the user sent: another user's case id must not show through.
-        raise NotFound(f"No query with id {raw_id}.") from None
-    assert query is not None
-    return scorer_pages.try_scorer(session=session, config=config, case=case, query=query)
+    return scorer_pages.try_scorer(session=session, user=user, config=config, query_id=int(raw_id))
 
 
 @router.get("/scorers/{scorer_id}/delete", name="scorer_delete_page")

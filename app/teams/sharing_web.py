@@ -6,12 +6,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app import access
 from app.access import Shareable
 from app.accounts.deps import WebUser
 from app.errors import NotFound
 from app.models import User
 from app.teams import service as teams
+from app.teams.deps import SharedDep
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
@@ -49,30 +49,23 @@ def _render(
 
 @router.get("/sharing/{kind}/{object_id}", name="sharing_page")
 def sharing_page(
-    request: Request, kind: str, object_id: int, user: WebUser, session: SessionDep
+    request: Request, kind: str, obj: SharedDep, user: WebUser, session: SessionDep
 ) -> Response:
     """Show which teams the resource is shared with; its owner gets the form to change it."""
-    return _render(
-        request,
-        user,
-        session,
-        kind,
-        access.visible(session=session, user=user, kind=kind, object_id=object_id),
-    )
+    return _render(request, user, session, kind, obj)
 
 
 @router.post("/sharing/{kind}/{object_id}", name="sharing_submit")
 def sharing_submit(
     request: Request,
     kind: str,
-    object_id: int,
+    obj: SharedDep,
     user: WebUser,
     session: SessionDep,
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
     """Share the resource with the ticked teams (owner only; 403 for members)."""
-    obj = access.visible(session=session, user=user, kind=kind, object_id=object_id)
     raw = [str(v) for v in form.getlist("team_id")]
     if not all(v.isdigit() for v in raw):
         raise NotFound("No such team.")

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.accounts import admin
 from app.accounts import service as users
-from app.accounts.deps import WebUser
+from app.accounts.deps import WebManagedUserDep, WebUser
 from app.errors import Invalid, RelevoError
 from app.models import User
 from app.teams import service
@@ -140,7 +140,7 @@ def admin_create_user(
 @router.post("/admin/users/{user_id}", name="admin_user_update")
 def admin_update_user(
     request: Request,
-    user_id: int,
+    target: WebManagedUserDep,
     user: WebUser,
     session: SessionDep,
     _csrf: CsrfChecked,
@@ -148,8 +148,6 @@ def admin_update_user(
     password: Annotated[str, Form()] = "",
 ) -> Response:
     """Disable, enable or reset the password of an account."""
-    admin.require_admin(user)
-    target = admin.get_user(session=session, user_id=user_id)
     try:
         if action == "reset":
             admin.reset_password(session=session, user=target, password=password)

@@ -85,7 +85,9 @@ def _seed(factory: sessionmaker[Session]) -> tuple[int, int]:
                 name="Films", scale=[0, 1, 2, 3], scale_labels={"0": "Bad", "3": "Perfect"}
             ),
         )
-        created, _ = book_service.populate(session=session, book=book, case=case, depth=2)
+        created, _ = book_service.populate(
+            session=session, user=owner, book=book, case_id=case.id, depth=2
+        )
         return book.id, created
 
 
