@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.accounts.deps import CaseDep, CurrentUser
+from app.cases import cases_list
 from app.cases import page_data as case_pages
 from app.cases.page_schemas import (
     CaseHistory,
@@ -13,6 +14,7 @@ from app.cases.page_schemas import (
     QueryList,
     QuerySort,
 )
+from app.cases.query_list import case_query_list
 from app.runs import score_panel
 from app.runs.score_panel import CaseScore
 from app.web_common.deps import SessionDep
@@ -23,7 +25,7 @@ router = APIRouter(prefix="/pages", tags=["pages"])
 @router.get("/cases", response_model=CasesPage, name="cases_page_json")
 def cases_page(user: CurrentUser, session: SessionDep, show: str = "all") -> CasesPage:
     """Return the data of the cases list page (`show`: all, mine or team-<id>)."""
-    return case_pages.cases_page(session=session, user=user, show=show)
+    return cases_list.cases_page(session=session, user=user, show=show)
 
 
 @router.get("/cases/{case_id}", response_model=CasePage, name="case_page_json")
@@ -61,7 +63,7 @@ def query_list(
     metric: int | None = None,
 ) -> QueryList:
     """Return one page of the case's query list."""
-    return case_pages.case_query_list(
+    return case_query_list(
         session=session, case=case, sort=sort, q=q, page=page, tag=tag, metric=metric
     )
 

@@ -7,20 +7,20 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.accounts.deps import WebCaseDep, WebUser
-from app.cases import flows
+from app.cases import cases_list, flows
 from app.cases import page_data as case_pages
 from app.cases import service as case_service
 from app.cases.forms import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
 from app.cases.page_schemas import QUERY_SORTS, CasePage, CasesPage, QuerySort
+from app.cases.query_list import QUERY_SORT_LABELS, case_query_list
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
 from app.queries import service as query_service
 from app.runs import score_panel
-from app.runs import launch as run_launch
 from app.runs import service as run_service
-from app.runs.deps import RunManagerDep
+from app.runs.manager import RunManager
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
@@ -45,7 +45,7 @@ def _sort(value: str) -> QuerySort:
 @router.get("/", name="cases_page")
 def cases_page(request: Request, user: WebUser, session: SessionDep, show: str = "all") -> Response:
     """Show the user's cases (all, mine or one team's) with their scores, and the new-case form."""
-    data = case_pages.cases_page(session=session, user=user, show=show)
+    data = cases_list.cases_page(session=session, user=user, show=show)
     return _render_cases(request, user, data, new_case_form(data))
 
 
@@ -76,7 +76,7 @@ def create_case(
     request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
 ) -> Response:
     """Create a case from the form and open it; a bad field re-renders the form (422)."""
-    data = case_pages.cases_page(session=session, user=user)
+    data = cases_list.cases_page(session=session, user=user)
     new = NewCaseForm.read(form)
     choices = CaseChoices(
         engines={str(e.id): e.engine for e in data.endpoints},
@@ -155,7 +155,7 @@ def _render_case(
         "sweep_values": sweep.values if sweep else {},
         "sweep_errors": sweep.errors if sweep else {},
         "saved": saved,
-        "sort_labels": case_pages.QUERY_SORT_LABELS,
+        "sort_labels": QUERY_SORT_LABELS,
     }
     return render(request, "case.html", context, status_code=status_code)
 
@@ -228,14 +228,12 @@ def add_queries(
 
 @router.post("/cases/{case_id}/runs", name="case_run")
 def start_run(
-    request: Request,
-    case: WebCaseDep,
-    session: SessionDep,
-    manager: RunManagerDep,
-    _csrf: CsrfChecked,
+    request: Request, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
     """Start a run; htmx gets the live progress bar, a plain form goes back to the case."""
-    run = run_launch.submit_run(session=session, case=case, manager=manager)
+    run = run_service.create_run(session=session, case=case)
+    manager: RunManager = request.app.state.run_manager
+    manager.submit(run.id)
     if is_htmx(request):
         return render(
             request,
@@ -247,17 +245,13 @@ def start_run(
 
 @router.post("/cases/{case_id}/runs/{run_id}/cancel", name="run_cancel_submit")
 def cancel_run(
-    request: Request,
-    run_id: int,
-    case: WebCaseDep,
-    session: SessionDep,
-    manager: RunManagerDep,
-    _csrf: CsrfChecked,
+    request: Request, run_id: int, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
     """Cancel a run; htmx gets the progress bar back, a plain form goes back to the case."""
     run = run_service.get_run(session=session, case=case, run_id=run_id)
     if run.status in ACTIVE_RUN_STATUSES:  # a run that ended meanwhile is simply shown
-        run = run_launch.cancel_run(session=session, run=run, manager=manager)
+        run = run_service.cancel_run(session=session, run=run)
+        request.app.state.run_manager.cancelled(run.id)
     if is_htmx(request):
         return render(
             request,
@@ -301,7 +295,7 @@ def query_list(
     metric: str = "",
 ) -> Response:
     """Return one page of the query list."""
-    queries = case_pages.case_query_list(
+    queries = case_query_list(
         session=session,
         case=case,
         sort=_sort(sort),

@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.accounts.deps import WebUser
-from app.cases import page_data as case_pages
+from app.cases import cases_list as case_pages
 from app.cases.web import new_case_form
 from app.errors import Invalid
 from app.interop import quepid_case as service
