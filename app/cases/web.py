@@ -18,9 +18,10 @@ from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
 from app.queries import service as query_service
+from app.runs import launch as run_launch
 from app.runs import score_panel
 from app.runs import service as run_service
-from app.runs.manager import RunManager
+from app.runs.deps import RunManagerDep
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
@@ -228,12 +229,14 @@ def add_queries(
 
 @router.post("/cases/{case_id}/runs", name="case_run")
 def start_run(
-    request: Request, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
+    request: Request,
+    case: WebCaseDep,
+    session: SessionDep,
+    manager: RunManagerDep,
+    _csrf: CsrfChecked,
 ) -> Response:
     """Start a run; htmx gets the live progress bar, a plain form goes back to the case."""
-    run = run_service.create_run(session=session, case=case)
-    manager: RunManager = request.app.state.run_manager
-    manager.submit(run.id)
+    run = run_launch.submit_run(session=session, case=case, manager=manager)
     if is_htmx(request):
         return render(
             request,
@@ -245,13 +248,17 @@ def start_run(
 
 @router.post("/cases/{case_id}/runs/{run_id}/cancel", name="run_cancel_submit")
 def cancel_run(
-    request: Request, run_id: int, case: WebCaseDep, session: SessionDep, _csrf: CsrfChecked
+    request: Request,
+    run_id: int,
+    case: WebCaseDep,
+    session: SessionDep,
+    manager: RunManagerDep,
+    _csrf: CsrfChecked,
 ) -> Response:
     """Cancel a run; htmx gets the progress bar back, a plain form goes back to the case."""
     run = run_service.get_run(session=session, case=case, run_id=run_id)
     if run.status in ACTIVE_RUN_STATUSES:  # a run that ended meanwhile is simply shown
-        run = run_service.cancel_run(session=session, run=run)
-        request.app.state.run_manager.cancelled(run.id)
+        run = run_launch.cancel_run(session=session, run=run, manager=manager)
     if is_htmx(request):
         return render(
             request,

@@ -1,52 +1,28 @@
 """Judge routers' dependencies: a judge or a book's judge run the caller may see (or 404),
 and the app's run manager, through which judge runs launch.
 
-Judges sit below runs, so this names only what launching a judge run needs of the manager
-(app.runs.manager.RunManager provides it).
+Judges sit below runs: app.judges.launch names what launching a judge run needs of the
+manager (app.runs.manager.RunManager provides it).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-from collections.abc import Callable, Coroutine
-from typing import Annotated, Any, Protocol
+from typing import Annotated
 
 from fastapi import Depends, Request
-from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts.deps import BookDep, WebBookDep, owned
 from app.judges import runs, service
+from app.judges.launch import JudgeRunManager
 from app.models import Judge, JudgeRun
 
 __all__ = [
     "JudgeDep",
-    "JudgeQueue",
     "JudgeRunDep",
-    "JudgeRunManager",
     "RunManagerDep",
     "WebJudgeDep",
     "WebJudgeRunDep",
 ]
-
-
-class JudgeQueue(Protocol):
-    """The job queue, as far as judge runs use it."""
-
-    async def enqueue_judge_run(self, run_id: int) -> None: ...
-
-
-class JudgeRunManager(Protocol):
-    """The run manager, as far as judge runs use it."""
-
-    @property
-    def queue(self) -> JudgeQueue | None: ...
-
-    @property
-    def session_factory(self) -> sessionmaker[Session]: ...
-
-    def spawn(
-        self, work: Callable[[], Coroutine[Any, Any, None]]
-    ) -> concurrent.futures.Future[None]: ...
 
 
 def run_manager(request: Request) -> JudgeRunManager:

@@ -7,19 +7,48 @@ run's coroutine runs in the run manager's event loop, with its own HTTP client.
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.judges import runs, service
 from app.judges.client import JudgeClient
-from app.judges.deps import JudgeRunManager
 from app.judges.runner import execute_judge_run
 from app.judges.schemas import JudgeRunCreate, JudgeRunEstimate, JudgeRunRead
 from app.models import Book, JudgeRun, User
 from app.search.transport import engine_http_client
 
-__all__ = ["estimate", "launch", "resume", "retry_failed", "run_in_process", "start"]
+__all__ = [
+    "JudgeQueue",
+    "JudgeRunManager",
+    "estimate",
+    "launch",
+    "resume",
+    "retry_failed",
+    "run_in_process",
+    "start",
+]
+
+
+class JudgeQueue(Protocol):
+    """The job queue, as far as judge runs use it."""
+
+    async def enqueue_judge_run(self, run_id: int) -> None: ...
+
+
+class JudgeRunManager(Protocol):
+    """The run manager, as far as judge runs use it."""
+
+    @property
+    def queue(self) -> JudgeQueue | None: ...
+
+    @property
+    def session_factory(self) -> sessionmaker[Session]: ...
+
+    def spawn(
+        self, work: Callable[[], Coroutine[Any, Any, None]]
+    ) -> concurrent.futures.Future[None]: ...
 
 
 async def run_in_process(*, session_factory: sessionmaker[Session], run_id: int) -> None:

@@ -78,11 +78,21 @@ class RunManager:
         self._queue = queue
         self._stalled_s = stalled_s
         self._after_reap = tuple(after_reap)
+        self._reaper_rounds = 0
 
     @property
     def session_factory(self) -> sessionmaker[Session]:
         """The sessions the manager's runs (and the work given to it) use."""
         return self._session_factory
+
+    @property
+    def reaper_rounds(self) -> int:
+        """How many rounds of looking after runs have been completed (``reap``)."""
+        return self._reaper_rounds
+
+    def under_way(self, run_id: int) -> bool:
+        """Return whether this manager's task for the run (executing or watching) goes on."""
+        return run_id in self._tasks
 
     @property
     def queue(self) -> RunQueue | None:
@@ -213,6 +223,7 @@ class RunManager:
         count = await asyncio.to_thread(self.reap_interrupted, spare)
         if self._queue is not None:
             await asyncio.to_thread(self._run_after_reap)
+        self._reaper_rounds += 1
         return count
 
     def _run_after_reap(self) -> None:

@@ -11,7 +11,7 @@ spec problem met while building one query's request is raised as
 :class:`RequestBuildError`. Template rules are documented in :mod:`app.search.templates`.
 """
 
-from app.search.client import SearchClient, build_http_request, build_ids_http_request
+from app.search.client import SearchClient
 from app.search.connection import ConnectionReport, try_connection
 from app.search.elastic import build_es_body, es_error_message, parse_es_response
 from app.search.errors import (
@@ -26,6 +26,7 @@ from app.search.errors import (
     TemplateError,
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
+from app.search.http_request import build_http_request, build_ids_http_request
 from app.search.lookup import MAX_LOOKUP_IDS, build_es_ids_body, build_solr_ids_params
 from app.search.models import (
     DEFAULT_FIELD_SPEC,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
@@ -18,6 +20,7 @@ from app.main import create_app
 from app.models import Case, Run
 from app.runs import service as run_service
 from app.runs import store as run_store
+from app.runs.manager import RunManager
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint
 from tests.support.gate_engine import GateEngine, gate_engine
@@ -43,6 +46,20 @@ def _until(api: ApiUser, url: str, statuses: set[str], timeout_s: float = 20) ->
     return run
 
 
+def _wait_for(check: Callable[[], bool], what: str, timeout_s: float = 20) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _manager(app: Any) -> RunManager:
+    assert isinstance(app, FastAPI)
+    manager: RunManager = app.state.run_manager
+    return manager
+
+
 def test_a_cancelled_run_stops_and_stays_cancelled(api: ApiUser, other_api: ApiUser) -> None:
     with gate_engine() as engine:
         case_id = _case(api, engine)
@@ -61,11 +78,11 @@ def test_a_cancelled_run_stops_and_stays_cancelled(api: ApiUser, other_api: ApiU
         )
         assert api.post(f"{url}/cancel").status_code == 409
 
-        # The runner notices at its next heartbeat and stops; letting the engine answer
-        # afterwards must not bring the run back to life.
-        time.sleep(3)  # several heartbeats (every 0.5 s while queries come back)
+        # The runner notices at its next heartbeat and stops while the engine still holds
+        # the first query; the engine answering afterwards must not bring the run back.
+        manager = _manager(api.client.app)
+        _wait_for(lambda: not manager.under_way(started["id"]), what="the run's task to end")
         engine.release()
-        time.sleep(1)
         run = api.get(url).json()
     assert run["status"] == "cancelled" and run["queries"] == []
     assert engine.arrived == 1  # max_concurrency 1: the other queries never went out
@@ -162,7 +179,7 @@ def test_a_second_server_leaves_the_first_ones_runs_alone(
     gone = _running_run(session_factory, case_id, beat_age_s=600)
     second = create_app(Settings(data_dir=tmp_path, database_url=db_url, secret_key="second"))
     with TestClient(second):  # its startup checks for interrupted runs
-        time.sleep(0.2)
+        _wait_for(lambda: _manager(second).reaper_rounds >= 1, what="the second server's check")
     runs = {r["id"]: r["status"] for r in api.get(f"/api/v1/cases/{case_id}/runs").json()}
     assert runs[alive] == "running" and runs[gone] == "failed"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -44,6 +47,12 @@ def _until(check: Callable[[], bool], timeout_s: float = 90, what: str = "condit
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def _manager(client: TestClient) -> RunManager:
+    assert isinstance(client.app, FastAPI)
+    manager: RunManager = client.app.state.run_manager
+    return manager
 
 
 def _case(
@@ -146,7 +155,7 @@ def test_cancel_drops_queued_chunks_and_stops_running_ones(
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
         asked = engine.answered
         _until(lambda: _jobs_left(queue_db) == 0, timeout_s=30, what="the run's jobs to go")
-        time.sleep(1)
+        _until(lambda: engine.in_flight == 0, timeout_s=30, what="the last searches to end")
         run = _run(api, case_id, run_id)
         # Chunks under way stopped within a heartbeat: far fewer searches than queries.
         assert engine.answered < asked + 2 * 10
@@ -190,7 +199,15 @@ def test_two_servers_on_one_database_leave_each_others_runs_alone(
         case_two, _ = _case(api_two, engine, queries=15)
         run_one = api_one.post(f"/api/v1/cases/{case_one}/runs").json()["id"]
         run_two = api_two.post(f"/api/v1/cases/{case_two}/runs").json()["id"]
-        time.sleep(4)  # several reaper rounds on both servers, no worker yet
+        # Four more reaper rounds on both servers (one a second: the last ones past the runs'
+        # lease), with no worker yet.
+        servers = [(_manager(first), _manager(first).reaper_rounds)]
+        servers.append((_manager(second), _manager(second).reaper_rounds))
+        _until(
+            lambda: all(manager.reaper_rounds >= rounds + 4 for manager, rounds in servers),
+            timeout_s=30,
+            what="reaper rounds",
+        )
         assert _run(api_one, case_one, run_one)["status"] == "queued"
         assert _run(api_two, case_two, run_two)["status"] == "queued"
         workers.start(concurrency=2)
@@ -255,15 +272,20 @@ def test_a_stopping_server_lets_the_runs_it_is_queueing_reach_the_queue(
         try:
             manager = RunManager(session_factory=factory, queue=queue)
             slow_plan = queue._plan
+            planning, stopping = threading.Event(), threading.Event()
 
             def plan_slowly(run_id: int) -> list[list[int]]:
-                time.sleep(0.5)  # still planning when the server is told to stop
+                planning.set()
+                stopping.wait(30)  # still planning when the server is told to stop
                 return slow_plan(run_id)
 
             queue._plan = plan_slowly  # type: ignore[method-assign]
             manager.start(run_id)
-            await asyncio.sleep(0.1)
-            await manager.aclose()
+            assert await asyncio.to_thread(planning.wait, 30)
+            closing = asyncio.create_task(manager.aclose())
+            await asyncio.sleep(0)  # the server has begun to stop
+            stopping.set()
+            await closing
         finally:
             await queue.close()
 
