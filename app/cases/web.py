@@ -21,7 +21,7 @@ from app.queries import service as query_service
 from app.runs import launch as run_launch
 from app.runs import score_panel
 from app.runs import service as run_service
-from app.runs.deps import RunManagerDep
+from app.runs.deps import RunManagerDep, WebRunDep
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
@@ -249,14 +249,13 @@ def start_run(
 @router.post("/cases/{case_id}/runs/{run_id}/cancel", name="run_cancel_submit")
 def cancel_run(
     request: Request,
-    run_id: int,
+    run: WebRunDep,
     case: WebCaseDep,
     session: SessionDep,
     manager: RunManagerDep,
     _csrf: CsrfChecked,
 ) -> Response:
     """Cancel a run; htmx gets the progress bar back, a plain form goes back to the case."""
-    run = run_service.get_run(session=session, case=case, run_id=run_id)
     if run.status in ACTIVE_RUN_STATUSES:  # a run that ended meanwhile is simply shown
         run = run_launch.cancel_run(session=session, run=run, manager=manager)
     if is_htmx(request):
@@ -270,9 +269,9 @@ def cancel_run(
 
 
 @router.get("/cases/{case_id}/runs/{run_id}/progress", name="run_progress_partial")
-def run_progress(request: Request, run_id: int, case: WebCaseDep, session: SessionDep) -> Response:
+def run_progress(request: Request, found: WebRunDep, case: WebCaseDep) -> Response:
     """Return the progress bar of a run; when it ends, tell the page to refresh its parts."""
-    run = run_service.summary(run_service.get_run(session=session, case=case, run_id=run_id))
+    run = run_service.summary(found)
     ended = run.status not in ACTIVE_RUN_STATUSES
     headers = {"HX-Trigger": "run-finished"} if ended else None
     return render(
