@@ -26,6 +26,7 @@ from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
 from app.runtime import tune_gc
+from app.schedules import hooks as schedule_hooks
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
 from app.schedules.hooks import Ticker
@@ -215,8 +216,10 @@ def _add_error_handlers(app: FastAPI) -> None:
 def _schedule_ticker(
     settings: Settings, session_factory: sessionmaker[Session], manager: RunManager
 ) -> Ticker | None:
-    """Install the alert delivery settings; without a job queue, fire schedules here."""
+    """Install the alert delivery settings and have runs evaluate alerts as they end (and the
+    job queue fire schedules); without a job queue, fire schedules here."""
     install_delivery(delivery_config_from(settings))
+    schedule_hooks.register()
     if settings.uses_queue:  # workers fire them (app.runs.queue's periodic task)
         return None
 

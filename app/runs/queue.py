@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.runs import hooks
 from app.runs import store as run_store
 from app.runs.runner import execute_chunk
 from app.search import SearchClient
@@ -79,12 +80,10 @@ async def _fire_schedules(context: JobContext, timestamp: int) -> None:
     # Every minute, one job (procrastinate defers each periodic tick once, whatever the
     # number of workers); the schedules' own claim makes each due time start one run even
     # if two ticks overlap. The runs it queues are split into chunks like any other.
-    from app.schedules.hooks import fire_and_deliver
-
     deps: WorkerDeps = context.additional_context["relevo"]
     job_app = context.app
     started: list[int] = []
-    await fire_and_deliver(session_factory=deps.session_factory, start=started.append)
+    await hooks.minute(session_factory=deps.session_factory, start=started.append)
     # A judge run whose worker died (no heartbeat for a minute) goes back in the queue.
     from app.judges import runs as judge_runs
 

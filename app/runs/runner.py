@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import NotFound, public_message
-from app.runs import case_data
+from app.runs import case_data, hooks
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.plan import (
@@ -187,11 +187,9 @@ async def execute_chunk(
 
 
 async def _ended(db: sessionmaker[Session], run_id: int) -> None:
-    # The one hook where a run's end is seen: alert rules are evaluated (once per run, in
-    # whichever process ends it); it never raises and leaves deliveries to a background task.
-    from app.schedules.hooks import run_ended  # the runs domain does not depend on it to load
-
-    await run_ended(session_factory=db, run_id=run_id)
+    # The one place a run's end is seen, in whichever process ends it: the registered work
+    # (schedules' alert rules) runs here.
+    await hooks.run_ended(session_factory=db, run_id=run_id)
 
 
 Store = Callable[[list[FetchedQuery], list[Outcome], Any, list[MetricScores]], Awaitable[None]]

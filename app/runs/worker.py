@@ -20,8 +20,6 @@ from app.db import make_engine, make_session_factory, migrate
 from app.runs.engine_limits import PostgresEngineLimits
 from app.runs.manager import AfterReap, RunManager
 from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
-from app.schedules.delivery import config_from as delivery_config_from
-from app.schedules.delivery import install_config as install_delivery
 from app.scoring.sandbox import JsPool, install_pool
 from app.search import SearchClient
 from app.search.policy import OutboundPolicy, install_policy
@@ -56,8 +54,6 @@ async def run_worker(
             max_response_bytes=settings.max_engine_response_bytes,
         )
     )
-    # Alerts evaluated when this worker ends a run link to the server and may e-mail.
-    install_delivery(delivery_config_from(settings))
     http = engine_http_client()
     pool: AsyncConnectionPool = AsyncConnectionPool(
         libpq_url(url), min_size=1, max_size=4, kwargs={"autocommit": True}, open=False

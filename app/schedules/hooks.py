@@ -1,7 +1,8 @@
 """What the rest of Relevo calls: a run has ended; time has passed.
 
-``run_ended`` is called by the runner when a run of any case ends (in whichever process
-ends it). It evaluates the case's alert rules in a thread and hands any deliveries to a
+``register`` has the runs domain call ``run_ended`` when a run of any case ends (in
+whichever process ends it) and ``fire_and_deliver`` from the job queue's minute task.
+``run_ended`` It evaluates the case's alert rules in a thread and hands any deliveries to a
 background task: it never raises and never waits on the network, so the run is never held
 up or failed by an alert. ``Ticker`` is the loop a server runs when it fires schedules
 itself (SQLite): each tick fires the due schedules and delivers what is due.
@@ -19,11 +20,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.models import Alert, AlertCheck, AlertEvent, Run
+from app.runs import hooks as run_hooks
 from app.schedules import delivery
 from app.schedules.evaluate import ENDED, evaluate_run
 from app.schedules.service import Fired, fire_due
 
-__all__ = ["Ticker", "evaluate_ended", "evaluate_missed", "fire_and_deliver", "run_ended"]
+__all__ = [
+    "Ticker",
+    "evaluate_ended",
+    "evaluate_missed",
+    "fire_and_deliver",
+    "register",
+    "run_ended",
+]
 
 log = logging.getLogger(__name__)
 _background: set[asyncio.Task[None]] = set()
@@ -31,6 +40,12 @@ _background: set[asyncio.Task[None]] = set()
 # those that ended between a day and a minute ago (the minute leaves the hook its turn).
 MISSED_WITHIN = timedelta(days=1)
 MISSED_AFTER = timedelta(minutes=1)
+
+
+def register() -> None:
+    """Have runs evaluate alerts as each run ends, and fire schedules on the queue's minute."""
+    run_hooks.on_run_ended("alerts", run_ended)
+    run_hooks.on_minute("schedules", fire_and_deliver)
 
 
 def evaluate_ended(*, session_factory: sessionmaker[Session], run_id: int) -> list[int]:
