@@ -84,13 +84,20 @@ def test_a_query_that_aborts_v8_fails_alone(use_pool: UsePool) -> None:
     assert pool.started <= 5  # each culprit: one crash in the batch, one to pin it down
 
 
-def test_a_huge_fill_fails_alone_and_fast(use_pool: UsePool) -> None:
-    use_pool(grace_s=0.3)
+def test_a_huge_fill_fails_alone_and_fast(
+    use_pool: UsePool, caplog: pytest.LogCaptureFixture
+) -> None:
+    pool = use_pool(grace_s=0.3)
     queries = [graded(1), graded(2, bad=True), graded(3)]
-    began = time.monotonic()
     outcomes = score_queries(guarded(FILL_CRASH), queries, limits=Limits(time_s=0.2))
-    assert time.monotonic() - began < 8  # V8 itself would take ~10 s per try to abort
     assert [o.status for o in outcomes] == ["scored", "error", "scored"]
+    # Fast: the pool killed the worker past its time limit and grace, in the batch and once
+    # more to pin the culprit down, rather than wait for V8 to abort on its own (about 10 s a
+    # try), which the log would show as "died".
+    lost = [r.message for r in caplog.records if r.name == "app.scoring.sandbox.process"]
+    assert len(lost) == 2
+    assert all("stopped answering and was killed" in line for line in lost)
+    assert pool.started == 3  # the first worker and one replacement per kill
     # Killed when it overran its time limit without stopping, before V8 aborts on its own.
     assert outcomes[1].reason in (CRASH_MESSAGE, "scorer exceeded its 0.2 s time limit")
     assert [outcomes[0].score, outcomes[2].score] == [builtin(queries)[0], builtin(queries)[2]]
@@ -99,9 +106,7 @@ def test_a_huge_fill_fails_alone_and_fast(use_pool: UsePool) -> None:
 def test_a_scorer_that_crashes_on_every_query_gives_up_quickly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    began = time.monotonic()
     outcomes = score_queries(guarded(SPLIT_CRASH), [graded(n, bad=True) for n in range(300)])
-    assert time.monotonic() - began < 10
     assert {o.status for o in outcomes} == {"error"}
     assert all(o.reason and o.reason.startswith(CRASH_MESSAGE) for o in outcomes)
     assert outcomes[0].reason == CRASH_MESSAGE
