@@ -21,10 +21,10 @@ from app.cases.query_list import query_list
 from app.cases.schemas import TryRead
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query, Rating, Run, Scorer, User
+from app.queries.score_panel import score_of
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs
 from app.runs.schemas import RunSummary
-from app.runs.score_panel import score_of
 from app.schedules import notes
 from app.scorers import service as scorer_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus

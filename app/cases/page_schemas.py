@@ -13,8 +13,8 @@ from app.cases.history_schemas import QueryScorePoint
 from app.cases.metric_panel import MetricPanel
 from app.cases.schemas import CaseRead, TryRead
 from app.endpoints.schemas import EndpointOption
+from app.queries.score_panel import CaseScore
 from app.runs.schemas import RunSummary
-from app.runs.score_panel import CaseScore
 from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScaleEntry, ScorerOption, ScorerRead
 from app.vocabulary import Engine, QueryStatus

@@ -15,8 +15,8 @@ from app.cases.page_schemas import (
     QuerySort,
 )
 from app.cases.query_list import case_query_list
-from app.runs import score_panel
-from app.runs.score_panel import CaseScore
+from app.queries import score_panel
+from app.queries.score_panel import CaseScore
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])

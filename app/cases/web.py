@@ -17,9 +17,9 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
+from app.queries import score_panel
 from app.queries import service as query_service
 from app.runs import launch as run_launch
-from app.runs import score_panel
 from app.runs import service as run_service
 from app.runs.deps import RunManagerDep, WebRunDep
 from app.scorers import service as scorer_service

@@ -7,11 +7,11 @@ import asyncio
 import json
 import sys
 
+from app.cli import ci
 from app.cli.database import session_factory
 from app.config import Settings
 from app.db import session_scope
 from app.models import Case
-from app.runs import ci
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.runs.schemas import RunDetail

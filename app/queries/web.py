@@ -14,11 +14,11 @@ from app.models import Query
 from app.queries import rated_missing as missing_service
 from app.queries import ratings as rating_service
 from app.queries import results as result_service
+from app.queries import score_panel
 from app.queries import service as query_service
 from app.queries.deps import WebQueryDep
 from app.queries.forms import NotesForm
 from app.queries.schemas import RatingIn
-from app.runs import score_panel
 from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
