@@ -12,10 +12,10 @@ from starlette.concurrency import run_in_threadpool
 from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
+from app.interop import downloads
 from app.interop import quepid_case as service
-from app.interop.ratings_api import _attachment, _streamed
 from app.interop.schemas import QuepidCaseImported
-from app.web_common.deps import SessionDep
+from app.web_common.deps import SessionDep, SessionFactoryDep
 from app.web_common.uploads import upload_bytes
 
 router = APIRouter(prefix="/cases", tags=["import and export"])
@@ -75,10 +75,12 @@ async def import_case(
 
 
 @router.get("/{case_id}/export", response_model=None, name="export_case")
-def export_case(case: CaseDep, request: Request, format: Literal["quepid"] = "quepid") -> Response:
+def export_case(
+    case: CaseDep, factory: SessionFactoryDep, format: Literal["quepid"] = "quepid"
+) -> Response:
     """The case as Quepid's case export JSON (its current try), which Quepid imports."""
     return StreamingResponse(
-        _streamed(request, case.id, service.export_case),
+        downloads.case_file(session_factory=factory, case_id=case.id, lines=service.export_case),
         media_type="application/json",
-        headers=_attachment(f"case-{case.id}-quepid.json"),
+        headers=downloads.attachment(f"case-{case.id}-quepid.json"),
     )

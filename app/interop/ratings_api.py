@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import CaseDep, CurrentUser
-from app.errors import NotFound
+from app.interop import downloads
 from app.interop import ratings_io as service
 from app.interop.schemas import ImportResult
-from app.models import Case, Run
 from app.runs.deps import RunDep
-from app.web_common.deps import SessionDep
+from app.web_common.deps import SessionDep, SessionFactoryDep
 from app.web_common.uploads import spooled_body
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["import and export"])
@@ -27,26 +24,9 @@ ExportFormat = Literal["csv", "trec", "rre", "quepid"]
 IMPORT_PATH = r"/api/v1/cases/[0-9]+/ratings/import"
 
 
-def _streamed(
-    request: Request, case_id: int, lines: Callable[[Session, Case], Iterator[str]]
-) -> Iterator[bytes]:
-    # The response streams after the route returns: it reads with a session of its own.
-    factory = request.app.state.session_factory
-    with factory() as session:
-        case = session.get(Case, case_id)
-        if case is None:  # deleted between the route and the first line
-            return
-        for text in lines(session, case):
-            yield text.encode()
-
-
-def _attachment(name: str) -> dict[str, str]:
-    return {"Content-Disposition": f'attachment; filename="{name}"'}
-
-
 @router.get("/ratings/export", response_model=None)
 def export_ratings(
-    case: CaseDep, session: SessionDep, request: Request, format: ExportFormat = "csv"
+    case: CaseDep, factory: SessionFactoryDep, format: ExportFormat = "csv"
 ) -> Response:
     """The case's ratings as CSV, TREC qrels, RRE judgements or Quepid's ratings JSON."""
     exports = {
@@ -56,31 +36,20 @@ def export_ratings(
         "quepid": (service.export_quepid, "application/json", f"case-{case.id}-ratings.json"),
     }
     lines, media, name = exports[format]
-    return StreamingResponse(
-        _streamed(request, case.id, lines), media_type=media, headers=_attachment(name)
-    )
+    body = downloads.case_file(session_factory=factory, case_id=case.id, lines=lines)
+    return StreamingResponse(body, media_type=media, headers=downloads.attachment(name))
 
 
 @router.get("/runs/{run_id}/export", response_model=None)
 def export_run(
-    run: RunDep,
-    case: CaseDep,
-    request: Request,
-    format: Literal["trec"] = "trec",
+    run: RunDep, case: CaseDep, factory: SessionFactoryDep, format: Literal["trec"] = "trec"
 ) -> Response:
     """A run as a TREC run file whose scores reproduce Relevo's ranking."""
-    run_id = run.id
-
-    def lines(s: Session, _case: Case) -> Iterator[str]:
-        stored = s.get(Run, run_id)
-        if stored is None:
-            raise NotFound(f"Run {run_id} no longer exists.")
-        return service.run_as_trec(s, stored)
-
+    lines = downloads.run_as_trec(run.id)
     return StreamingResponse(
-        _streamed(request, case.id, lines),
+        downloads.case_file(session_factory=factory, case_id=case.id, lines=lines),
         media_type="text/plain; charset=utf-8",
-        headers=_attachment(f"case-{case.id}-run-{run_id}.trec"),
+        headers=downloads.attachment(f"case-{case.id}-run-{run.id}.trec"),
     )
 
 
