@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.cases import history as history_service
 from app.cases import service as case_service
+from app.cases.history_schemas import QueryScorePoint
 from app.cases.metric_panel import tag_query_ids
 from app.cases.page_schemas import PER_PAGE, QueryList, QueryRow, QuerySort
 from app.models import Case, Query, Run, RunQuery
@@ -100,51 +101,14 @@ def query_list(
     pages = max(1, math.ceil(total / per_page))
     page = min(max(1, page), pages)
     run_id = run.id if run is not None else -1
-    stmt = (
-        select(
-            Query.id,
-            Query.text,
-            Query.position,
-            Query.notes,
-            Query.information_need,
-            RunQuery.status,
-            RunQuery.score,
-            RunQuery.num_found,
-            RunQuery.error,
-            Query.tags,
-            Query.weight,
-            RunQuery.metric_scores,
-        )
-        .outerjoin(RunQuery, (RunQuery.query_id == Query.id) & (RunQuery.run_id == run_id))
-        .where(wanted)
-        .order_by(*_sort_order(sort, None if metric is None else _metric_column(metric)))
-        .limit(per_page)
-        .offset((page - 1) * per_page)
-    )
-    rows = session.execute(stmt).all()
+    order = _sort_order(sort, None if metric is None else _metric_column(metric))
+    rows = session.execute(
+        _page_statement(wanted, run_id, order).limit(per_page).offset((page - 1) * per_page)
+    ).all()
     ids = [row.id for row in rows]
     unrated = _unrated_counts(session=session, run_id=run_id, query_ids=ids, k=k)
     histories = history_service.score_histories(session=session, case_id=case.id, query_ids=ids)
-    items = [
-        QueryRow(
-            id=row.id,
-            text=row.text,
-            position=row.position,
-            status=row.status,
-            score=row.score,
-            num_found=row.num_found,
-            # An errored query has no unrated count to speak of: its error says what happened.
-            unrated_top_k=None if row.status == QueryStatus.ERROR else unrated.get(row.id),
-            error=row.error,
-            notes=row.notes,
-            information_need=row.information_need,
-            history=histories.get(row.id, []),
-            tags=list(row.tags or []),
-            weight=row.weight if row.weight is not None else 1.0,
-            metric_scores=_metric_scores(run, row),
-        )
-        for row in rows
-    ]
+    items = [_query_row(row, run, unrated, histories) for row in rows]
     return QueryList(
         items=items,
         sort=sort,
@@ -162,6 +126,54 @@ def query_list(
                 str(m.scorer_id): m.name for m in metric_defs(session=session, ids=metric_ids(run))
             }
         ),
+    )
+
+
+def _page_statement(wanted: Any, run_id: int, order: list[Any]) -> Any:
+    """Return the SELECT of the queries with their row in the run (if any), in order."""
+    return (
+        select(
+            Query.id,
+            Query.text,
+            Query.position,
+            Query.notes,
+            Query.information_need,
+            RunQuery.status,
+            RunQuery.score,
+            RunQuery.num_found,
+            RunQuery.error,
+            Query.tags,
+            Query.weight,
+            RunQuery.metric_scores,
+        )
+        .outerjoin(RunQuery, (RunQuery.query_id == Query.id) & (RunQuery.run_id == run_id))
+        .where(wanted)
+        .order_by(*order)
+    )
+
+
+def _query_row(
+    row: Any,
+    run: Run | None,
+    unrated: dict[int, int],
+    histories: dict[int, list[QueryScorePoint]],
+) -> QueryRow:
+    return QueryRow(
+        id=row.id,
+        text=row.text,
+        position=row.position,
+        status=row.status,
+        score=row.score,
+        num_found=row.num_found,
+        # An errored query has no unrated count to speak of: its error says what happened.
+        unrated_top_k=None if row.status == QueryStatus.ERROR else unrated.get(row.id),
+        error=row.error,
+        notes=row.notes,
+        information_need=row.information_need,
+        history=histories.get(row.id, []),
+        tags=list(row.tags or []),
+        weight=row.weight if row.weight is not None else 1.0,
+        metric_scores=_metric_scores(run, row),
     )
 
 

@@ -116,26 +116,15 @@ def compare_runs(
     k = scorer_service.scorer_k(
         scorer, rows=case_service.current_try(session=session, case=case).rows
     )
-    tops = {
-        qid: (_top_index(base_rows.get(qid), k), _top_index(other_rows.get(qid), k))
-        for qid in query_ids
-    }
-    # Whole docs (for the titles of the docs that entered or left the top) only where it moved.
-    moved = [qid for qid, (b, o) in tops.items() if b.keys() != o.keys()]
-    base_docs = docs_of(session, base_run.id, base_rows, moved)
-    other_docs = (
-        base_docs if other_run is None else docs_of(session, other_run.id, other_rows, moved)
+    queries = _compare_queries(
+        session,
+        (base_run, other_run),
+        (base_rows, other_rows),
+        (base, other),
+        infos=infos,
+        ratings=ratings,
+        k=k,
     )
-    queries = [
-        _compare_query(
-            qid,
-            infos[qid],
-            (base, base_docs.get(qid), tops[qid][0]),
-            (other, other_docs.get(qid), tops[qid][1]),
-            ratings[qid],
-        )
-        for qid in query_ids
-    ]
     knobs = effective_knobs(
         session=session, case_id=case.id, runs=[r for r in (base_run, other_run) if r is not None]
     )
@@ -173,6 +162,42 @@ def compare_runs(
         queries=_sorted(queries, sort),
         metrics=metrics,
     )
+
+
+def _compare_queries(
+    session: Session,
+    runs: tuple[Run, Run | None],
+    rows: tuple[dict[int, StoredRow], dict[int, StoredRow]],
+    sides: tuple[_Side, _Side],
+    *,
+    infos: Mapping[int, _QueryInfo],
+    ratings: Mapping[int, Mapping[str, float]],
+    k: int,
+) -> list[QueryComparison]:
+    """Return each query's comparison, in query id order, with the docs that entered or
+    left its top k."""
+    (base_run, other_run), (base_rows, other_rows), (base, other) = runs, rows, sides
+    query_ids = sorted(set(base_rows) | set(other_rows))
+    tops = {
+        qid: (_top_index(base_rows.get(qid), k), _top_index(other_rows.get(qid), k))
+        for qid in query_ids
+    }
+    # Whole docs (for the titles of the docs that entered or left the top) only where it moved.
+    moved = [qid for qid, (b, o) in tops.items() if b.keys() != o.keys()]
+    base_docs = docs_of(session, base_run.id, base_rows, moved)
+    other_docs = (
+        base_docs if other_run is None else docs_of(session, other_run.id, other_rows, moved)
+    )
+    return [
+        _compare_query(
+            qid,
+            infos[qid],
+            (base, base_docs.get(qid), tops[qid][0]),
+            (other, other_docs.get(qid), tops[qid][1]),
+            ratings[qid],
+        )
+        for qid in query_ids
+    ]
 
 
 def _query_infos(session: Session, query_ids: Sequence[int]) -> dict[int, _QueryInfo]:
