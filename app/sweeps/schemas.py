@@ -58,9 +58,16 @@ class SweepRead(Out):
     total: int = Field(description="Number of combinations")
     done: int = Field(description="Combinations whose run has ended")
     results: list[SweepResult]
-    best: SweepResult | None = Field(description="Highest case score among complete runs")
+    best: SweepResult | None = Field(
+        description="Highest case score among complete runs (see best_note when none can be)"
+    )
     best_note: str | None = Field(
-        default=None, description="Why there is no best while some combination has ended"
+        default=None,
+        description=(
+            "Why there is no best while some combination has ended; or, with a best, that "
+            "no run scored every query and the best was chosen among the runs that left out "
+            "only the queries every run left out (unrated ones, say)"
+        ),
     )
     created_at: datetime
     finished_at: datetime | None

@@ -20,7 +20,7 @@ from app.access import valid_id
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.errors import Conflict, Invalid, NotFound
-from app.models import Case, Run, Sweep, User
+from app.models import Case, Run, RunQuery, Sweep, User
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.runs.runner import in_thread
@@ -32,7 +32,7 @@ from app.sweeps.schemas import (
     SweepResult,
     SweepStarted,
 )
-from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
+from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 __all__ = [
     "apply_sweep",
@@ -156,6 +156,30 @@ def _result(run: Run) -> SweepResult:
     )
 
 
+def _scored_alike(results: list[SweepResult], session: Session) -> tuple[list[SweepResult], int]:
+    """Return the finished runs without errors that left out only the queries every such run
+    left out (unrated ones, say), and how many those are; ([], 0) when there are none."""
+    candidates = {
+        r.run_id: r
+        for r in results
+        if r.status == RunStatus.FINISHED and not r.errors and r.case_score is not None
+    }
+    if not candidates:
+        return [], 0
+    rows = session.execute(
+        select(RunQuery.run_id, RunQuery.query_id).where(
+            RunQuery.run_id.in_(list(candidates)), RunQuery.status == QueryStatus.UNSCORED
+        )
+    ).all()
+    left_out: dict[int, set[int | None]] = {run_id: set() for run_id in candidates}
+    for run_id, query_id in rows:
+        left_out[run_id].add(query_id)
+    always = set.intersection(*left_out.values())
+    if not always:
+        return [], 0
+    return [r for run_id, r in candidates.items() if left_out[run_id] == always], len(always)
+
+
 def _no_best_note(results: list[SweepResult]) -> str | None:
     """Say why no run is the best, once some have finished."""
     ended = [r for r in results if r.status == RunStatus.FINISHED]
@@ -172,10 +196,23 @@ def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
     """Return the sweep with each combination's run and the best complete one.
 
     A partial run (errors or unscored queries) averages fewer queries than the others, so
-    it is never the best, however high its score.
+    it is never the best, however high its score. Except where some queries are unscored in
+    every run (unrated ones, say): then no run can be complete, and the best is chosen among
+    the runs without errors that left out those queries and no other, which all average the
+    same queries (``best_note`` says so).
     """
     results = [_result(run) for run in _runs(session, sweep)]
     ranked = [r for r in results if r.complete and r.case_score is not None]
+    note = None
+    if not ranked:
+        ranked, always = _scored_alike(results, session)
+        if ranked:
+            note = (
+                f"No run scored every query: {always} "
+                f"{'query was' if always == 1 else 'queries were'} unscored in every run "
+                "(no ratings, or none relevant). Best among the runs without errors that "
+                "scored all the others."
+            )
     best = max(ranked, key=lambda r: r.case_score or 0.0, default=None)
     return SweepRead(
         id=sweep.id,
@@ -187,7 +224,7 @@ def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
         done=sum(r.status not in ACTIVE_RUN_STATUSES for r in results),
         results=results,
         best=best,
-        best_note=None if best is not None else _no_best_note(results),
+        best_note=note if best is not None else _no_best_note(results),
         created_at=sweep.created_at,
         finished_at=sweep.finished_at,
     )

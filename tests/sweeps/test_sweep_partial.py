@@ -4,10 +4,12 @@ higher score, and still is not the best (README, "Partial runs")."""
 from __future__ import annotations
 
 import pytest
+from fastapi.testclient import TestClient
 
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.flaky_engine import TEMPLATE, flaky_engine
+from tests.support.pages import login, one, soup
 
 pytestmark = pytest.mark.runner  # starts runs (and sweeps)
 
@@ -59,3 +61,50 @@ def test_a_partial_combination_is_not_the_best_even_with_the_higher_score(api: A
     assert alone.json()["best_note"] == (
         "No complete run: every combination had errors (engine or scorer)."
     )
+
+
+def test_with_unrated_queries_the_best_is_among_runs_that_left_out_only_those(
+    api: ApiUser, client: TestClient
+) -> None:
+    # Two queries have no ratings: every run leaves them unscored, so no run is complete.
+    # k=1 scores the 23 others; k=2 fails on the 4 hard ones (errors): k=1 is the best.
+    with flaky_engine(HARD) as url:
+        endpoint = make_endpoint(api, url)
+        ndcg = scorer_id(api, "NDCG@10")
+        case = make_case(
+            api, endpoint["id"], query_template=TEMPLATE, knobs={"k": 1}, scorer_id=ndcg
+        )
+        case_id = case["id"]
+        ids = add_queries(api, case_id, TEXTS)
+        for text, qid in ids.items():
+            if text in ("query 0", "query 1"):
+                continue
+            body = {"ratings": [{"doc_id": "good", "rating": 3}, {"doc_id": "bad", "rating": 0}]}
+            path = f"/api/v1/cases/{case_id}/queries/{qid}/ratings"
+            assert api.put(path, json=body).status_code == 200
+        response = api.post(
+            f"/api/v1/cases/{case_id}/sweeps?wait=true", json={"knobs": {"k": [1, 2]}}
+        )
+        assert response.status_code == 200, response.text
+        sweep = response.json()
+        first, failing = sweep["results"]
+        assert (first["complete"], first["scored"], first["unscored"], first["errors"]) == (
+            False,
+            23,
+            2,
+            0,
+        )
+        assert (failing["scored"], failing["unscored"], failing["errors"]) == (19, 2, 4)
+        # 19 easy queries at 100, the 4 hard ones with "good" second: 100 / log2(3) each.
+        assert first["case_score"] == pytest.approx((19 * 100 + 4 * 63.0929754) / 23, abs=1e-3)
+        assert failing["case_score"] == pytest.approx(100.0)  # higher, over fewer queries
+        assert sweep["best"]["run_id"] == first["run_id"]
+        assert sweep["best_note"] == (
+            "No run scored every query: 2 queries were unscored in every run (no ratings, or "
+            "none relevant). Best among the runs without errors that scored all the others."
+        )
+        login(client)
+        page = soup(client.get(f"/cases/{case_id}/sweeps/{sweep['id']}"))
+    assert one(page, "#sweep-best").get_text(" ", strip=True).startswith("Best run:")
+    assert one(page, "#sweep-best")["data-run-id"] == str(first["run_id"])
+    assert one(page, "#sweep-best-basis").get_text(strip=True) == sweep["best_note"]
