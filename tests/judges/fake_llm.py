@@ -14,6 +14,11 @@ the fake reads it and answers by its ``fake`` field:
 - ``"obey"``: answers whatever number follows "answer" in the document's text (a model
   that follows instructions injected into the document).
 
+On the Anthropic path, a request that forces a tool (``tool_choice``) gets the scripted JSON
+object back as that tool's ``input`` in a ``tool_use`` block, as the Messages API answers;
+a scripted reply that is not a JSON object (prose, a code fence) comes back as text, as from
+a proxy that drops tools.
+
 Usage is counted like the real services: input tokens = prompt characters / 4, output 12.
 Every request is recorded (path, headers, JSON body) for the tests to inspect.
 """
@@ -87,6 +92,18 @@ def _reply_text(doc: dict[str, Any]) -> str:
     return json.dumps({"rating": grade, "explanation": "fake says so"})
 
 
+def _anthropic_content(body: dict[str, Any], text: str) -> tuple[list[dict[str, Any]], str]:
+    forced = body.get("tool_choice") or {}
+    try:
+        scripted = json.loads(text)
+    except ValueError:
+        scripted = None
+    if forced.get("type") == "tool" and isinstance(scripted, dict):
+        block = {"type": "tool_use", "id": "toolu_fake", "name": forced["name"], "input": scripted}
+        return [block], "tool_use"
+    return [{"type": "text", "text": text}], "end_turn"
+
+
 def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -127,13 +144,14 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             text = _reply_text(doc)
             tokens_in = max(1, len(prompt) // 4)
             if anthropic:
+                content, stop = _anthropic_content(body, text)
                 payload: dict[str, Any] = {
                     "id": "msg_fake",
                     "type": "message",
                     "role": "assistant",
                     "model": body["model"],
-                    "content": [{"type": "text", "text": text}],
-                    "stop_reason": "end_turn",
+                    "content": content,
+                    "stop_reason": stop,
                     "usage": {"input_tokens": tokens_in, "output_tokens": OUTPUT_TOKENS},
                 }
             else:

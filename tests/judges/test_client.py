@@ -11,7 +11,7 @@ import pytest
 
 from app.judges.client import JudgeClient, JudgeConfig, Outcome
 from app.judges.prompt import DEFAULT_PROMPT, render
-from app.judges.providers import ANTHROPIC_VERSION
+from app.judges.providers import ANTHROPIC_VERSION, JUDGEMENT_TOOL
 from app.search.policy import OutboundPolicy
 from tests.judges.fake_llm import OUTPUT_TOKENS, FakeLLM, fake_llm
 
@@ -116,6 +116,13 @@ def test_anthropic_request_and_usage(llm: FakeLLM) -> None:
     assert "Authorization" not in sent.headers
     assert sent.body["max_tokens"] == 512
     assert sent.body["messages"][0]["role"] == "user"
+    # The judgement is asked for as the input of the one tool the model must call.
+    (tool,) = sent.body["tools"]
+    assert tool["name"] == JUDGEMENT_TOOL == "record_judgement"
+    assert tool["input_schema"]["properties"]["rating"]["enum"] == [0, 1, 2, 3]
+    assert tool["input_schema"]["required"] == ["rating", "explanation"]
+    assert sent.body["tool_choice"] == {"type": "tool", "name": "record_judgement"}
+    assert outcome.raw_reply == '{"rating": 2, "explanation": "fake says so"}'  # tool input
     assert outcome.tokens_in == len(sent.body["messages"][0]["content"]) // 4
     assert outcome.tokens_out == OUTPUT_TOKENS
     assert outcome.cost_usd == 0.0  # no prices set
@@ -282,3 +289,16 @@ def test_never_more_than_the_limit_in_any_minute(llm: FakeLLM) -> None:
     # Spaced 30 s apart, and the third waits until the first has left the (60.5 s) window.
     assert sent == [100.0, 130.0, pytest.approx(160.5), pytest.approx(190.5)]
     assert all(b - a >= 60 for a, b in zip(sent, sent[2:], strict=False))
+
+
+def test_an_anthropic_tool_call_off_the_scale_is_refused_and_text_still_reads(
+    llm: FakeLLM,
+) -> None:
+    # A tool's input is checked like any reply: a rating off the scale fails the pair.
+    off = ask(anthropic(llm), {"fake": "off_scale"})
+    assert off.rating is None
+    assert off.error is not None and "rating 7 is not on the scale (0, 1, 2, 3)" in off.error
+    # A server that answers with text (prose here) rather than the tool is read as text.
+    prose = ask(anthropic(llm), {"fake": "non_json"})
+    assert prose.rating is None and prose.error is not None and "not JSON" in prose.error
+    assert prose.raw_reply == "I think this result is quite relevant."
