@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
+from app.cases.history import effective_knobs
 from app.compare.rows import stored_rows, top_docs
 from app.compare.schemas import DocMark, QuerySideBySide, SideDoc
 from app.compare.stats import query_overlap
@@ -39,6 +40,7 @@ def side_by_side(
     other_top = top_docs(stored_rows(session, other.id, query.id).get(query.id), k)
     base_spec = field_spec_of(session=session, case=case, run=base)
     other_spec = field_spec_of(session=session, case=case, run=other)
+    knobs = effective_knobs(session=session, case_id=case.id, runs=[base, other])
     return QuerySideBySide(
         case_id=case.id,
         query_id=query.id,
@@ -46,6 +48,10 @@ def side_by_side(
         k=k,
         base_run_id=base.id,
         other_run_id=other.id,
+        base_try_number=base.try_number,
+        other_try_number=other.try_number,
+        base_knobs=knobs.get(base.id) or None,
+        other_knobs=knobs.get(other.id) or None,
         base_docs=_marked(base_top, other_top, base_spec, ratings, missing="dropped"),
         other_docs=_marked(other_top, base_top, other_spec, ratings, missing="new"),
         overlap=query_overlap(base_top, other_top),

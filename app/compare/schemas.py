@@ -164,6 +164,14 @@ class QuerySideBySide(Out):
     k: int
     base_run_id: int
     other_run_id: int
+    base_try_number: int = Field(description="The try the base run searched with")
+    other_try_number: int = Field(description="The try the other run searched with")
+    base_knobs: dict[str, Any] | None = Field(
+        default=None, description="The knob values the base run searched with, if any"
+    )
+    other_knobs: dict[str, Any] | None = Field(
+        default=None, description="The knob values the other run searched with, if any"
+    )
     base_docs: list[SideDoc]
     other_docs: list[SideDoc]
     overlap: QueryOverlap

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.models import Run
 from app.scoring.overlap import rbo_ext
 from tests.fixtures.users import ApiUser
 from tests.support.compare_pages import XSS, _two_runs
@@ -44,6 +45,11 @@ def test_side_by_side_page(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     setup = _two_runs(api, session_factory)
+    with session_factory() as session:  # the other run was one combination of a sweep
+        other_run = session.get(Run, setup["other"])
+        assert other_run is not None
+        other_run.knobs = {"boost": 2.5}
+        session.commit()
     login(client)
     batman = setup["ids"]["batman"]
     response = client.get(
@@ -52,6 +58,13 @@ def test_side_by_side_page(
     )
     assert response.status_code == 200
     page = soup(response)
+    # Each side is named as on the compare page: run, try and the knobs it searched with.
+    assert one(page, "#side-base h2").get_text(strip=True) == (
+        f"Base · Run {setup['base']} · try 1 · titleBoost=10"  # the try's knobs
+    )
+    assert one(page, "#side-other h2").get_text(strip=True) == (
+        f"Other · Run {setup['other']} · try 1 · boost=2.5"
+    )
     base = [(li["data-doc-id"], li["data-mark"]) for li in page.select("#side-base li.side-doc")]
     other = [(li["data-doc-id"], li["data-mark"]) for li in page.select("#side-other li.side-doc")]
     assert base == [("4", "moved")]
@@ -59,4 +72,7 @@ def test_side_by_side_page(
     assert XSS in one(page, "#side-other li[data-doc-id='5'] .doc-title").get_text()
     assert XSS not in response.text  # escaped
     alternate = attr(one(page, "link[rel=alternate]"), "href")
-    assert api.get(alternate).json()["other_docs"][0]["mark"] == "new"
+    data = api.get(alternate).json()
+    assert data["other_docs"][0]["mark"] == "new"
+    assert (data["base_try_number"], data["base_knobs"]) == (1, {"titleBoost": 10})
+    assert (data["other_try_number"], data["other_knobs"]) == (1, {"boost": 2.5})
