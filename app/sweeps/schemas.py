@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import AllowInfNan, Field, Strict
 
 from app.bodies import Body, Out
+from app.runs.schemas import RecordedMetric
 from app.vocabulary import RunStatus
 
 MAX_COMBINATIONS = 100
@@ -46,6 +47,13 @@ class SweepResult(Out):
     complete: bool = Field(
         default=False,
         description="Finished with every query scored: only a complete run can be the best",
+    )
+    metrics: list[RecordedMetric] = Field(
+        default_factory=list,
+        description=(
+            "The case's other metrics as the run scored them when it finished (the primary, "
+            "case_score, is left out)"
+        ),
     )
 
 

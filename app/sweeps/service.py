@@ -24,6 +24,7 @@ from app.models import Case, Run, RunQuery, Sweep, User
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.runs.runner import in_thread
+from app.runs.schemas import RecordedMetric
 from app.search.templates import extract_knobs
 from app.sweeps.schemas import (
     MAX_COMBINATIONS,
@@ -153,6 +154,11 @@ def _result(run: Run) -> SweepResult:
         errors=run.errors,
         total=run.total,
         complete=is_complete(run),
+        metrics=[
+            RecordedMetric.model_validate(m)
+            for m in run.recorded_metrics or []
+            if m.get("scorer_id") != run.scorer_id
+        ],
     )
 
 
