@@ -1,4 +1,5 @@
-"""A run's stored outcomes as a comparison reads them: ranked ids, and whole docs where needed."""
+"""A run's stored outcomes as a comparison reads them (ranked ids, and whole docs where
+needed), and the queries' text, options and weights."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from typing import Any
 from sqlalchemy import JSON, func, literal_column, select
 from sqlalchemy.orm import Session
 
-from app.models import RunQuery
+from app.models import Query, RunQuery
 from app.vocabulary import QueryStatus
 
-__all__ = ["StoredRow", "docs_of", "stored_rows", "top_docs"]
+__all__ = ["QueryInfo", "StoredRow", "docs_of", "query_infos", "stored_rows", "top_docs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,3 +99,31 @@ def top_docs(row: StoredRow | None, k: int) -> dict[str, Mapping[str, Any]]:
         return {}
     top = [{**doc, "rank": doc.get("rank") or i} for i, doc in enumerate(row.docs[:k], 1)]
     return {str(doc.get("id")): doc for doc in top}
+
+
+@dataclass(frozen=True)
+class QueryInfo:
+    """What a comparison reads of a query: its text, position, options and weight."""
+
+    text: str
+    position: int
+    options: Mapping[str, Any]
+    weight: float = 1.0
+
+
+def query_infos(session: Session, query_ids: Sequence[int]) -> dict[int, QueryInfo]:
+    """Return the queries' infos by id (deleted queries are left out)."""
+    if not query_ids:
+        return {}
+    stmt = select(Query.id, Query.text, Query.position, Query.options, Query.weight).where(
+        Query.id.in_(query_ids)
+    )
+    return {
+        qid: QueryInfo(
+            text=text,
+            position=position,
+            options=options or {},
+            weight=float(weight) if weight is not None else 1.0,
+        )
+        for qid, text, position, options, weight in session.execute(stmt)
+    }

@@ -7,16 +7,15 @@ a comparison is fair and never changes a stored run (nothing here writes to the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
 from app.cases.history import effective_knobs
 from app.compare.metrics import compare_case_metrics, metrics_read_fields
-from app.compare.rows import StoredRow, docs_of, stored_rows
+from app.compare.rows import QueryInfo, StoredRow, docs_of, query_infos, stored_rows
 from app.compare.schemas import (
     Change,
     CompareCounts,
@@ -28,10 +27,12 @@ from app.compare.schemas import (
 )
 from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap, sets_differ
 from app.errors import Conflict
-from app.models import Case, Query, Run
+from app.metrics import aggregate_mean
+from app.models import Case, Run
 from app.models.scorers import config_of
 from app.runs import case_data
 from app.runs import service as run_service
+from app.runs.metrics import weighted
 from app.runs.stored import doc_title, engine_answered, field_spec_of
 from app.scorers import service as scorer_service
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
@@ -50,13 +51,6 @@ COMPARE_SORT_LABELS: dict[CompareSort, str] = {
 # Two scores this close are the same score: re-scoring one ranking twice is exact, but a
 # metric may sum in a different order when a doc moves within the top.
 SAME = 1e-9
-
-
-@dataclass(frozen=True)
-class _QueryInfo:
-    text: str
-    position: int
-    options: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -108,7 +102,7 @@ def compare_runs(
     base_rows = stored_rows(session, base_run.id, docs=whole)
     other_rows = base_rows if other_run is None else stored_rows(session, other_run.id, docs=whole)
     query_ids = sorted(set(base_rows) | set(other_rows))
-    infos = _query_infos(session, query_ids)
+    infos = query_infos(session, query_ids)
     ratings = case_data.ratings_of(session=session, query_ids=query_ids)
     rescore = _Rescorer(config, infos, ratings, case.options or {})
     base = _side(session, case, base_run, base_rows, rescore if other_run is not None else None)
@@ -128,9 +122,11 @@ def compare_runs(
     knobs = effective_knobs(
         session=session, case_id=case.id, runs=[r for r in (base_run, other_run) if r is not None]
     )
-    base_read, other_read = _side_read(base, knobs), _side_read(other, knobs)
+    # With weighted_mean, every mean is weighted by today's query weights (API.md).
+    weights = {qid: info.weight for qid, info in infos.items()} if weighted(case) else None
+    base_read, other_read = _side_read(base, knobs, weights), _side_read(other, knobs, weights)
     case_delta = _delta(base_read.case_score, other_read.case_score)
-    stats = compare_stats(queries)
+    stats = compare_stats(queries, weights)
     counts = _counts(queries)
     metrics = compare_case_metrics(
         session=session,
@@ -170,7 +166,7 @@ def _compare_queries(
     rows: tuple[dict[int, StoredRow], dict[int, StoredRow]],
     sides: tuple[_Side, _Side],
     *,
-    infos: Mapping[int, _QueryInfo],
+    infos: Mapping[int, QueryInfo],
     ratings: Mapping[int, Mapping[str, float]],
     k: int,
 ) -> list[QueryComparison]:
@@ -200,24 +196,12 @@ def _compare_queries(
     ]
 
 
-def _query_infos(session: Session, query_ids: Sequence[int]) -> dict[int, _QueryInfo]:
-    if not query_ids:
-        return {}
-    stmt = select(Query.id, Query.text, Query.position, Query.options).where(
-        Query.id.in_(query_ids)
-    )
-    return {
-        qid: _QueryInfo(text=text, position=position, options=options or {})
-        for qid, text, position, options in session.execute(stmt)
-    }
-
-
 @dataclass(frozen=True)
 class _Rescorer:
     """Scores stored rankings with one scorer and the current ratings."""
 
     config: ScorerConfig
-    infos: Mapping[int, _QueryInfo]
+    infos: Mapping[int, QueryInfo]
     ratings: Mapping[int, Mapping[str, float]]
     case_options: Mapping[str, Any]
 
@@ -271,8 +255,17 @@ def _side(
     )
 
 
-def _side_read(side: _Side, knobs: Mapping[int, dict[str, Any]]) -> CompareSide:
+def _side_read(
+    side: _Side, knobs: Mapping[int, dict[str, Any]], weights: Mapping[int, float] | None
+) -> CompareSide:
     totals = tally(side.outcomes.values())
+    if weights is not None:
+        scored = (
+            (o.score, weights.get(qid, 1.0))
+            for qid, o in side.outcomes.items()
+            if o.status == QueryStatus.SCORED and o.score is not None
+        )
+        totals = replace(totals, case_score=aggregate_mean(scored, weighted=True))
     return CompareSide(
         run_id=side.run.id,
         try_number=side.run.try_number,
@@ -292,7 +285,7 @@ _QuerySide = tuple[_Side, list[Any] | None, dict[str, int]]
 
 def _compare_query(
     query_id: int,
-    info: _QueryInfo,
+    info: QueryInfo,
     base_side: _QuerySide,
     other_side: _QuerySide,
     ratings: Mapping[str, float],

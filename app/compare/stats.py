@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from app.compare.schemas import (
     CaseOverlap,
@@ -36,14 +36,21 @@ def query_overlap(base_top: Iterable[str], other_top: Iterable[str]) -> QueryOve
     return QueryOverlap.model_construct(jaccard=jaccard(a, b), rbo=rbo_ext(a, b))
 
 
-def compare_stats(queries: Sequence[QueryComparison]) -> CompareStats:
-    """Return the paired statistics over the queries scored in both runs."""
+def compare_stats(
+    queries: Sequence[QueryComparison], weights: Mapping[int, float] | None = None
+) -> CompareStats:
+    """Return the paired statistics over the queries scored in both runs (weighted by the
+    queries' weights when given)."""
     pairs = [
-        (q.base_score, q.other_score)
+        (q.base_score, q.other_score, q.query_id)
         for q in queries
         if q.delta is not None and q.base_score is not None and q.other_score is not None
     ]
-    result = paired_stats([b for b, _ in pairs], [o for _, o in pairs])
+    result = paired_stats(
+        [b for b, _, _ in pairs],
+        [o for _, o, _ in pairs],
+        weights=None if weights is None else [weights.get(qid, 1.0) for _, _, qid in pairs],
+    )
     values = dict(result.__dict__)
     # Changes that cancel out sum to a rounding error: 0, never "-0.0 points".
     if values["mean_delta"] is not None and abs(values["mean_delta"]) < NO_CHANGE:

@@ -56,8 +56,8 @@ def compare_metrics(
     """Compare every metric over the queries (by id) scored by it in both runs.
 
     ``base`` and ``other`` map query ids to their scores; tags and weights are the other
-    side's (today's, as both are read now). Means are weighted when asked; the p-values
-    are the paired tests of app.scoring.significance, and p_holm corrects the metrics'
+    side's (today's, as both are read now). Means and p-values are weighted when asked (the
+    paired tests of app.scoring.significance), and p_holm corrects the metrics'
     randomization p-values together.
     """
     found = [_one(m, base, other, weighted) for m in metrics]
@@ -82,7 +82,11 @@ def _one(
         a = after.scores.get(sid)
         if a is not None and b is not None:
             pairs.append((b, a, after))
-    stats = paired_stats([b for b, _, _ in pairs], [a for _, a, _ in pairs])
+    stats = paired_stats(
+        [b for b, _, _ in pairs],
+        [a for _, a, _ in pairs],
+        weights=[q.weight for _, _, q in pairs] if weighted else None,
+    )
     tags: dict[str, list[tuple[float, float]]] = {}
     for b, a, query in pairs:
         for tag in query.tags:

@@ -3,6 +3,11 @@
 Pure functions of two equal-length score arrays (the queries scored in both runs, in the
 same order). The randomization test flips the sign of each delta at random with a fixed
 seed, so the same two runs always give the same p-value.
+
+With query weights (a case averaged by ``weighted_mean``), every mean is Σ wᵢ·xᵢ / Σ wᵢ;
+the randomization test flips the weighted deltas (the statistic is the weighted mean
+delta), and the t-test and interval are statsmodels' weighted ones (``DescrStatsW``) with
+the weights scaled to sum to n, so that equal weights give exactly the unweighted tests.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as scipy_stats
+from statsmodels.stats.weightstats import DescrStatsW
 
 __all__ = ["FLIPS", "SEED", "SMALL_N", "TIE", "PairedStats", "paired_stats", "randomization_p"]
 
@@ -43,11 +49,19 @@ class PairedStats:
 
 
 def paired_stats(
-    base: Sequence[float], other: Sequence[float], *, flips: int = FLIPS, seed: int = SEED
+    base: Sequence[float],
+    other: Sequence[float],
+    *,
+    weights: Sequence[float] | None = None,
+    flips: int = FLIPS,
+    seed: int = SEED,
 ) -> PairedStats:
-    """Return means, wins/losses/ties, both p-values and a 95% t interval of other - base."""
-    if len(base) != len(other):
-        raise ValueError("paired scores need two lists of the same length")
+    """Return means, wins/losses/ties, both p-values and a 95% t interval of other - base
+    (weighted by ``weights``, one per pair, when given)."""
+    if len(base) != len(other) or (weights is not None and len(weights) != len(base)):
+        raise ValueError("paired scores (and their weights) need lists of the same length")
+    if weights is not None:
+        return _weighted_stats(base, other, weights, flips=flips, seed=seed)
     b = np.asarray(base, dtype=np.float64)
     o = np.asarray(other, dtype=np.float64)
     deltas = o - b
@@ -65,6 +79,49 @@ def paired_stats(
         ties=n - wins - losses,
         t_test_p=_t_test_p(b, o),
         randomization_p=randomization_p(deltas, flips=flips, seed=seed) if n else None,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        flips=flips,
+        small_sample=n < SMALL_N,
+    )
+
+
+def _weighted_stats(
+    base: Sequence[float],
+    other: Sequence[float],
+    weights: Sequence[float],
+    *,
+    flips: int,
+    seed: int,
+) -> PairedStats:
+    b = np.asarray(base, dtype=np.float64)
+    o = np.asarray(other, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if bool(np.any(~np.isfinite(w))) or bool(np.any(w <= 0)):
+        raise ValueError("query weights must be positive numbers")
+    deltas = o - b
+    n = int(deltas.size)
+    wins = int(np.count_nonzero(deltas > TIE))
+    losses = int(np.count_nonzero(deltas < -TIE))
+    t_p, ci_low, ci_high = None, None, None
+    if n >= 2 and not bool(np.all(deltas == deltas[0])):
+        described = DescrStatsW(deltas, weights=w * n / w.sum(), ddof=1)
+        p = float(described.ttest_mean(0.0)[1])
+        t_p = None if math.isnan(p) else p
+        low, high = described.tconfint_mean(alpha=0.05)
+        ci_low, ci_high = float(low), float(high)
+    elif n >= 2:  # every delta the same: no spread, the interval is that delta
+        ci_low = ci_high = float(deltas[0])
+    return PairedStats(
+        n=n,
+        mean_base=float(np.average(b, weights=w)) if n else None,
+        mean_other=float(np.average(o, weights=w)) if n else None,
+        mean_delta=float(np.average(deltas, weights=w)) if n else None,
+        wins=wins,
+        losses=losses,
+        ties=n - wins - losses,
+        t_test_p=t_p,
+        randomization_p=randomization_p(w * deltas, flips=flips, seed=seed) if n else None,
         ci_low=ci_low,
         ci_high=ci_high,
         flips=flips,

@@ -211,3 +211,41 @@ def test_unknown_foreign_and_unfinished_runs(
         queued_id = run_service.create_run(session=session, case=owned).id
     unfinished = _compare(api, case["id"], base=mine, other=queued_id)
     assert unfinished.status_code == 409 and "queued" in unfinished.json()["detail"]
+
+
+def test_a_weighted_case_compares_weighted_means(api: ApiUser, two_tries: dict[str, Any]) -> None:
+    # With weighted_mean, the case scores, the headline delta and the tests are weighted
+    # (API.md: "every mean (case, tag, compare) is weighted").
+    case_id, ids, ratings = two_tries["case_id"], two_tries["ids"], two_tries["ratings"]
+    weights = {qid: float(n + 1) ** 2 for n, qid in enumerate(sorted(ids.values()))}
+    for qid, weight in weights.items():
+        patch = api.patch(f"/api/v1/cases/{case_id}/queries/{qid}", json={"weight": weight})
+        assert patch.status_code == 200, patch.text
+    runs_path = f"/api/v1/cases/{case_id}/runs"
+    older_id, newer_id = sorted(r["id"] for r in api.get(runs_path).json())
+    base = _expected(api, api.get(f"{runs_path}/{older_id}").json(), ratings)
+    other = _expected(api, api.get(f"{runs_path}/{newer_id}").json(), ratings)
+
+    def weighted_mean(outcomes: dict[int, Outcome]) -> float:
+        scored = {
+            q: o.score for q, o in outcomes.items() if o.status == "scored" and o.score is not None
+        }
+        return sum(weights[q] * s for q, s in scored.items()) / sum(weights[q] for q in scored)
+
+    plain = _compare(api, case_id, base=older_id, other=newer_id).json()
+    assert (
+        api.patch(f"/api/v1/cases/{case_id}", json={"aggregate": "weighted_mean"}).status_code
+        == 200
+    )
+    data = _compare(api, case_id, base=older_id, other=newer_id).json()
+    assert data["base"]["case_score"] == pytest.approx(weighted_mean(base), rel=1e-12)
+    assert data["other"]["case_score"] == pytest.approx(weighted_mean(other), rel=1e-12)
+    both = [q for q in data["queries"] if q["delta"] is not None]
+    expected_delta = sum(weights[q["query_id"]] * q["delta"] for q in both) / sum(
+        weights[q["query_id"]] for q in both
+    )
+    assert data["stats"]["mean_delta"] == pytest.approx(expected_delta, rel=1e-12)
+    assert data["headline_delta"] == data["stats"]["mean_delta"]
+    # The per-query numbers do not depend on the aggregate; the means do.
+    assert [q["delta"] for q in data["queries"]] == [q["delta"] for q in plain["queries"]]
+    assert data["stats"]["mean_delta"] != pytest.approx(plain["stats"]["mean_delta"])

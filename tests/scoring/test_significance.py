@@ -80,3 +80,50 @@ def test_p_value_formula_with_no_extreme_flip() -> None:
     # p-value is the "+1" of the observed statistic alone.
     p = randomization_p(np.full(30, 2.0), flips=10_000, seed=3)
     assert p == pytest.approx(1 / 10_001)
+
+
+def test_equal_weights_give_the_unweighted_statistics() -> None:
+    base, other = _scores(5, 30, 2.0)
+    plain = paired_stats(base, other)
+    weighted = paired_stats(base, other, weights=[2.5] * 30)
+    for name in ("mean_delta", "mean_base", "mean_other", "t_test_p", "ci_low", "ci_high"):
+        assert getattr(weighted, name) == pytest.approx(getattr(plain, name), rel=1e-12)
+    assert weighted.randomization_p == plain.randomization_p
+    assert (weighted.wins, weighted.losses, weighted.ties) == (plain.wins, plain.losses, plain.ties)
+
+
+def test_weighted_statistics_by_hand() -> None:
+    # Weighted mean Σ wᵢ·dᵢ / Σ wᵢ; the t-test with the weights scaled to sum to n (analytic
+    # weights): var = Σ w'ᵢ (dᵢ - m)² / (n - 1), se = √(var / n), t on n - 1 degrees.
+    base = [50.0, 60.0, 40.0, 70.0, 30.0, 55.0]
+    other = [60.0, 58.0, 55.0, 71.0, 29.0, 70.0]
+    weights = [3.0, 1.0, 2.0, 1.0, 0.5, 2.5]
+    d = np.subtract(other, base)
+    w = np.asarray(weights)
+    m = float((w * d).sum() / w.sum())
+    scaled = w * len(d) / w.sum()
+    var = float((scaled * (d - m) ** 2).sum() / (len(d) - 1))
+    se = (var / len(d)) ** 0.5
+    t = m / se
+    p = float(2 * stats.t.sf(abs(t), len(d) - 1))
+    half = float(stats.t.ppf(0.975, len(d) - 1)) * se
+    result = paired_stats(base, other, weights=weights)
+    assert result.mean_delta == pytest.approx(m, rel=1e-12)
+    assert m == pytest.approx(9.6, rel=1e-12)  # (30 - 2 + 30 + 1 - 0.5 + 37.5) / 10
+    assert result.mean_base == pytest.approx(float((w * np.asarray(base)).sum() / w.sum()))
+    assert result.t_test_p == pytest.approx(p, rel=1e-9)
+    assert (result.ci_low, result.ci_high) == (
+        pytest.approx(m - half, rel=1e-9),
+        pytest.approx(m + half, rel=1e-9),
+    )
+    # The randomization test flips the weighted deltas: the statistic is the weighted mean.
+    assert result.randomization_p == randomization_p(w * d, flips=10_000, seed=20_100)
+    assert (result.wins, result.losses, result.ties) == (4, 2, 0)
+    assert result.mean_delta != pytest.approx(float(d.mean()))  # the weights matter
+
+
+def test_weights_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="weights must be positive"):
+        paired_stats([1.0, 2.0], [2.0, 3.0], weights=[1.0, 0.0])
+    with pytest.raises(ValueError, match="same length"):
+        paired_stats([1.0, 2.0], [2.0, 3.0], weights=[1.0])
