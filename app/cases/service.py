@@ -17,6 +17,7 @@ from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid
 from app.models import Case, Query, Run, Try, User
 from app.runs.case_data import get_try
+from app.schedules import notes
 from app.scorers import service as scorer_service
 from app.search import (
     FieldSpecError,
@@ -142,7 +143,14 @@ def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate
     case.options = options
     if wanted != settings:
         number = latest_try_number(session=session, case=case) + 1
-        session.add(Try(case_id=case.id, number=number, **wanted))
+        previous = session.scalar(
+            select(Try).where(Try.case_id == case.id, Try.number == number - 1)
+        )
+        new_try = Try(case_id=case.id, number=number, **wanted)
+        session.add(new_try)
+        session.flush()
+        if previous is not None:  # the timeline says what the new try changed
+            notes.annotate_try(session=session, case_id=case.id, previous=previous, current=new_try)
         case.current_try_number = number
     session.commit()
     return case

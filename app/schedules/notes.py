@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import itertools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +16,7 @@ from app.schedules.schemas import AnnotationCreate, AnnotationRead, AnnotationUp
 from app.schedules.service import as_utc
 
 __all__ = [
+    "annotate_try",
     "create_annotation",
     "delete_annotation",
     "describe_try",
@@ -56,36 +56,22 @@ def describe_try(previous: Try, current: Try) -> str:
     return f"Try {current.number}: " + ("; ".join(changes) or "no change in the settings")
 
 
-def sync_auto(*, session: Session, case: Case) -> None:
-    """Add the automatic annotation of every try after the first that has none yet."""
-    tries = list(session.scalars(select(Try).where(Try.case_id == case.id).order_by(Try.number)))
-    have = set(
-        session.scalars(
-            select(Annotation.try_number).where(
-                Annotation.case_id == case.id, Annotation.try_number.is_not(None)
-            )
+def annotate_try(*, session: Session, case_id: int, previous: Try, current: Try) -> None:
+    """Add the automatic annotation of a new try (what changed since the one before it), at
+    the moment it was made; the caller's commit saves it with the try."""
+    session.add(
+        Annotation(
+            case_id=case_id,
+            text=describe_try(previous, current),
+            at=current.created_at,
+            auto=True,
+            try_number=current.number,
         )
     )
-    added = False
-    for previous, current in itertools.pairwise(tries):
-        if current.number not in have:
-            session.add(
-                Annotation(
-                    case_id=case.id,
-                    text=describe_try(previous, current),
-                    at=current.created_at,
-                    auto=True,
-                    try_number=current.number,
-                )
-            )
-            added = True
-    if added:
-        session.commit()
 
 
 def list_annotations(*, session: Session, case: Case) -> list[Annotation]:
     """Return the case's annotations, the automatic ones included, oldest first."""
-    sync_auto(session=session, case=case)
     return list(
         session.scalars(
             select(Annotation)

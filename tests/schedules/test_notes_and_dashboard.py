@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
 
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Alert, AlertCheck, Case
+from app.models import Alert, AlertCheck, Annotation, Case, Try
 from app.schedules import service
 from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
@@ -146,3 +150,44 @@ def test_the_home_page_loads_what_got_worse(api: ApiUser, client: TestClient, db
     items = card.select("#worse li")
     assert [attr(li, "data-case-id") for li in items] == [str(worse)]
     assert one(items[0], ".delta-7d").get_text() == "-6.00 in 7 days"
+
+
+def _migration_0019() -> ModuleType:
+    path = Path(__file__).parents[2] / "migrations" / "versions" / "0019_try_annotations.py"
+    spec = importlib.util.spec_from_file_location("migration_0019", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_new_try_is_annotated_when_made_and_older_ones_by_the_migration(
+    api: ApiUser, db: Session
+) -> None:
+    case_id, _ = new_case(api, queries=1)
+    api.patch(f"/api/v1/cases/{case_id}", json={"knobs": {"titleBoost": 20}})
+    api.patch(f"/api/v1/cases/{case_id}", json={"knobs": {"titleBoost": 2.5}, "rows": 20})
+    # Written with the try, not when the timeline is first read (a read writes nothing).
+    made = db.scalars(
+        select(Annotation).where(Annotation.case_id == case_id).order_by(Annotation.try_number)
+    ).all()
+    texts = [(a.try_number, a.text, a.auto) for a in made]
+    assert texts == [
+        (2, "Try 2: titleBoost 10 → 20", True),
+        (3, "Try 3: titleBoost 20 → 2.5; rows 10 → 20", True),
+    ]
+    # Tries made before revision 0019 had none until their timeline was read: the
+    # migration's backfill writes them, with the same text, at the try's time.
+    for annotation in made:
+        db.delete(annotation)
+    db.flush()
+    migration = _migration_0019()
+    assert migration.backfill(db.connection()) == 2
+    assert migration.backfill(db.connection()) == 0  # once only
+    db.expire_all()
+    again = db.scalars(
+        select(Annotation).where(Annotation.case_id == case_id).order_by(Annotation.try_number)
+    ).all()
+    assert [(a.try_number, a.text, a.auto) for a in again] == texts
+    tries = {t.number: t for t in db.scalars(select(Try).where(Try.case_id == case_id))}
+    assert [a.at for a in again] == [tries[2].created_at, tries[3].created_at]
