@@ -25,7 +25,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff format --check app tests benchmarks migrations
 	$(BIN)/ruff check app tests benchmarks migrations
-	$(BIN)/lint-imports --no-logo
+	$(BIN)/lint-imports --no-logo --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy app
