@@ -8,7 +8,7 @@ from app.accounts.deps import CaseDep, CurrentUser
 from app.cases import service as case_service
 from app.cases.schemas import CaseRead
 from app.runs.deps import RunManagerDep
-from app.sweeps import service
+from app.sweeps import results, service
 from app.sweeps.deps import SweepDep
 from app.sweeps.schemas import SweepApply, SweepCreate, SweepRead, SweepStarted
 from app.web_common.deps import SessionDep
@@ -35,13 +35,13 @@ def start_sweep(
 @router.get("/{sweep_id}", response_model=SweepRead, name="sweep_json")
 def get_sweep(sweep: SweepDep, case: CaseDep, session: SessionDep) -> SweepRead:
     """Return the sweep's progress, each combination's run and score, and the best one."""
-    return service.read_sweep(session=session, sweep=sweep)
+    return results.read_sweep(session=session, sweep=sweep)
 
 
 @router.post("/{sweep_id}/cancel", response_model=SweepRead)
 def cancel_sweep(sweep: SweepDep, case: CaseDep, session: SessionDep) -> SweepRead:
     """Stop the sweep after its current run."""
-    return service.read_sweep(
+    return results.read_sweep(
         session=session, sweep=service.cancel_sweep(session=session, sweep=sweep)
     )
 

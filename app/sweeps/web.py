@@ -11,7 +11,7 @@ from app.accounts.deps import WebCaseDep, WebUser
 from app.cases.web import refused_sweep
 from app.errors import Invalid
 from app.runs.deps import RunManagerDep
-from app.sweeps import service
+from app.sweeps import results, service
 from app.sweeps.deps import WebSweepDep
 from app.sweeps.forms import SweepForm
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
@@ -70,7 +70,7 @@ def sweep_page(
     request: Request, sweep: WebSweepDep, case: WebCaseDep, user: WebUser, session: SessionDep
 ) -> Response:
     """Show a sweep's progress, results table, chart and best combination."""
-    read = service.read_sweep(session=session, sweep=sweep)
+    read = results.read_sweep(session=session, sweep=sweep)
     context = {"user": user, "case": case, "sweep": read, "active": ACTIVE_RUN_STATUSES}
     if is_htmx(request):
         return render(request, "partials/sweep_results.html", context)
@@ -103,7 +103,7 @@ def apply_sweep(
     run_id = int(text) if text.isdigit() else 0
     confirmed = field_text(form, "confirm_partial") == "true"
     run = service.sweep_run(session=session, sweep=sweep, run_id=run_id)
-    if run.status == RunStatus.FINISHED and not service.is_complete(run) and not confirmed:
+    if run.status == RunStatus.FINISHED and not results.is_complete(run) and not confirmed:
         context = {"user": user, "case": case, "sweep_id": sweep.id, "run": run}
         return render(request, "sweep_apply_confirm.html", context)
     service.apply_sweep(
