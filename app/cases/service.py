@@ -142,16 +142,13 @@ def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate
     case.scorer_id = scorer_id
     case.options = options
     if wanted != settings:
-        number = latest_try_number(session=session, case=case) + 1
-        previous = session.scalar(
-            select(Try).where(Try.case_id == case.id, Try.number == number - 1)
-        )
-        new_try = Try(case_id=case.id, number=number, **wanted)
+        previous = latest_try(session=session, case=case)
+        new_try = Try(case_id=case.id, number=previous.number + 1, **wanted)
         session.add(new_try)
         session.flush()
-        if previous is not None:  # the timeline says what the new try changed
-            notes.annotate_try(session=session, case_id=case.id, previous=previous, current=new_try)
-        case.current_try_number = number
+        # The timeline says what the new try changed.
+        notes.annotate_try(session=session, case_id=case.id, previous=previous, current=new_try)
+        case.current_try_number = new_try.number
     session.commit()
     return case
 
@@ -169,9 +166,13 @@ def metric_scorers(
     return result
 
 
-def latest_try_number(*, session: Session, case: Case) -> int:
-    """Return the highest try number the case has."""
-    return session.scalar(select(func.max(Try.number)).where(Try.case_id == case.id)) or 0
+def latest_try(*, session: Session, case: Case) -> Try:
+    """Return the case's try with the highest number (a case always has its try 1)."""
+    found = session.scalar(
+        select(Try).where(Try.case_id == case.id).order_by(Try.number.desc()).limit(1)
+    )
+    assert found is not None  # made with the case, deleted only with it
+    return found
 
 
 def check_search_settings(
