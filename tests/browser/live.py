@@ -57,9 +57,20 @@ def free_port() -> int:
         return port
 
 
-def seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str, int]]:
+def seed(
+    factory: sessionmaker[Session],
+    index_url: str,
+    *,
+    email: str = EMAIL,
+    name: str = "Movies",
+    field_spec: str = "id:_id title:title director genre thumb:poster",
+    texts: list[str] = QUERIES,
+    **case_fields: Any,
+) -> tuple[int, dict[str, int]]:
+    """Add a user, a movies endpoint and a case with these queries; return the case's id
+    and its query ids by text (other CaseCreate fields go in ``case_fields``)."""
     with factory() as session:
-        user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
+        user = user_service.create_user(session=session, email=email, password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,
             user=user,
@@ -69,13 +80,14 @@ def seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str,
             session=session,
             user=user,
             body=CaseCreate(
-                name="Movies",
+                name=name,
                 search_endpoint_id=endpoint.id,
                 query_template=TEMPLATE,
-                field_spec="id:_id title:title director genre thumb:poster",
+                field_spec=field_spec,
+                **case_fields,
             ),
         )
-        queries = query_service.add_queries(session=session, case=case, texts=QUERIES)
+        queries = query_service.add_queries(session=session, case=case, texts=texts)
         return case.id, {q.text: q.id for q in queries}
 
 

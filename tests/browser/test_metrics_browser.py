@@ -12,12 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.accounts import service as user_service
-from app.cases import service as case_service
-from app.cases.schemas import CaseCreate
 from app.config import Settings
-from app.endpoints import service as endpoint_service
-from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Scorer, User
 from app.queries import service as query_service
@@ -25,7 +20,7 @@ from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.web_common.templating import NO_VALUE
-from tests.browser.live import TEMPLATE, serving
+from tests.browser.live import seed, serving
 
 pytestmark = pytest.mark.browser
 
@@ -49,26 +44,17 @@ def _preset(session: Session, name: str) -> int:
 
 def _seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str, int]]:
     with factory() as session:
-        user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
-        endpoint = endpoint_service.create_endpoint(
-            session=session,
-            user=user,
-            body=EndpointCreate(name="movies", engine="opensearch", url=index_url),
-        )
-        case = case_service.create_case(
-            session=session,
-            user=user,
-            body=CaseCreate(
-                name="Metrics",
-                search_endpoint_id=endpoint.id,
-                query_template=TEMPLATE,
-                field_spec="id:_id title:title",
-                scorer_id=_preset(session, "NDCG@10"),
-                metric_scorer_ids=[_preset(session, "P@10"), _preset(session, "ERR@10")],
-            ),
-        )
-        queries = query_service.add_queries(session=session, case=case, texts=LINES)
-        return case.id, {q.text: q.id for q in queries}
+        ndcg, p10, err = (_preset(session, n) for n in ("NDCG@10", "P@10", "ERR@10"))
+    return seed(
+        factory,
+        index_url,
+        email=EMAIL,
+        name="Metrics",
+        field_spec="id:_id title:title",
+        texts=LINES,
+        scorer_id=ndcg,
+        metric_scorer_ids=[p10, err],
+    )
 
 
 @pytest.fixture(scope="module")
