@@ -48,7 +48,7 @@ def _result(run: Run) -> SweepResult:
     )
 
 
-def _scored_alike(results: list[SweepResult], session: Session) -> tuple[list[SweepResult], int]:
+def _scored_alike(session: Session, results: list[SweepResult]) -> tuple[list[SweepResult], int]:
     """Return the finished runs without errors that left out only the queries every such run
     left out (unrated ones, say), and how many those are; ([], 0) when there are none."""
     candidates = {
@@ -97,7 +97,7 @@ def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
     ranked = [r for r in results if r.complete and r.case_score is not None]
     note = None
     if not ranked:
-        ranked, always = _scored_alike(results, session)
+        ranked, always = _scored_alike(session, results)
         if ranked:
             note = (
                 f"No run scored every query: {always} "
