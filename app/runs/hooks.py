@@ -8,6 +8,7 @@ job queue's periodic task calls ``minute``. Registering a name again replaces it
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Protocol
 
@@ -30,6 +31,7 @@ class MinuteWork(Protocol):
     ) -> object: ...
 
 
+log = logging.getLogger(__name__)
 _run_ended: dict[str, RunEndedWork] = {}
 _minute: dict[str, MinuteWork] = {}
 
@@ -51,6 +53,9 @@ async def run_ended(*, session_factory: sessionmaker[Session], run_id: int) -> N
 
 
 async def minute(*, session_factory: sessionmaker[Session], start: Callable[[int], object]) -> None:
-    """Do the registered once-a-minute work."""
-    for work in list(_minute.values()):
-        await work(session_factory=session_factory, start=start)
+    """Do the registered once-a-minute work; one that raises is logged, the rest goes on."""
+    for name, work in list(_minute.items()):
+        try:
+            await work(session_factory=session_factory, start=start)
+        except Exception:  # the queue's task still defers the runs started and resumes others
+            log.exception("the minute's %s work failed", name)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,6 +24,7 @@ from app.schedules.service import as_utc
 __all__ = [
     "create_alert",
     "delete_alert",
+    "email_problem",
     "get_alert",
     "list_alerts",
     "list_events",
@@ -29,15 +33,47 @@ __all__ = [
 ]
 
 MAX_EMAIL = 320
+# One plain address per entry: a dot-atom local part (RFC 5321, ASCII) and a dotted host
+# name. Nothing else may pass, because the address becomes the To header and the SMTP
+# recipient as it is: a line break would add headers (Bcc), a comma more recipients, each
+# of which must count against the 20 entries a rule may have.
+_LOCAL = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*")
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_SEPARATORS = frozenset(",; <>")
+
+
+def email_problem(address: str) -> str | None:
+    """Return why ``address`` is not one plain e-mail address (name@example.com), or None."""
+    shown = repr(address if len(address) <= 100 else address[:100] + "...")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in address):
+        return f"{shown} holds a line break or control character."
+    if address.count("@") > 1 and any(c in _SEPARATORS for c in address):
+        return f"{shown} is more than one address: give each its own entry."
+    local, at, domain = address.rpartition("@")
+    labels = domain.split(".")
+    if (
+        not at
+        or len(address) > MAX_EMAIL
+        or len(local) > 64
+        or _LOCAL.fullmatch(local) is None
+        or len(labels) < 2
+        or not all(_LABEL.fullmatch(label) for label in labels)
+        or labels[-1].isdigit()
+    ):
+        return (
+            f"{shown} is not an e-mail address like name@example.com "
+            "(ASCII; an international domain in its xn-- form)."
+        )
+    return None
 
 
 def _emails(values: list[str]) -> list[str]:
     cleaned = []
-    for value in values:
+    for index, value in enumerate(values):
         address = value.strip()
-        local, at, domain = address.partition("@")
-        if not at or not local or "." not in domain or len(address) > MAX_EMAIL or " " in address:
-            raise Invalid("email", f"{value!r} is not an e-mail address.")
+        problem = email_problem(address)
+        if problem is not None:
+            raise Invalid(("email", index), problem)
         cleaned.append(address)
     return cleaned
 
@@ -75,7 +111,9 @@ def create_alert(*, session: Session, case: Case, user: User, body: AlertCreate)
         alpha=body.alpha,
         threshold=body.threshold,
         error_share=body.error_share,
-        webhook_ids=webhooks.usable_webhook_ids(session=session, user=user, ids=body.webhook_ids),
+        webhook_ids=webhooks.usable_webhook_ids(
+            session=session, user=user, case=case, ids=body.webhook_ids
+        ),
         email=_emails(body.email),
         created_by_id=user.id,
     )
@@ -105,7 +143,7 @@ def update_alert(
     fields = body.model_dump(exclude_unset=True)
     if "webhook_ids" in fields and fields["webhook_ids"] is not None:
         fields["webhook_ids"] = webhooks.usable_webhook_ids(
-            session=session, user=user, ids=fields["webhook_ids"]
+            session=session, user=user, case=case, ids=fields["webhook_ids"]
         )
     if "email" in fields and fields["email"] is not None:
         fields["email"] = _emails(fields["email"])

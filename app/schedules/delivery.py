@@ -4,7 +4,11 @@ Deliveries are rows; any process may deliver the due ones. A delivery is claimed
 attempt moved a lease ahead) before it is tried, so two processes never send it at once.
 A failure is tried again after each wait of ``DeliveryConfig.backoff_s`` (by default 5, 30
 and 60 seconds: four attempts, the last 95 s after the first), then given up as failed. A
-URL the outbound policy refuses is logged as refused without connecting.
+URL the outbound policy refuses is logged as refused without connecting, and so is a
+webhook that may not receive the case's alerts (``webhooks.may_receive``). Each delivery
+fails alone: an address or case name that would inject mail headers, a secret no key
+opens, a receiver that breaks the connection or anything unforeseen is that delivery's
+failed attempt, recorded with its error, while the others of the round go on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import json
 import logging
 import smtplib
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -25,11 +30,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import session_scope
-from app.models import AlertEvent, Delivery, Webhook
-from app.schedules.webhooks import secret_of, sign
+from app.models import AlertEvent, Case, Delivery, Webhook
+from app.schedules.alerts import email_problem
+from app.schedules.webhooks import may_receive, secret_of, sign
 from app.search.errors import EngineUnavailable
 from app.search.policy import check_destination, current_policy
 from app.search.transport import engine_http_client
+from app.secret_box import SecretUnreadable
 
 __all__ = [
     "DeliveryConfig",
@@ -38,6 +45,7 @@ __all__ = [
     "current_config",
     "deliver_due",
     "drain",
+    "header_text",
     "install_config",
     "next_due_at",
 ]
@@ -45,6 +53,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 LEASE_S = 60.0
 MAX_ERROR = 500
+# Control characters, line and paragraph separators (each a line break to the mail
+# package), and lone surrogates (which no encoding takes).
+_NOT_IN_HEADERS = frozenset({"Cc", "Zl", "Zp", "Cs"})
 
 
 @dataclass(frozen=True)
@@ -137,7 +148,16 @@ class _Job:
     email: str | None
 
 
-def _load(session: Session, delivery_id: int) -> _Job | None:
+@dataclass(frozen=True)
+class _Outcome:
+    status: str  # delivered, retry, refused
+    code: int | None = None
+    error: str | None = None
+
+
+def _load(session: Session, delivery_id: int) -> _Job | _Outcome | None:
+    """Return what to send, or the outcome of a delivery that cannot be sent as it stands
+    (recorded like a failed attempt), or None when there is nothing left to do."""
     delivery = session.get(Delivery, delivery_id)
     if delivery is None:
         return None
@@ -147,20 +167,30 @@ def _load(session: Session, delivery_id: int) -> _Job | None:
         delivery.status, delivery.error = "failed", "The webhook was deleted."
         session.commit()
         return None
-    return _Job(
-        delivery_id=delivery.id,
-        payload=event.payload,
-        url=None if webhook is None else webhook.url,
-        secret=None if webhook is None else secret_of(webhook),
-        email=delivery.email,
-    )
+    if delivery.email is not None:
+        problem = email_problem(delivery.email)  # rows stored before addresses were checked
+        if problem is not None:
+            return _Outcome("retry", error=f"Not sent: {problem}")
+        return _Job(delivery.id, event.payload, None, None, delivery.email)
+    assert webhook is not None
+    case = session.get(Case, event.case_id)
+    if case is None or not may_receive(session=session, webhook=webhook, case=case):
+        return _Outcome(
+            "refused",
+            error=f"Not sent: neither the owner of webhook {webhook.id} nor its teams may "
+            f"see case {event.case_id}.",
+        )
+    try:
+        secret = secret_of(webhook)
+    except SecretUnreadable as exc:
+        return _Outcome("retry", error=f"Not sent: the webhook's secret is unreadable: {exc}")
+    return _Job(delivery.id, event.payload, webhook.url, secret, None)
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    status: str  # delivered, retry, refused
-    code: int | None = None
-    error: str | None = None
+def _clean(text: str) -> str:
+    # A message may quote hostile input (an address, a receiver's answer): PostgreSQL takes
+    # no NUL in text, and a stored error must never be the reason a record fails.
+    return text.replace("\x00", "")[:MAX_ERROR]
 
 
 def _record(
@@ -173,7 +203,7 @@ def _record(
     delivery.attempts += 1
     delivery.last_attempt_at = now
     delivery.code = outcome.code
-    delivery.error = None if outcome.error is None else outcome.error[:MAX_ERROR]
+    delivery.error = None if outcome.error is None else _clean(outcome.error)
     if outcome.status in ("delivered", "refused"):
         delivery.status, delivery.next_attempt_at = outcome.status, None
     elif delivery.attempts > len(backoff):
@@ -209,12 +239,19 @@ async def _post(client: httpx.AsyncClient, job: _Job, config: DeliveryConfig) ->
     return _Outcome("retry", code=response.status_code, error=f"HTTP {response.status_code}")
 
 
+def header_text(text: str, limit: int = 200) -> str:
+    """Return ``text`` as one line fit for a mail header: line breaks and other control
+    characters folded into spaces (a case name must not add headers), cut at ``limit``."""
+    folded = "".join(" " if unicodedata.category(c) in _NOT_IN_HEADERS else c for c in text)
+    return " ".join(folded.split())[:limit]
+
+
 def _send_mail(job: _Job, config: DeliveryConfig) -> _Outcome:
     assert job.email is not None and config.smtp_url is not None
     parts = urlsplit(config.smtp_url)
     message = EmailMessage()
     case = job.payload.get("case", {})
-    message["Subject"] = f"Relevo alert: {case.get('name', 'a case')}"
+    message["Subject"] = header_text(f"Relevo alert: {case.get('name', 'a case')}")
     message["From"] = config.email_from
     message["To"] = job.email
     message.set_content(str(job.payload.get("text", "")))
@@ -235,19 +272,26 @@ def _send_mail(job: _Job, config: DeliveryConfig) -> _Outcome:
 async def _attempt(
     factory: sessionmaker[Session], client: httpx.AsyncClient, delivery_id: int
 ) -> None:
+    """Try one delivery and record how it went; whatever it meets, it fails alone."""
     config = current_config()
 
-    def load() -> _Job | None:
+    def load() -> _Job | _Outcome | None:
         with session_scope(factory) as session:
             return _load(session, delivery_id)
 
-    job = await asyncio.to_thread(load)
-    if job is None:
-        return
-    if job.email is not None:
-        outcome = await asyncio.to_thread(_send_mail, job, config)
-    else:
-        outcome = await _post(client, job, config)
+    try:
+        job = await asyncio.to_thread(load)
+        if job is None:
+            return
+        if isinstance(job, _Outcome):
+            outcome = job
+        elif job.email is not None:
+            outcome = await asyncio.to_thread(_send_mail, job, config)
+        else:
+            outcome = await _post(client, job, config)
+    except Exception as exc:  # anything unforeseen is this delivery's failed attempt
+        log.exception("delivery %s failed", delivery_id)
+        outcome = _Outcome("retry", error=f"{type(exc).__name__}: {exc}")
 
     def record() -> None:
         with session_scope(factory) as session:
@@ -271,10 +315,17 @@ async def deliver_due(
     own = client is None
     http = client or engine_http_client()
     try:
-        await asyncio.gather(*(_attempt(session_factory, http, i) for i in ids))
+        # Each delivery fails alone: one that cannot even be recorded (the database away)
+        # is logged and tried again once its lease is over; the others are recorded.
+        results = await asyncio.gather(
+            *(_attempt(session_factory, http, i) for i in ids), return_exceptions=True
+        )
     finally:
         if own:
             await http.aclose()
+    for delivery_id, result in zip(ids, results, strict=True):
+        if isinstance(result, BaseException):
+            log.error("delivery %s could not be recorded", delivery_id, exc_info=result)
     return len(ids)
 
 

@@ -101,8 +101,16 @@ async def fire_and_deliver(
     for one in fired:
         if one.run_id is not None:
             start(one.run_id)
-    await asyncio.to_thread(evaluate_missed, session_factory=session_factory)
-    await delivery.deliver_due(session_factory=session_factory)
+    # Alerts come after the runs this tick started, and neither step may stop the other
+    # (nor the caller's own work after this: the queue's minute job resumes judge runs).
+    try:
+        await asyncio.to_thread(evaluate_missed, session_factory=session_factory)
+    except Exception:
+        log.exception("could not evaluate the alerts of runs that ended unseen")
+    try:
+        await delivery.deliver_due(session_factory=session_factory)
+    except Exception:
+        log.exception("could not deliver the alerts due; the next tick tries again")
     return fired
 
 

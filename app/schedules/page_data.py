@@ -21,5 +21,9 @@ def watch_page(*, session: Session, case: Case, user: User) -> WatchPage:
         alerts=[alerts.to_read(a) for a in alerts.list_alerts(session=session, case=case)],
         events=alerts.list_events(session=session, case=case, limit=20),
         annotations=notes.timeline(session=session, case=case),
-        webhooks=[webhooks.to_read(w) for w in webhooks.list_webhooks(session=session, user=user)],
+        webhooks=[
+            webhooks.to_read(w)
+            for w in webhooks.list_webhooks(session=session, user=user)
+            if webhooks.may_receive(session=session, webhook=w, case=case)
+        ],
     )

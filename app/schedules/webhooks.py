@@ -9,12 +9,12 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from app.access import valid_id
+from app.access import SHARE_TABLES, can_see, valid_id
 from app.errors import Forbidden, Invalid, NotFound
-from app.models import TeamMember, User, Webhook
+from app.models import Case, TeamMember, User, Webhook
 from app.schedules.schemas import WebhookCreate, WebhookRead, WebhookUpdate
 from app.search import policy as outbound
 from app.secret_box import seal, unseal
@@ -24,6 +24,7 @@ __all__ = [
     "create_webhook",
     "delete_webhook",
     "list_webhooks",
+    "may_receive",
     "refusal",
     "secret_of",
     "sign",
@@ -69,13 +70,37 @@ def list_webhooks(*, session: Session, user: User) -> list[Webhook]:
     return [w for w in every if _can_see(session, user, w)]
 
 
-def usable_webhook_ids(*, session: Session, user: User, ids: list[int]) -> list[int]:
-    """Return the ids, checked: each must be a webhook the user may use (else 422)."""
+def may_receive(*, session: Session, webhook: Webhook, case: Case) -> bool:
+    """Return whether the case's alerts may go to the webhook: its owner may see the case, or
+    the case is shared with one of the teams the webhook names."""
+    # Whoever may change the URL reads what is sent there: the owner (members of its teams
+    # could too before that was the owner's alone). A member's own case alerts a team's
+    # webhook once the case is shared with that team.
+    owner = session.get(User, webhook.owner_id)
+    if owner is not None and can_see(session=session, user=owner, obj=case):
+        return True
+    team_ids = [int(t) for t in webhook.team_ids or []]
+    if not team_ids:
+        return False
+    table, column = SHARE_TABLES[Case]
+    shared = exists().where(table.c[column] == case.id, table.c.team_id.in_(team_ids))
+    return bool(session.scalar(select(shared)))
+
+
+def usable_webhook_ids(*, session: Session, user: User, case: Case, ids: list[int]) -> list[int]:
+    """Return the ids, checked: each must be a webhook the user may use that may receive the
+    case's alerts (else 422)."""
     for webhook_id in ids:
         try:
-            visible_webhook(session=session, user=user, webhook_id=webhook_id)
+            webhook = visible_webhook(session=session, user=user, webhook_id=webhook_id)
         except NotFound:
             raise Invalid("webhook_ids", f"No webhook with id {webhook_id}.") from None
+        if not may_receive(session=session, webhook=webhook, case=case):
+            raise Invalid(
+                "webhook_ids",
+                f"Webhook {webhook_id} may not receive case {case.id}'s alerts: neither its "
+                "owner nor its teams may see the case (share the case with one of its teams).",
+            )
     return sorted(set(ids))
 
 
@@ -141,6 +166,10 @@ def update_webhook(
     *, session: Session, user: User, webhook: Webhook, body: WebhookUpdate
 ) -> Webhook:
     """Rename, re-point, re-key or re-share a webhook ("secret": "" removes the secret)."""
+    if (body.url is not None or body.secret is not None) and webhook.owner_id != user.id:
+        # Where alerts go, and how they are signed, decide who reads the alerts of every case
+        # using the webhook: a team member re-pointing it would read the owner's own cases.
+        raise Forbidden("Only the owner of this webhook may change its URL or secret.")
     if body.name is not None:
         webhook.name = body.name
     if body.url is not None:

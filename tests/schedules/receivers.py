@@ -15,7 +15,8 @@ class Received:
     """What a receiver got: each request's headers and raw body; the codes it answers with."""
 
     requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
-    codes: list[int] = field(default_factory=list)  # answered in turn, then 200
+    # answered in turn, then 200; 0 breaks the connection without an answer
+    codes: list[int] = field(default_factory=list)
     arrived: threading.Event = field(default_factory=threading.Event)
 
 
@@ -29,6 +30,9 @@ def webhook_receiver() -> Iterator[tuple[str, Received]]:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             received.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
             code = received.codes.pop(0) if received.codes else 200
+            if code == 0:
+                self.close_connection = True
+                return
             self.send_response(code)
             self.send_header("Content-Length", "0")
             self.end_headers()

@@ -172,6 +172,9 @@ def test_a_webhook_shared_with_a_team_is_usable_by_its_members(
     assert [w["id"] for w in other_api.get("/api/v1/webhooks").json()] == [hook["id"]]
     case_id, _ = new_case(other_api)
     body = {"kind": "below", "threshold": 10, "webhook_ids": [hook["id"]]}
+    # The team's webhook takes the alerts of the cases the team (or its owner) may see.
+    assert other_api.post(f"/api/v1/cases/{case_id}/alerts", json=body).status_code == 422
+    other_api.patch(f"/api/v1/cases/{case_id}", json={"team_ids": [team["id"]]})
     assert other_api.post(f"/api/v1/cases/{case_id}/alerts", json=body).status_code == 201
     assert other_api.delete(f"/api/v1/webhooks/{hook['id']}").status_code == 403
     assert (
