@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from functools import cache
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -18,8 +19,14 @@ from app.security import hash_api_key, hash_password, new_api_key, verify_passwo
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 MIN_PASSWORD = 12
 MAX_PASSWORD = 1024
-# Verified against when the email is unknown, so both cases cost one argon2 check.
-_DUMMY_HASH = hash_password("relevo dummy password, never valid")
+
+
+@cache
+def _dummy_hash() -> str:
+    # Verified against when the email is unknown, so both cases cost one argon2 check. Made
+    # on first use: an argon2 hash takes a good part of a second, which every `relevo`
+    # command would otherwise pay when it starts.
+    return hash_password("relevo dummy password, never valid")
 
 
 @owns_transaction
@@ -67,11 +74,11 @@ def get_by_email(*, session: Session, email: str) -> User | None:
 def authenticate(*, session: Session, email: str, password: str) -> User | None:
     """Return the user when the email and password match, else None."""
     if "\x00" in email or len(email) > 320 or len(password) > MAX_PASSWORD:
-        verify_password(_DUMMY_HASH, password[:MAX_PASSWORD])
+        verify_password(_dummy_hash(), password[:MAX_PASSWORD])
         return None
     user = get_by_email(session=session, email=email)
     if user is None:
-        verify_password(_DUMMY_HASH, password)
+        verify_password(_dummy_hash(), password)
         return None
     if not verify_password(user.password_hash, password) or user.is_disabled:
         return None

@@ -11,15 +11,34 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Query, Run
+from app.models import Case, Query, Run
 from app.runs import service as run_service
+from app.runs.metrics import metric_defs
 from app.runs.schemas import MetricRead, RunDetail
 
-__all__ = ["Bar", "UnknownMetric", "parse_bar", "report", "tagged_metrics", "under_bars"]
+__all__ = [
+    "Bar",
+    "GateError",
+    "UnknownMetric",
+    "UnknownTag",
+    "check_gate",
+    "parse_bar",
+    "report",
+    "tagged_metrics",
+    "under_bars",
+]
 
 
-class UnknownMetric(Exception):
-    """A bar names a metric the run does not have."""
+class GateError(Exception):
+    """The gate cannot be checked as asked; nothing was run."""
+
+
+class UnknownMetric(GateError):
+    """A bar names a metric the case (or the run) does not have."""
+
+
+class UnknownTag(GateError):
+    """No query of the case carries the tag."""
 
 
 @dataclass(frozen=True)
@@ -44,32 +63,73 @@ def parse_bar(text: str) -> Bar:
     return Bar(name=name.strip() if sep else None, value=value)
 
 
+def check_gate(*, session: Session, case: Case, bars: Sequence[Bar], tag: str | None) -> None:
+    """Raise GateError when a bar names no metric of the case or no query carries the tag.
+
+    Checked before the run is made, so that a typo costs neither a run in the history nor an
+    alert evaluation.
+    """
+    ids = [case.scorer_id, *(int(i) for i in case.metric_scorer_ids or [])]
+    names = [m.name for m in metric_defs(session=session, ids=[i for i in ids if i is not None])]
+    known = {name.casefold() for name in names}
+    for bar in bars:
+        if bar.name is not None and bar.name.casefold() not in known:
+            raise UnknownMetric(
+                f"No metric named {bar.name!r} in case {case.id} "
+                f"(metrics: {', '.join(names) or 'none'}); nothing was run."
+            )
+    if tag is None:
+        return
+    tags = {
+        t
+        for row in session.scalars(select(Query.tags).where(Query.case_id == case.id))
+        for t in row or []
+    }
+    if tag not in tags:
+        raise UnknownTag(
+            f"No query of case {case.id} has the tag {tag!r} "
+            f"(tags: {', '.join(sorted(tags)) or 'none'}); nothing was run."
+        )
+
+
 def tagged_metrics(*, session: Session, run: Run, tag: str | None) -> list[MetricRead]:
     """Return the run's metrics over all its queries, or only those with the tag."""
     return run_service.metrics_read(session=session, run=run, tag=tag)
 
 
 def under_bars(
-    metrics: Sequence[MetricRead], bars: Sequence[Bar], *, case_score: float | None
+    metrics: Sequence[MetricRead],
+    bars: Sequence[Bar],
+    *,
+    case_score: float | None,
+    tag: str | None = None,
 ) -> list[str]:
-    """Return one sentence per bar not reached (a metric with no score is under any bar).
+    """Return one sentence per bar not reached (a metric with no score is under any bar,
+    and the sentence says that nothing was scored).
 
     Raises UnknownMetric when a bar names no metric of the run (names are case-insensitive).
     """
     by_name = {m.name.casefold(): m for m in metrics}
+    over = "" if tag is None else f" over the queries tagged {tag!r}"
+    scope = "the case's queries" if tag is None else f"the queries tagged {tag!r}"
     failed = []
     for bar in bars:
         if bar.name is None:
-            label, score = "Case score", case_score
+            primary = metrics[0].name if metrics else "the case's metric"
+            label, score = f"Case score ({primary}){over}", case_score
         else:
             metric = by_name.get(bar.name.casefold())
             if metric is None:
                 names = ", ".join(m.name for m in metrics) or "none"
                 raise UnknownMetric(f"No metric named {bar.name!r} in this run (metrics: {names}).")
-            label, score = metric.name, metric.case_score
-        if score is None or score < bar.value:
-            shown = "-" if score is None else f"{score:.2f}"
-            failed.append(f"{label} {shown} is below {bar.value:g}.")
+            label, score = f"{metric.name}{over}", metric.case_score
+        if score is None:
+            failed.append(
+                f"{label} has no score: none of {scope} was scored (each errored or has no "
+                f"relevant rating), so it cannot reach {bar.value:g}."
+            )
+        elif score < bar.value:
+            failed.append(f"{label} {score:.2f} is below {bar.value:g}.")
     return failed
 
 

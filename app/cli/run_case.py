@@ -27,6 +27,11 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
         if case is None or (args.as_user and case.owner.email != args.as_user):
             print(f"No case with id {args.case_id}.", file=sys.stderr)
             return 2
+        try:
+            ci.check_gate(session=session, case=case, bars=args.fail_under or [], tag=args.tag)
+        except ci.GateError as exc:
+            print(str(exc), file=sys.stderr)
+            return 2
         run = run_service.create_run(session=session, case=case)
         run_id = run.id
 
@@ -56,13 +61,15 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
             )
     if not args.json:
         _print_table(detail)
+        if args.tag:
+            print(f"\nover the queries tagged {args.tag!r} (the bars apply to these):")
         for metric in metrics:
             print(f"{metric.name:<12} {_fmt(metric.case_score):>7}  ({metric.scored} scored)")
     if detail.status != RunStatus.FINISHED:
         print(f"Run {detail.id} {detail.status}: {detail.error}", file=sys.stderr)
         return 1
     try:
-        failed = ci.under_bars(metrics, args.fail_under or [], case_score=case_score)
+        failed = ci.under_bars(metrics, args.fail_under or [], case_score=case_score, tag=args.tag)
     except ci.UnknownMetric as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from statsmodels.stats.multitest import multipletests
-
 from app.metrics.aggregate import MetricDef, QueryScores, aggregate_mean
 from app.scoring.significance import paired_stats
 
@@ -40,6 +38,10 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     adjusted: list[float | None] = [None] * len(p_values)
     if not present:
         return adjusted
+    # Imported here: statsmodels takes a second to import, which every `relevo` command
+    # (a CI gate included) would pay at start-up.
+    from statsmodels.stats.multitest import multipletests
+
     _reject, corrected, _sidak, _bonf = multipletests([p for _, p in present], method="holm")
     for (index, _p), value in zip(present, corrected, strict=True):
         adjusted[index] = float(value)

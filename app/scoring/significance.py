@@ -15,10 +15,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
-from scipy import stats as scipy_stats
-from statsmodels.stats.weightstats import DescrStatsW
 
 __all__ = ["FLIPS", "SEED", "SMALL_N", "TIE", "PairedStats", "paired_stats", "randomization_p"]
 
@@ -105,6 +104,8 @@ def _weighted_stats(
     losses = int(np.count_nonzero(deltas < -TIE))
     t_p, ci_low, ci_high = None, None, None
     if n >= 2 and not bool(np.all(deltas == deltas[0])):
+        from statsmodels.stats.weightstats import DescrStatsW  # a slow import, as in _stats()
+
         described = DescrStatsW(deltas, weights=w * n / w.sum(), ddof=1)
         p = float(described.ttest_mean(0.0)[1])
         t_p = None if math.isnan(p) else p
@@ -133,7 +134,7 @@ def _t_test_p(base: np.ndarray, other: np.ndarray) -> float | None:
     deltas = other - base
     if deltas.size < 2 or bool(np.all(deltas == deltas[0])):
         return None
-    p = float(scipy_stats.ttest_rel(other, base).pvalue)
+    p = float(_stats().ttest_rel(other, base).pvalue)
     return None if math.isnan(p) else p
 
 
@@ -142,8 +143,17 @@ def _t_interval(deltas: np.ndarray) -> tuple[float | None, float | None]:
     if n < 2:
         return None, None
     mean = float(deltas.mean())
-    half = float(scipy_stats.t.ppf(0.975, n - 1)) * float(deltas.std(ddof=1)) / math.sqrt(n)
+    half = float(_stats().t.ppf(0.975, n - 1)) * float(deltas.std(ddof=1)) / math.sqrt(n)
     return mean - half, mean + half
+
+
+def _stats() -> ModuleType:
+    # SciPy and statsmodels take a second or more to import; importing them when a test is
+    # first computed keeps that cost off the start of every `relevo` command.
+    from scipy import stats
+
+    module: ModuleType = stats
+    return module
 
 
 def randomization_p(deltas: Sequence[float] | np.ndarray, *, flips: int, seed: int) -> float:

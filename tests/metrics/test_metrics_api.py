@@ -273,8 +273,15 @@ def test_cli_run_fails_under_each_metric_bar_and_scores_a_tag(
     err = capsys.readouterr().err
     assert "P@10" in err and "ERR@10" in err and "NDCG@10" not in err
     assert cli.main(["run", cid, "--fail-under", "p@10=0", "--fail-under", "1"]) == 0
+    # A bar or tag that names nothing is refused before anything runs: no run is added.
+    runs_before = len(api.get(f"/api/v1/cases/{cid}/runs").json())
     assert cli.main(["run", cid, "--fail-under", "map@3=10"]) == 2
-    assert "No metric named 'map@3'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "No metric named 'map@3' in case" in err and "NDCG@10, P@10, ERR@10" in err
+    assert cli.main(["run", cid, "--tag", "nosuchtag"]) == 2
+    err = capsys.readouterr().err
+    assert "No query of case" in err and "'nosuchtag'" in err and "head, scifi" in err
+    assert len(api.get(f"/api/v1/cases/{cid}/runs").json()) == runs_before
     with pytest.raises(SystemExit) as usage:
         cli.main(["run", cid, "--fail-under", "ndcg@10=high"])
     assert usage.value.code == 2
@@ -291,6 +298,11 @@ def test_cli_run_fails_under_each_metric_bar_and_scores_a_tag(
         assert metric["case_score"] == pytest.approx(sum(values) / 2)
     primary = head["metrics"][0]["case_score"]
     assert cli.main(["run", cid, "--tag", "head", "--fail-under", str(primary + 0.01)]) == 1
+    captured = capsys.readouterr()
+    assert "over the queries tagged 'head' (the bars apply to these)" in captured.out
+    assert f"Case score (NDCG@10) over the queries tagged 'head' {primary:.2f} is below" in (
+        captured.err
+    )
     assert cli.main(["run", cid, "--tag", "head", "--fail-under", str(primary - 0.01)]) == 0
 
 
