@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Self
 
 from starlette.datastructures import FormData
 
-from app.cases.schemas import CaseCreate, CaseUpdate
+from app.cases.schemas import KNOB_RANGE, MAX_KNOB, CaseCreate, CaseUpdate
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.queries.schemas import BulkQueries
 from app.search import FieldSpecError, TemplateError, parse_field_spec, validate_template
@@ -135,8 +135,8 @@ class CaseSettingsForm(_CaseForm):
         knobs: dict[str, str] = {}
         for name, raw in self.values["knobs"].items():
             text = str(raw).strip()
-            if text and not is_number(text):
-                self.fail("knobs", f"Knob {name} must be a number, not {text!r}.")
+            if text and not (is_number(text) and 0 <= float(text) <= MAX_KNOB):
+                self.fail("knobs", f"Knob {name} must be {KNOB_RANGE}, not {text!r}.")
             elif text:
                 knobs[name] = text
         values["knobs"] = knobs

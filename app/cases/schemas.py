@@ -5,13 +5,36 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, AllowInfNan, Field
 
 from app.bodies import Body, Name, Options, Out, TeamIds
 from app.schedules.schemas import ScheduleBody
 from app.search.models import DEFAULT_FIELD_SPEC
 
 Knobs = dict[str, float]
+# A knob is a boost, a weight, a slop, a fuzziness or a size: engines refuse negative ones
+# (at run time, query by query), and a value past a billion is a typo that no engine means.
+MAX_KNOB = 1e9
+KNOB_RANGE = f"a number from 0 to {MAX_KNOB:,.0f}"
+
+
+def _in_knob_range(value: float) -> float:
+    if not 0 <= value <= MAX_KNOB:
+        raise ValueError(f"a knob is {KNOB_RANGE}, not {value:g}")
+    return value
+
+
+KnobValue = Annotated[float, AllowInfNan(False), AfterValidator(_in_knob_range)]
+KnobsIn = dict[str, KnobValue]
+
+
+def _unix_lines(text: str) -> str:
+    # A browser posts a textarea with CRLF line ends: the same template typed again must
+    # stay the same template (no new try, no "query template changed").
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+Template = Annotated[str, AfterValidator(_unix_lines), Field(min_length=1, max_length=50_000)]
 MAX_ROWS = 500
 # Extra metrics (API.md): the case's scorers besides its primary one.
 MAX_METRICS = 12
@@ -22,12 +45,12 @@ MetricScorerIds = Annotated[list[int], Field(max_length=MAX_METRICS)]
 class CaseCreate(Body):
     name: Name
     search_endpoint_id: int
-    query_template: str = Field(min_length=1, max_length=50_000)
+    query_template: Template
     scorer_id: int | None = None
     field_spec: str = Field(default=DEFAULT_FIELD_SPEC, min_length=1, max_length=2000)
     rows: int = Field(default=10, ge=1, le=MAX_ROWS)
     options: Options = Field(default_factory=dict)
-    knobs: Knobs = Field(default_factory=dict)
+    knobs: KnobsIn = Field(default_factory=dict)
     team_ids: TeamIds = Field(default_factory=list)
     metric_scorer_ids: MetricScorerIds = Field(default_factory=list)
     aggregate: Aggregate = "mean"
@@ -38,12 +61,12 @@ class CaseCreate(Body):
 class CaseUpdate(Body):
     name: Name | None = None
     search_endpoint_id: int | None = None
-    query_template: str | None = Field(default=None, min_length=1, max_length=50_000)
+    query_template: Template | None = None
     scorer_id: int | None = None
     field_spec: str | None = Field(default=None, min_length=1, max_length=2000)
     rows: int | None = Field(default=None, ge=1, le=MAX_ROWS)
     options: Options | None = None
-    knobs: Knobs | None = None
+    knobs: KnobsIn | None = None
     team_ids: TeamIds | None = None
     metric_scorer_ids: MetricScorerIds | None = None
     aggregate: Aggregate | None = None

@@ -31,8 +31,10 @@ DEFAULT_KNOB = 10.0
 
 
 def _number(value: Any) -> str:
+    # Whole numbers in full up to 15 digits; anything else in six significant digits, so
+    # that a knob stored as 1e308 (before knobs were bounded) reads "1e+308", not 309 digits.
     number = float(value)
-    return str(int(number)) if number.is_integer() else f"{number:g}"
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else f"{number:g}"
 
 
 def describe_try(previous: Try, current: Try) -> str:

@@ -5,14 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AllowInfNan, Field, Strict
+from pydantic import Field, Strict
 
 from app.bodies import Body, Out
+from app.cases.schemas import KnobValue as CaseKnob
 from app.runs.schemas import RecordedMetric
 from app.vocabulary import RunStatus
 
 MAX_COMBINATIONS = 100
-KnobValue = Annotated[float, Strict(), AllowInfNan(False)]
+# The case's bounds on a knob (0 to a billion), and a JSON number, not a string.
+KnobValue = Annotated[CaseKnob, Strict()]
 
 
 class SweepCreate(Body):

@@ -161,6 +161,23 @@ def test_settings_save_makes_a_new_try_and_errors_come_back_as_422(
     assert "wat" in one(page, ".field-error[data-field=field_spec]").get_text()
     assert one(page, "#settings-form input[name=field_spec]")["value"] == "id:_id wat:title"
     assert api.get(f"/api/v1/cases/{case_id}").json()["try_number"] == 2
+    for knob_text in ("1e308", "-1"):
+        refused = client.post(
+            f"/cases/{case_id}/settings",
+            data={**values, "csrf_token": token, "knob.titleBoost": knob_text},
+        )
+        assert refused.status_code == 422
+        error = one(soup(refused), ".field-error[data-field=knobs]").get_text()
+        assert "titleBoost" in error and "from 0 to 1,000,000,000" in error
+    # The browser posts the textarea with CRLF line ends: the same template, no new try.
+    template = values["query_template"].replace(", ", ",\n")
+    for lines, try_number in ((template, 3), (template.replace("\n", "\r\n"), 3)):
+        form_values = {**values, "csrf_token": token, "query_template": lines}
+        resaved = client.post(
+            f"/cases/{case_id}/settings", data=form_values, follow_redirects=False
+        )
+        assert resaved.status_code == 303
+        assert api.get(f"/api/v1/cases/{case_id}").json()["try_number"] == try_number
 
 
 def test_pasted_queries_are_added(api: ApiUser, client: TestClient) -> None:

@@ -286,6 +286,8 @@ def test_history_chart_and_sparklines_leave_gaps_for_runs_without_a_score(
     assert [p["score"] for p in history] == [30.0, None, 50.0, 70.0]
     query_line = one(page, f"#query-{qid} .query-history svg")
     assert len(query_line.select("polyline")) == 1 and len(query_line.select("circle")) == 2
+    assert attr(query_line, "aria-label").startswith("Score of ")
+    assert attr(query_line, "aria-label").endswith(" over the last 4 runs")
 
     row = one(soup(client.get("/")), f"tr.case-row[data-case-id='{case_id}']")
     # 120 x 28, pad 2: x steps by 38.67, y = 26 - 0.24 x score.
