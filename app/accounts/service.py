@@ -19,6 +19,7 @@ from app.security import hash_api_key, hash_password, new_api_key, verify_passwo
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 MIN_PASSWORD = 12
 MAX_PASSWORD = 1024
+MAX_KEY_NAME = 200
 
 
 @cache
@@ -95,13 +96,19 @@ def create_api_key(
 ) -> tuple[ApiKey, str]:
     """Create an API key for the user; return it with the clear key, which is never kept."""
     key = new_api_key()
+    name = " ".join(name.split())
+    if len(name) > MAX_KEY_NAME:
+        raise Invalid(
+            "name", f"A key's name has at most {MAX_KEY_NAME} characters, not {len(name)}."
+        )
     if expires_at is not None and expires_at.tzinfo is None:
         expires_at = expires_at.replace(tzinfo=UTC)
     if expires_at is not None and expires_at <= datetime.now(UTC):
         raise Invalid("expires_at", "The expiry must be in the future.")
     api_key = ApiKey(
         user_id=user.id,
-        name=name.strip()[:200],
+        # A key is told apart by its name in every list: one given none is named by its prefix.
+        name=name or f"Key {key[:12]}",
         prefix=key[:12],
         key_hash=hash_api_key(key),
         expires_at=expires_at,

@@ -86,10 +86,20 @@ def _account(
     new_key: str | None = None,
     error: str | None = None,
     notice: str | None = None,
+    key_error: str | None = None,
+    key_name: str = "",
     status_code: int = 200,
 ) -> Response:
     keys = users.list_api_keys(session=session, user=user)
-    context = {"user": user, "keys": keys, "new_key": new_key, "error": error, "notice": notice}
+    context = {
+        "user": user,
+        "keys": keys,
+        "new_key": new_key,
+        "error": error,
+        "notice": notice,
+        "key_error": key_error,
+        "key_name": key_name,
+    }
     return render(request, "account.html", context, status_code=status_code)
 
 
@@ -102,7 +112,12 @@ def create_key(
     name: Annotated[str, Form()] = "",
 ) -> Response:
     """Create a key and show it once, in this answer: it never travels in the cookie."""
-    _key, clear = users.create_api_key(session=session, user=user, name=name)
+    try:
+        _key, clear = users.create_api_key(session=session, user=user, name=name)
+    except Invalid as exc:  # shown under the key form, with what was typed
+        return _account(
+            request, user, session, key_error=exc.message, key_name=name, status_code=422
+        )
     return _account(request, user, session, new_key=clear)
 
 

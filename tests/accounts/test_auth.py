@@ -6,6 +6,7 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
 from tests.fixtures.users import PASSWORD, ApiUser
+from tests.support.pages import login, one, soup
 
 
 def test_health_needs_no_auth(client: TestClient) -> None:
@@ -38,6 +39,34 @@ def test_keys_are_shown_once_listed_by_prefix_and_revocable(api: ApiUser) -> Non
     assert api.client.get("/api/v1/me", headers=new_headers).status_code == 200
     assert api.delete(f"/api/v1/api-keys/{created.json()['id']}").status_code == 204
     assert api.client.get("/api/v1/me", headers=new_headers).status_code == 401
+
+
+def test_a_key_has_a_name_that_is_never_cut(api: ApiUser) -> None:
+    unnamed = api.post("/api/v1/api-keys", json={"name": "  "})
+    assert unnamed.status_code == 201
+    assert unnamed.json()["name"] == f"Key {unnamed.json()['prefix']}"
+    spaced = api.post("/api/v1/api-keys", json={"name": " nightly \n gate "})
+    assert spaced.json()["name"] == "nightly gate"
+    before = [k["id"] for k in api.get("/api/v1/api-keys").json()]
+    too_long = api.post("/api/v1/api-keys", json={"name": "k" * 5000})
+    assert too_long.status_code == 422
+    assert [k["id"] for k in api.get("/api/v1/api-keys").json()] == before
+
+
+def test_the_account_page_refuses_a_long_key_name_under_its_form(
+    api: ApiUser, client: TestClient
+) -> None:
+    token = login(client)
+    before = [k["id"] for k in api.get("/api/v1/api-keys").json()]
+    page = client.post("/account/api-keys", data={"csrf_token": token, "name": "k" * 5000})
+    assert page.status_code == 422
+    html = soup(page)
+    assert (
+        one(html, "#key-error").get_text() == "A key's name has at most 200 characters, not 5000."
+    )
+    assert one(html, "form input[name=name]")["value"] == "k" * 5000
+    assert html.select("header.topbar nav a")  # the page keeps its navigation
+    assert [k["id"] for k in api.get("/api/v1/api-keys").json()] == before
 
 
 def test_another_users_key_cannot_be_revoked(api: ApiUser, other_api: ApiUser) -> None:
