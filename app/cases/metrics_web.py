@@ -3,6 +3,8 @@ tag or weigh the selected queries. Each answers with the case page (422 when ref
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
@@ -11,12 +13,13 @@ from starlette.datastructures import FormData
 from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import flows
 from app.cases.schemas import CaseUpdate
+from app.cases.web import refused_tags
 from app.errors import Invalid
 from app.queries import service as query_service
 from app.queries.bulk_lines import BulkLineError, clean_tags
 from app.queries.schemas import QueriesPatch
 from app.web_common.deps import FormDep, SessionDep
-from app.web_common.forms import CsrfChecked, field_text
+from app.web_common.forms import CsrfChecked, WebForm, field_text
 from app.web_common.html_errors import HtmlErrorRoute
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -30,8 +33,15 @@ def _ids(form: FormData, name: str) -> list[int]:
 
 
 def _back(request: Request, case_id: int, saved: str) -> Response:
+    # The fragment scrolls the page to the "saved" note, beside the form just sent.
     url = request.url_for("case_page", case_id=case_id).include_query_params(saved=saved)
-    return RedirectResponse(f"{url}#metrics-settings", status_code=303)
+    return RedirectResponse(f"{url}#{saved}-saved", status_code=303)
+
+
+class TagsForm(WebForm):
+    """The tag-and-weigh bar over the query list (the ticked queries come with it)."""
+
+    fields: ClassVar[tuple[str, ...]] = ("add_tags", "remove_tags", "weight")
 
 
 @router.post("/cases/{case_id}/metrics", name="case_metrics_submit")
@@ -59,24 +69,39 @@ def save_metrics(
 def tag_queries(
     request: Request,
     case: WebCaseDep,
+    user: WebUser,
     session: SessionDep,
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
-    """Add and remove tags of the selected queries and set their weight."""
-    weight = field_text(form, "weight").strip()
+    """Add and remove tags of the selected queries and set their weight; a refusal shows
+    the case page again with the message under the bar and what was typed (422)."""
+    tags = TagsForm.read(form)
+    weight = tags.text("weight")
     try:
+        ids = _ids(form, "query_ids")
+        if not ids:
+            raise Invalid(("query_ids",), "Tick at least one query in the list below first.")
         body = QueriesPatch(
-            query_ids=_ids(form, "query_ids"),
-            add_tags=list(clean_tags(field_text(form, "add_tags").split(","))),
-            remove_tags=list(clean_tags(field_text(form, "remove_tags").split(","))),
+            query_ids=ids,
+            add_tags=list(clean_tags(tags.text("add_tags").split(","))),
+            remove_tags=list(clean_tags(tags.text("remove_tags").split(","))),
             weight=float(weight) if weight else None,
         )
-    except (ValidationError, BulkLineError, ValueError) as exc:
-        message = _first(exc) if isinstance(exc, ValidationError) else str(exc)
-        raise Invalid(("query_ids",), message) from None
+    except (ValidationError, BulkLineError, ValueError, Invalid) as exc:
+        message = exc.message if isinstance(exc, Invalid) else _message(exc)
+        tags.fail("tags", message)
+        return refused_tags(request, user, session, case, tags)
     query_service.patch_queries(session=session, case=case, body=body)
     return _back(request, case.id, "tags")
+
+
+def _message(exc: ValidationError | BulkLineError | ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        return _first(exc)
+    if isinstance(exc, BulkLineError):
+        return str(exc)
+    return "Weight must be a number, like 0.5 or 2."
 
 
 def _first(exc: ValidationError) -> str:

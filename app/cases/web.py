@@ -141,6 +141,7 @@ def _render_case(
     settings: CaseSettingsForm | None = None,
     queries: QueriesForm | None = None,
     sweep: WebForm | None = None,
+    tags: WebForm | None = None,
     saved: str = "",
     status_code: int = 200,
 ) -> Response:
@@ -155,6 +156,8 @@ def _render_case(
         "queries_error": queries.errors.get("queries"),
         "sweep_values": sweep.values if sweep else {},
         "sweep_errors": sweep.errors if sweep else {},
+        "tags_values": tags.values if tags else {},
+        "tags_errors": tags.errors if tags else {},
         "saved": saved,
         "sort_labels": QUERY_SORT_LABELS,
     }
@@ -173,6 +176,14 @@ def refused_sweep(
     """Return the case page again with the sweep form's errors under its boxes (422)."""
     data = case_pages.case_page(session=session, user=user, case=case)
     return _render_case(request, user, data, sweep=sweep, status_code=422)
+
+
+def refused_tags(
+    request: Request, user: User, session: Session, case: Case, tags: WebForm
+) -> Response:
+    """Return the case page again with the tag form's error under it and its input (422)."""
+    data = case_pages.case_page(session=session, user=user, case=case)
+    return _render_case(request, user, data, tags=tags, status_code=422)
 
 
 @router.post("/cases/{case_id}/settings", name="case_settings_submit")

@@ -218,6 +218,20 @@ def test_metrics_and_tags_are_set_from_the_case_page(
             data={"csrf_token": token, "query_ids": [str(ids["alien"])] if bad else [], **bad},
         )
         assert answer.status_code == 422, bad
+        assert one(soup(answer), "#bulk-tags-form .field-error[data-field=tags]").get_text()
+    # Nothing ticked: the case page again, the message under the bar, the typed tags kept.
+    unticked = client.post(
+        f"/cases/{case_id}/queries/tags",
+        data={"csrf_token": token, "add_tags": "brand, tail", "weight": "3"},
+    )
+    assert unticked.status_code == 422
+    again = soup(unticked)
+    bar = one(again, "#bulk-tags-form")
+    assert one(bar, ".field-error").get_text() == "Tick at least one query in the list below first."
+    assert one(bar, "input[name=add_tags]")["value"] == "brand, tail"
+    assert one(bar, "input[name=weight]")["value"] == "3"
+    assert again.select("header.topbar nav a") and again.select(f"#query-{ids['alien']}")
+    assert api.get(f"/api/v1/cases/{case_id}/queries").json()[2]["tags"] == ["scifi"]
     other = client.post(
         f"/cases/{case_id}/queries/tags",
         data={"csrf_token": token, "query_ids": ["999999"], "weight": "2"},
