@@ -5,18 +5,21 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from app.access import visible_clause
 from app.books import service as book_service
-from app.books.schemas import BookCreate, JudgementPut, PairIn, check_scale
+from app.books.schemas import BookCreate, JudgementPut, PairIn
 from app.books.service import check_judgement
 from app.db import owns_transaction
 from app.errors import Invalid
-from app.models import Book, Judgement, Pair, User
+from app.models import Book, Judgement, Pair, Scorer, User
+from app.scoring.quepid_scorers import shipped_scorer
 
 MAX_IMPORT_PAIRS = 100_000
 
@@ -60,6 +63,7 @@ def export_quepid(*, session: Session, book: Book) -> dict[str, Any]:
                 "position": pair.position,
                 # Quepid keeps a pair's document fields as JSON text.
                 "document_fields": json.dumps(pair.fields, ensure_ascii=False),
+                "information_need": pair.information_need,
                 "judgements": [
                     {
                         "rating": j.rating,
@@ -90,18 +94,98 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
-@owns_transaction
-def import_quepid(*, session: Session, user: User, data: Any) -> Book:
-    """Create a book from Quepid's book format; every rater must have an account here."""
-    if not isinstance(data, dict):
-        raise Invalid("book", "Expected a JSON object in Quepid's book format.")
+def _plain(exc: ValidationError, where: tuple[str | int, ...] = ()) -> str:
+    """Return pydantic's complaints as a person reads them: "path: what is wrong"."""
+    parts = []
+    for error in exc.errors():
+        path = _dotted((*where, *error.get("loc", ())))
+        message = str(error.get("msg", "is not valid")).removeprefix("Value error, ")
+        parts.append(f"{path}: {message}" if path else message)
+    return "; ".join(parts)
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _judged_values(data: dict[str, Any]) -> list[float]:
+    """Return the distinct numeric ratings of the file's judgements, ascending."""
+    values: set[float] = set()
+    raw_pairs = data.get("query_doc_pairs")
+    for raw in raw_pairs if isinstance(raw_pairs, list) else []:
+        items = raw.get("judgements") if isinstance(raw, dict) else None
+        for item in items if isinstance(items, list) else []:
+            rating = item.get("rating") if isinstance(item, dict) else None
+            if isinstance(rating, bool) or not isinstance(rating, int | float):
+                continue
+            if math.isfinite(rating) and not item.get("unrateable"):
+                values.add(float(rating))
+    return sorted(values)
+
+
+def _scale_from_values(values: list[float]) -> list[float] | None:
+    """Return a scale holding every value: whole numbers from the lowest to the highest
+    (at least two), else the values themselves; None when there are none."""
+    if not values:
+        return None
+    if all(v.is_integer() for v in values) and values[-1] - values[0] <= 10:
+        low, high = int(values[0]), int(values[-1])
+        return [float(v) for v in range(low, max(high, low + 1) + 1)]
+    return values
+
+
+def _named_scale(
+    session: Session, user: User, name: Any
+) -> tuple[list[float], dict[str, str] | None] | None:
+    """Return the scale (and labels) of the scorer the file names: one of Quepid's shipped
+    scorers, else a scorer of that name the user can see; None when there is none."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    shipped = shipped_scorer(name)
+    if shipped is not None:
+        return [float(v) for v in shipped.scale], dict(shipped.labels) or None
+    scorer = session.scalar(
+        select(Scorer)
+        .where(
+            Scorer.name == name.strip(),
+            or_(Scorer.owner_id.is_(None), visible_clause(Scorer, user=user)),
+        )
+        .order_by(Scorer.owner_id.is_not(None), Scorer.id)
+        .limit(1)
+    )
+    if scorer is None:
+        return None
+    return [float(v) for v in scorer.scale], scorer.scale_labels
+
+
+def _book_body(session: Session, user: User, data: dict[str, Any]) -> BookCreate:
+    """Return the new book's name and scale: the file's scale, else its named scorer's (a
+    real Quepid export names its scorer only), else one holding the judgements' ratings."""
     given = data.get("scorer")
     scorer: dict[str, Any] = given if isinstance(given, dict) else {}
     scale = scorer.get("scale") or data.get("scale")
     labels = scorer.get("scale_with_labels") or data.get("scale_with_labels")
+    if not scale:
+        named = _named_scale(session, user, scorer.get("name"))
+        if named is not None:
+            scale, labels = named[0], labels or named[1]
+        else:
+            scale = _scale_from_values(_judged_values(data))
+    if not scale:
+        raise Invalid(
+            "scale",
+            "The file gives no scale, names no scorer Relevo knows and has no ratings to "
+            'take one from: add "scale": [0, 1, 2, 3] (the ratings allowed) to its scorer.',
+        )
+    if not isinstance(scale, list) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in scale
+    ):
+        raise Invalid("scale", "The book's scale must be a list of numbers, e.g. [0, 1, 2, 3].")
     try:
-        check_scale([float(v) for v in scale or []])
-        body = BookCreate.model_validate(
+        return BookCreate.model_validate(
             {
                 "name": data.get("name") or "Imported book",
                 "scale": scale,
@@ -110,8 +194,16 @@ def import_quepid(*, session: Session, user: User, data: Any) -> Book:
                 else None,
             }
         )
-    except (ValidationError, ValueError, TypeError) as exc:
-        raise Invalid("scale", f"The book's scale is missing or not valid: {exc}") from exc
+    except ValidationError as exc:
+        raise Invalid("scale", f"The book is not valid: {_plain(exc)}.") from exc
+
+
+@owns_transaction
+def import_quepid(*, session: Session, user: User, data: Any) -> Book:
+    """Create a book from Quepid's book format; every rater must have an account here."""
+    if not isinstance(data, dict):
+        raise Invalid("book", "Expected a JSON object in Quepid's book format.")
+    body = _book_body(session, user, data)
     raw_pairs = data.get("query_doc_pairs") or []
     if not isinstance(raw_pairs, list) or len(raw_pairs) > MAX_IMPORT_PAIRS:
         raise Invalid("query_doc_pairs", f"Expected a list of at most {MAX_IMPORT_PAIRS} pairs.")
@@ -176,8 +268,15 @@ def _parse_pairs(
                 information_need=raw.get("information_need"),
                 position=raw.get("position"),
             )
-        except (AttributeError, ValueError, ValidationError) as exc:
-            raise Invalid(where, f"Pair {index} is not valid: {exc}") from exc
+        except ValidationError as exc:
+            raise Invalid(where, f"Pair {index} is not valid: {_plain(exc, where)}.") from exc
+        except (AttributeError, ValueError) as exc:
+            # Text that is no JSON object in document_fields, or a pair that is no object.
+            raise Invalid(
+                where,
+                f"Pair {index} is not valid: {_dotted(where)} must be an object whose "
+                "document_fields is an object (or an object as JSON text).",
+            ) from exc
         pairs.append(pair)
         for number, item in enumerate(raw.get("judgements") or []):
             parsed = _judgement(item, book, (*where, "judgements", number))
@@ -200,7 +299,7 @@ def _judgement(
         )
         check_judgement(book, body)
     except ValidationError as exc:
-        raise Invalid(where, f"Judgement is not valid: {exc}") from exc
+        raise Invalid(where, f"Judgement is not valid: {_plain(exc, where)}.") from exc
     except Invalid as exc:
         raise Invalid(where, exc.message) from exc
     return item["user_email"], body

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
 from app.interop.quepid_import import _shipped
-from app.interop.quepid_parse import QUEPID_ENGINE_NAMES, QUEPID_SUFFIX, READ_BATCH
+from app.interop.quepid_parse import QUEPID_ENGINE_NAMES, QUEPID_SUFFIX, READ_BATCH, RELEVO_KEY
 from app.models import Case, Query, Rating, Scorer
 from app.vocabulary import Engine, ScorerKind
 
@@ -47,7 +47,7 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
         "owner_email": case.owner.email,
         "public": False,
         "archived": False,
-        "options": case.options or {},
+        "options": _case_options(session, case),
         "scorer": scorer_out,
         "try": {
             "escape_query": False,  # Relevo sends the query text as it is
@@ -79,6 +79,52 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
     yield "]}"
 
 
+def scorer_spec(scorer: Scorer) -> dict[str, Any]:
+    """Return what recreates a scorer: its name, kind and whole config."""
+    spec: dict[str, Any] = {
+        "name": scorer.name,
+        "kind": str(scorer.kind),
+        "params": dict(scorer.params or {}),
+        "scale": [_json_number(v) for v in scorer.scale],
+        "scale_labels": scorer.scale_labels,
+        "max_score": _json_number(scorer.max_score),
+    }
+    if scorer.kind == ScorerKind.JAVASCRIPT:
+        spec["code"] = scorer.code
+        spec["environment"] = scorer.environment
+    return spec
+
+
+def _case_options(session: Session, case: Case) -> dict[str, Any]:
+    """Return the case's options plus, under "relevo", what Quepid's case has no place for:
+    a built-in scorer's kind and parameters (the file's scorer is a name only), the extra
+    metrics and a weighted aggregate."""
+    extras: dict[str, Any] = {}
+    if case.scorer.kind != ScorerKind.JAVASCRIPT:
+        extras["scorer"] = scorer_spec(case.scorer)
+    metric_ids = [i for i in case.metric_scorer_ids or [] if i != case.scorer_id]
+    if metric_ids:
+        found = {s.id: s for s in session.scalars(select(Scorer).where(Scorer.id.in_(metric_ids)))}
+        extras["metrics"] = [scorer_spec(found[i]) for i in metric_ids if i in found]
+    if case.aggregate != "mean":
+        extras["aggregate"] = case.aggregate
+    options = {k: v for k, v in (case.options or {}).items() if k != RELEVO_KEY}
+    return {**options, RELEVO_KEY: extras} if extras else options
+
+
+def _query_options(options: dict[str, Any] | None, tags: list[Any], weight: float) -> Any:
+    """Return a query's options plus its tags and weight under "relevo" (None when empty)."""
+    extras: dict[str, Any] = {}
+    if tags:
+        extras["tags"] = list(tags)
+    if weight != 1.0:
+        extras["weight"] = _json_number(weight)
+    merged = {k: v for k, v in (options or {}).items() if k != RELEVO_KEY}
+    if extras:
+        merged[RELEVO_KEY] = extras
+    return merged or None
+
+
 def _rated(session: Session, case: Case) -> Iterator[tuple[int, str, float]]:
     """Yield (query id, doc id, rating) in query then doc order, streamed."""
     stmt = (
@@ -94,13 +140,21 @@ def _rated(session: Session, case: Case) -> Iterator[tuple[int, str, float]]:
 
 def _export_queries(session: Session, case: Case) -> Iterator[dict[str, Any]]:
     queries = session.execute(
-        select(Query.id, Query.text, Query.notes, Query.information_need, Query.options)
+        select(
+            Query.id,
+            Query.text,
+            Query.notes,
+            Query.information_need,
+            Query.options,
+            Query.tags,
+            Query.weight,
+        )
         .where(Query.case_id == case.id)
         .order_by(Query.position, Query.id)
     ).all()
     rated = _rated(session, case)
     pending = next(rated, None)
-    for position, (query_id, text, notes, need, options) in enumerate(queries, 1):
+    for position, (query_id, text, notes, need, options, tags, weight) in enumerate(queries, 1):
         ratings: list[dict[str, Any]] = []
         while pending is not None and pending[0] == query_id:
             ratings.append({"doc_id": pending[1], "rating": _json_number(pending[2])})
@@ -109,7 +163,7 @@ def _export_queries(session: Session, case: Case) -> Iterator[dict[str, Any]]:
             "arranged_at": position,
             "arranged_next": None,
             "query_text": text,
-            "options": options or None,
+            "options": _query_options(options, tags or [], weight),
             "notes": notes,
             "information_need": need,
             "ratings": ratings,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, or_, select
 from sqlalchemy.orm import Session
 
 from app.access import visible_clause
@@ -19,6 +20,7 @@ from app.interop.quepid_parse import (
     QUEPID_ENVIRONMENT,
     QUEPID_SUFFIX,
     REACH_TIMEOUT_S,
+    RELEVO_KEY,
     QuepidCase,
     QuepidEndpoint,
     QuepidQuery,
@@ -27,9 +29,10 @@ from app.interop.quepid_parse import (
 from app.interop.quepid_values import MAX_NAME_CHARS, _number, _path, decode
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
-from app.models.scorers import build_config
+from app.models.scorers import build_config, config_of
 from app.queries.bulk_lines import from_options
 from app.scorers import service as scorer_service
+from app.scoring import PRESETS
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import extract_knobs
 from app.vocabulary import Engine, ScorerKind
@@ -105,12 +108,25 @@ def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
     except Invalid as exc:
         loc = ("try", "query_params") if "query_template" in exc.loc else ("try", "field_spec")
         raise Invalid(loc, f"Relevo cannot use the try's {_path(loc)}: {exc.message}") from exc
-    scorer, scorer_created = _scorer_for(session, user, parsed, warnings)
+    if parsed.relevo.get("scorer") is not None:  # Relevo's export of a built-in scorer
+        scorer, scorer_created = _relevo_scorer(
+            session, user, parsed.relevo["scorer"], ("options", RELEVO_KEY, "scorer")
+        )
+    else:
+        scorer, scorer_created = _scorer_for(session, user, parsed, warnings)
     _check_scale(scorer, parsed)
+    metric_ids, aggregate = _relevo_metrics(session, user, scorer, parsed.relevo)
     endpoint, endpoint_created = _endpoint_for(session, user, parsed.endpoint)
     case = case_service.new_case_with_first_try(
         session=session,
-        case=Case(owner_id=user.id, name=parsed.name, scorer_id=scorer.id, options=parsed.options),
+        case=Case(
+            owner_id=user.id,
+            name=parsed.name,
+            scorer_id=scorer.id,
+            options=parsed.options,
+            metric_scorer_ids=metric_ids,
+            aggregate=aggregate,
+        ),
         first=Try(
             search_endpoint_id=endpoint.id,
             query_template=parsed.query_template,
@@ -209,6 +225,82 @@ def _scorer_for(
         "settings to get Quepid's numbers."
     )
     return fallback, False
+
+
+def _relevo_scorer(
+    session: Session, user: User, spec: Any, loc: tuple[str | int, ...]
+) -> tuple[Scorer, bool]:
+    """Return the scorer Relevo's export describes: a built-in or one the user can see with
+    that name and the same config, else a new one of the user's (whether it was created)."""
+    if not isinstance(spec, dict):
+        raise Invalid(loc, f'"{_path(loc)}" must be an object describing a scorer.')
+    name = spec.get("name")
+    kind = spec.get("kind")
+    if not isinstance(name, str) or not name.strip() or kind not in set(ScorerKind):
+        raise Invalid(loc, f'"{_path(loc)}" needs a scorer\'s "name" and "kind".')
+    labels = spec.get("scale_labels")
+    try:
+        config = build_config(
+            kind=kind,
+            params=spec.get("params") or {},
+            scale=spec.get("scale") or [],
+            scale_labels=labels if isinstance(labels, dict) else None,
+            code=spec.get("code"),
+            max_score=spec.get("max_score"),
+            environment=spec.get("environment"),
+        )
+    except (Invalid, TypeError, ValueError) as exc:
+        why = exc.message if isinstance(exc, Invalid) else str(exc)
+        raise Invalid(loc, f'"{_path(loc)}" is not a scorer Relevo can use: {why}') from exc
+    name = name.strip()[:MAX_NAME_CHARS]
+    candidates = session.scalars(
+        select(Scorer)
+        .where(
+            Scorer.name == name, or_(Scorer.owner_id.is_(None), visible_clause(Scorer, user=user))
+        )
+        .order_by(Scorer.owner_id.is_not(None), Scorer.owner_id != user.id, Scorer.id)
+    )
+    for scorer in candidates:
+        if config_of(scorer) == config:
+            return scorer, False
+    builtin = {p.name.lower() for p in PRESETS}
+    scorer = Scorer(
+        owner_id=user.id,
+        # Never a built-in's name: this one computes something else.
+        name=f"{name} (imported)"[:MAX_NAME_CHARS] if name.lower() in builtin else name,
+        kind=kind,
+        params=dict(config.params),
+        code=config.code,
+        scale=list(config.scale),
+        scale_labels=dict(labels) if isinstance(labels, dict) and labels else None,
+        max_score=config.max_score,
+        environment=config.environment,
+    )
+    session.add(scorer)
+    session.flush()
+    return scorer, True
+
+
+def _relevo_metrics(
+    session: Session, user: User, scorer: Scorer, relevo: Mapping[str, Any]
+) -> tuple[list[int], str]:
+    """Return the extra metrics' scorer ids and the aggregate Relevo's export carries."""
+    loc: tuple[str | int, ...] = ("options", RELEVO_KEY)
+    metrics = relevo.get("metrics") or []
+    if not isinstance(metrics, list):
+        raise Invalid((*loc, "metrics"), f'"{_path((*loc, "metrics"))}" must be a list.')
+    ids = [
+        _relevo_scorer(session, user, spec, (*loc, "metrics", index))[0].id
+        for index, spec in enumerate(metrics)
+    ]
+    aggregate = relevo.get("aggregate") or "mean"
+    if aggregate not in ("mean", "weighted_mean"):
+        raise Invalid(
+            (*loc, "aggregate"),
+            f'"{_path((*loc, "aggregate"))}" must be "mean" or "weighted_mean".',
+        )
+    ids = case_service.metric_scorers(session=session, user=user, primary_id=scorer.id, ids=ids)
+    return ids, str(aggregate)
 
 
 def _scale_of(queries: list[QuepidQuery]) -> list[float]:
@@ -354,9 +446,10 @@ def _add_queries(session: Session, user: User, case: Case, queries: list[QuepidQ
             notes=q.notes,
             information_need=q.information_need,
             options=q.options,
-            # Tags and a weight in the query's options become the query's own.
-            tags=from_options(q.options)[0],
-            weight=from_options(q.options)[1],
+            # Tags and a weight in the query's options become the query's own; those
+            # Relevo's export carried win.
+            tags=q.tags if q.tags is not None else from_options(q.options)[0],
+            weight=q.weight if q.weight is not None else from_options(q.options)[1],
         )
         for position, q in enumerate(queries)
     ]

@@ -27,6 +27,7 @@ from app.interop.quepid_values import (
     _text,
     _wrong,
 )
+from app.queries.bulk_lines import from_options
 from app.search import FieldSpecError, parse_field_spec
 from app.vocabulary import Engine, HttpMethod
 
@@ -47,6 +48,12 @@ ENVIRONMENTS = ("relevo", QUEPID_ENVIRONMENT)
 
 
 READ_BATCH = 5000
+
+
+# The key under which Relevo's export carries, in a case's and a query's options (Quepid
+# keeps unknown option keys as they are), what Quepid's case has no place for: the scorer's
+# kind and parameters, extra metrics and the aggregate; a query's tags and weight.
+RELEVO_KEY = "relevo"
 
 
 # Quepid's search_engine values and the engine Relevo searches them with.
@@ -86,6 +93,9 @@ class QuepidQuery:
     information_need: str | None
     options: dict[str, Any]
     ratings: dict[str, float]
+    # From Relevo's own export (the options' "relevo"): None when the file does not say.
+    tags: list[str] | None = None
+    weight: float | None = None
 
 
 @dataclass
@@ -128,6 +138,8 @@ class QuepidCase:
     curator_variables: dict[str, Any]
     endpoint: QuepidEndpoint
     warnings: list[str] = field(default_factory=list)
+    # Relevo's own export: the case options' "relevo" (scorer, metrics, aggregate), unread.
+    relevo: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_case(data: Any) -> QuepidCase:
@@ -153,6 +165,7 @@ def parse_case(data: Any) -> QuepidCase:
     warnings: list[str] = []
     queries = _queries(queries_raw, warnings)
     options = _json_object(data.get("options"), ("options",))
+    relevo = _json_object(options.pop(RELEVO_KEY, None), ("options", RELEVO_KEY))
     endpoint_options = the_try.get("search_endpoint")
     if isinstance(endpoint_options, dict) and endpoint_options.get("options"):
         # Quepid reads qOption values from the case's options merged with the endpoint's.
@@ -173,6 +186,7 @@ def parse_case(data: Any) -> QuepidCase:
         curator_variables=_curator_variables(the_try),
         endpoint=endpoint,
         warnings=warnings,
+        relevo=relevo,
     )
 
 
@@ -315,6 +329,7 @@ def _queries(items: list[Any], warnings: list[str]) -> list[QuepidQuery]:
         notes = _text(query.get("notes"), (*loc, "notes"), optional=True)
         need = _text(query.get("information_need"), (*loc, "information_need"), optional=True)
         options = _json_object(query.get("options"), (*loc, "options"))
+        extras = _json_object(options.pop(RELEVO_KEY, None), (*loc, "options", RELEVO_KEY))
         if text in by_text:
             repeated += 1
             earlier = by_text[text]
@@ -324,6 +339,9 @@ def _queries(items: list[Any], warnings: list[str]) -> list[QuepidQuery]:
             earlier.options = {**earlier.options, **options}
             continue
         by_text[text] = QuepidQuery(text, notes or None, need or None, options, ratings)
+        if extras:
+            # The same rules as tags and a weight in Quepid's own query options.
+            by_text[text].tags, by_text[text].weight = from_options(extras)
     if repeated:
         warnings.append(
             f"{repeated} queries repeat the text of an earlier one: each was merged into the "

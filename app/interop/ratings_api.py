@@ -62,7 +62,8 @@ async def import_ratings(
     format: service.ImportFormat = "csv",
     preview: bool = False,
 ) -> ImportResult:
-    """Import ratings from CSV (`query,docid,rating`) or TREC qrels, all or nothing.
+    """Import ratings from CSV (`query,docid,rating`), TREC qrels or RRE ratings JSON, all or
+    nothing.
 
     With `preview=true` nothing is written: the answer says what would change.
     """
@@ -94,4 +95,7 @@ def _fields(summary: service.ImportSummary) -> dict[str, Any]:
         "ratings_unchanged": summary.ratings_unchanged,
         "duplicates": summary.duplicates,
         "new_queries": summary.new_queries,
+        "query_match": summary.query_match,
+        "qids_by_id": summary.qids_by_id,
+        "qids_by_text": summary.qids_by_text,
     }

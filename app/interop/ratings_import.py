@@ -1,4 +1,4 @@
-"""Import ratings into a case from CSV (`query,docid,rating`) or TREC qrels.
+"""Import ratings into a case from CSV (`query,docid,rating`), TREC qrels or RRE ratings.
 
 All or nothing, in memory bounded whatever the size of the file: the file is read once,
 line by line; every good line goes into a temporary staging table inside the request's
@@ -45,6 +45,7 @@ from app.interop.ratings_lines import (
     csv_lines,
     trec_lines,
 )
+from app.interop.ratings_rre import rre_lines
 from app.models import Case, Query, Rating, User
 from app.models.base import utcnow
 from app.queries.bulk_lines import MAX_TAGS
@@ -54,7 +55,7 @@ from app.scorers.service import rating_bounds
 
 __all__ = ["ImportFormat", "ImportRejected", "ImportSummary", "import_ratings"]
 
-ImportFormat = Literal["csv", "trec"]
+ImportFormat = Literal["csv", "trec", "rre"]
 STAGE_BATCH = 10_000
 NEW_QUERIES_SHOWN = 20
 
@@ -89,6 +90,15 @@ class ImportSummary:
     duplicates: int = 0
     lines: int = 0
     new_queries: list[str] = field(default_factory=list)
+    # TREC QIDs (distinct) found as a query id of the case, and as a query's text.
+    qids_by_id: int = 0
+    qids_by_text: int = 0
+
+    @property
+    def query_match(self) -> str | None:
+        """Return how a TREC file's QIDs were matched: "id", "text", "id and text" or None."""
+        rules = [r for r, n in (("id", self.qids_by_id), ("text", self.qids_by_text)) if n]
+        return " and ".join(rules) or None
 
 
 def _set_extras(session: Session, case: Case, extras: Extras) -> None:
@@ -117,7 +127,8 @@ def import_ratings(
 ) -> ImportSummary:
     """Check the whole file, then (unless previewing) write it in one transaction.
 
-    CSV names queries by text (new texts become queries); TREC by the case's query ids.
+    CSV and RRE name queries by text (new texts become queries); TREC by the case's query ids, a
+    QID that is none of them by the text of a query of the case (as a run file's QIDs are).
     A file with any bad line raises ImportRejected and changes nothing; in a preview it
     also carries what the good lines would change ("120 ratings to set, 2 bad lines").
     """
@@ -152,21 +163,23 @@ def _import_once(
         extras: Extras = {}
         if fmt == "csv":
             lines: Iterator[Line] = csv_lines(stream, low, high, errors, extras)
+        elif fmt == "rre":
+            lines = rre_lines(stream, low, high, errors)
         else:
             lines = trec_lines(stream, low, high, errors)
-        summary.lines = _stage(session, case, fmt, lines, errors)
+        summary.lines = _stage(session, case, fmt, lines, errors, summary)
         if errors.count and not preview:
             raise ImportRejected(
-                f"{errors.count} bad lines; nothing was imported. Fix them and import again.",
+                _bad(errors, "nothing was imported") + " Fix them and import again.",
                 errors.kept,
             )
-        if fmt == "csv":
+        if fmt != "trec":  # queries named by text: the new ones are created
             _add_queries(session, case, summary)
             _set_extras(session, case, extras)
         _count_and_write(session, user, summary)
         if errors.count:
             raise ImportRejected(
-                f"{errors.count} bad lines; nothing would be imported. Fix them and preview again.",
+                _bad(errors, "nothing would be imported") + " Fix them and preview again.",
                 errors.kept,
                 summary,
             )
@@ -176,23 +189,51 @@ def _import_once(
     return summary
 
 
+def _bad(errors: LineErrors, done: str) -> str:
+    """Return a refusal's message: how many bad lines, then each kind of problem once."""
+    lines = "line" if errors.count == 1 else "lines"
+    return f"{errors.count:,} bad {lines}; {done}. {errors.summary()}."
+
+
+NOT_A_QUERY = "the QID is neither a query id nor a query text of this case"
+
+
 def _stage(
-    session: Session, case: Case, fmt: ImportFormat, lines: Iterator[Line], errors: LineErrors
+    session: Session,
+    case: Case,
+    fmt: ImportFormat,
+    lines: Iterator[Line],
+    errors: LineErrors,
+    summary: ImportSummary,
 ) -> int:
     """Copy the good lines into the staging table in batches; return how many."""
-    known: set[int] = set()
+    ids: set[int] = set()
+    by_text: dict[str, int] = {}
     if fmt == "trec":
-        known = set(session.scalars(select(Query.id).where(Query.case_id == case.id)))
+        for query_id, text in session.execute(
+            select(Query.id, Query.text).where(Query.case_id == case.id)
+        ):
+            ids.add(query_id)
+            by_text[text] = query_id
+    matched: dict[str, str] = {}  # QID → the rule that found its query
     batch: list[dict[str, Any]] = []
     staged = 0
     for line in lines:
         row: dict[str, Any] = {"line": line.number, "doc_id": line.doc_id, "rating": line.rating}
-        if fmt == "csv":
+        if fmt != "trec":
             row |= {"query_text": line.query, "query_id": None}
-        elif line.query.isdigit() and int(line.query) in known:
+        elif line.query.isdigit() and int(line.query) in ids:
             row |= {"query_text": None, "query_id": int(line.query)}
+            matched.setdefault(line.query, "id")
+        elif line.query in by_text:
+            row |= {"query_text": None, "query_id": by_text[line.query]}
+            matched.setdefault(line.query, "text")
         else:
-            errors.append((line.number, f"{line.query!r} is not the id of a query of this case"))
+            errors.append(
+                (line.number, f"QID {line.query!r} is not a query id or query text of this case"),
+                NOT_A_QUERY
+                + " (add the queries to the case first, or import a CSV, which creates them)",
+            )
             continue
         batch.append(row)
         if len(batch) == STAGE_BATCH:
@@ -202,6 +243,8 @@ def _stage(
     if batch:
         session.execute(insert(_lines), batch)
         staged += len(batch)
+    summary.qids_by_id = sum(1 for rule in matched.values() if rule == "id")
+    summary.qids_by_text = len(matched) - summary.qids_by_id
     return staged
 
 

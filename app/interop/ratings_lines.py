@@ -17,9 +17,11 @@ from app.queries.bulk_lines import BulkLineError, parse_line
 
 __all__ = [
     "CSV_HEADER",
+    "IDS_KIND",
     "MAX_DOC_ID_CHARS",
     "MAX_QUERY_CHARS",
     "QUERY_ONLY",
+    "ErrorKind",
     "Extras",
     "Line",
     "LineErrors",
@@ -35,17 +37,57 @@ MAX_QUERY_CHARS = 1000  # the sizes of the query text and doc id columns
 MAX_DOC_ID_CHARS = 500
 
 
+MAX_REPORTED_PER_KIND = 5
+MAX_KINDS_SUMMARISED = 5
+
+
+@dataclass
+class ErrorKind:
+    """Every bad line of one kind: how many, and the first one."""
+
+    kind: str
+    count: int
+    first_line: int
+    first_message: str
+
+
 class LineErrors:
-    """Bad lines: every one counted, the first MAX_REPORTED kept (in file order)."""
+    """Bad lines: every one counted by kind; the first few of each kind kept (in file order,
+    at most MAX_REPORTED), so a thousand lines with one problem do not bury the others."""
 
     def __init__(self) -> None:
         self.count = 0
         self.kept: list[tuple[int, str]] = []
+        self.kinds: dict[str, ErrorKind] = {}
 
-    def append(self, error: tuple[int, str]) -> None:
+    def append(self, error: tuple[int, str], kind: str | None = None) -> None:
+        """Count a bad line; ``kind`` groups lines with the same problem (default: its text)."""
         self.count += 1
-        if len(self.kept) < MAX_REPORTED:
+        key = kind or error[1]
+        seen = self.kinds.get(key)
+        if seen is None:
+            self.kinds[key] = ErrorKind(key, 1, *error)
+        else:
+            seen.count += 1
+        if len(self.kept) < MAX_REPORTED and self.kinds[key].count <= MAX_REPORTED_PER_KIND:
             self.kept.append(error)
+
+    def summary(self) -> str:
+        """Return the kinds of problems, most frequent first: "1,234 lines: the QID is not a
+        query of this case (first: line 3, ...)"."""
+        kinds = sorted(self.kinds.values(), key=lambda k: (-k.count, k.first_line))
+        parts = [
+            f"{k.count:,} {'line' if k.count == 1 else 'lines'}: {k.kind} "
+            f"(first: line {k.first_line}, {k.first_message})"
+            if k.kind != k.first_message
+            else f"{k.count:,} {'line' if k.count == 1 else 'lines'}: {k.kind} "
+            f"(first: line {k.first_line})"
+            for k in kinds[:MAX_KINDS_SUMMARISED]
+        ]
+        rest = len(kinds) - MAX_KINDS_SUMMARISED
+        if rest > 0:
+            parts.append(f"{rest} other kinds of problems")
+        return "; ".join(parts)
 
 
 # The doc id of a staged line that only names a query (CSV "query,,"): never a real doc id,
@@ -62,6 +104,10 @@ class Line:
     query: str  # the query text (CSV) or the query id as text (TREC)
     doc_id: str
     rating: float
+
+
+RATING_KIND = "the rating is not a number on the scorer's scale"
+IDS_KIND = "the query or docid is empty, too long or holds a NUL"
 
 
 def _rating(raw: str, low: float, high: float) -> tuple[float | None, str | None]:
@@ -149,7 +195,10 @@ def csv_lines(
         if not any(cell.strip() for cell in row):
             continue  # blank lines are allowed
         if len(row) < needed:
-            errors.append((number, f"expected at least {needed} columns, found {len(row)}"))
+            errors.append(
+                (number, f"expected at least {needed} columns, found {len(row)}"),
+                f"fewer than {needed} columns",
+            )
             continue
         query, doc_id = row[qi].strip(), row[di].strip()
         if extras is not None and (ti is not None or wi is not None):
@@ -162,14 +211,17 @@ def csv_lines(
             # is created, nothing is rated.
             problem = _check_ids(number, query, QUERY_ONLY_MARK)
             if problem:
-                errors.append((number, problem))
+                errors.append((number, problem), IDS_KIND)
                 continue
             yield Line(number, query, QUERY_ONLY, 0.0)
             continue
         problem = _check_ids(number, query, doc_id)
         value, rating_problem = _rating(row[ri], low, high)
-        if problem or rating_problem:
-            errors.append((number, problem or rating_problem or ""))
+        if problem:
+            errors.append((number, problem), IDS_KIND)
+            continue
+        if rating_problem:
+            errors.append((number, rating_problem), RATING_KIND)
             continue
         assert value is not None
         yield Line(number, query, doc_id, value)
@@ -224,24 +276,34 @@ def doc_id_from_trec(field: str) -> str:
 
 
 def trec_lines(stream: IO[str], low: float, high: float, errors: LineErrors) -> Iterator[Line]:
-    """Yield the good lines of a TREC qrels file (`QID ITER DOCID RATING`); count the bad."""
+    """Yield the good lines of a TREC qrels file (`QID ITER DOCID RATING`); count the bad.
+
+    A line whose first non-blank character is "#" is a comment and is skipped, as trec_eval skips it
+    (a "#" inside a doc id is part of it).
+    """
     seen_any = False
     for number, text in enumerate(stream, 1):
+        if text.lstrip().startswith("#"):
+            continue
         parts = text.split()
         if not parts:
             continue
         seen_any = True
         if len(parts) != 4:
             errors.append(
-                (number, f"expected 4 fields (QID ITER DOCID RATING), found {len(parts)}")
+                (number, f"expected 4 fields (QID ITER DOCID RATING), found {len(parts)}"),
+                "not 4 fields (QID ITER DOCID RATING)",
             )
             continue
         qid, _iteration, field, raw = parts
         doc_id = doc_id_from_trec(field)
         problem = _check_ids(number, qid, doc_id)
         value, rating_problem = _rating(raw, low, high)
-        if problem or rating_problem:
-            errors.append((number, problem or rating_problem or ""))
+        if problem:
+            errors.append((number, problem), IDS_KIND)
+            continue
+        if rating_problem:
+            errors.append((number, rating_problem), RATING_KIND)
             continue
         assert value is not None
         yield Line(number, qid, doc_id, value)

@@ -26,10 +26,11 @@ IMPORT_PATH = r"/cases/[0-9]+/ratings/import"
 async def import_ratings(
     request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
 ) -> Response:
-    """Preview (the default) or import an uploaded CSV or qrels file; show what it did."""
+    """Preview (the default) or import an uploaded CSV, qrels or RRE file; show what it did."""
     form = await request.form()
     upload = form.get("file")
-    fmt: service.ImportFormat = "trec" if form.get("format") == "trec" else "csv"
+    chosen = form.get("format")
+    fmt: service.ImportFormat = "trec" if chosen == "trec" else "rre" if chosen == "rre" else "csv"
     preview = form.get("action") != "import"
     context: dict[str, Any] = {
         "case": case,

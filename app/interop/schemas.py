@@ -17,6 +17,12 @@ class ImportResult(BaseModel):
     ratings_unchanged: int
     duplicates: int = Field(description="lines naming a (query, doc) already seen: last wins")
     new_queries: list[str] = Field(description="the first 20 query texts that become queries")
+    query_match: str | None = Field(
+        default=None,
+        description='TREC: how QIDs were matched to queries: "id", "text" or "id and text"',
+    )
+    qids_by_id: int = Field(default=0, description="TREC: QIDs that are query ids of the case")
+    qids_by_text: int = Field(default=0, description="TREC: QIDs matched by query text")
 
 
 class QuepidCaseImported(CaseRead):

@@ -9,7 +9,10 @@ wrong with a line is reported with its 1-based line number and the line is skipp
   are not used (they are checked to be present, RANK to be an integer).
 - CSV: a header naming at least ``query``, ``docid`` and ``rank`` (an integer ≥ 1); every
   other column is a display field of the doc. Ranked by ``rank`` ascending, stored as
-  ``score = -rank`` so both kinds sort the same way.
+  ``score = -rank`` so both kinds sort the same way. Quepid's static result file (header
+  ``Query Text,Doc ID,Doc Position,...``, often with a space after each comma) is read
+  too: its three columns stand for query, docid and rank, its other columns are fields
+  (named as written, spaces around names and values trimmed).
 """
 
 from __future__ import annotations
@@ -103,24 +106,40 @@ def read_trec_results(lines: Iterable[str], problems: list[Problem]) -> Iterator
             yield parsed
 
 
+# Quepid's static result file names the three columns its own way.
+_QUEPID_COLUMNS = {"query text": "query", "doc id": "docid", "doc position": "rank"}
+
+
+def _is_quepid(header: list[str]) -> bool:
+    return {name.strip().lower() for name in header} >= set(_QUEPID_COLUMNS)
+
+
+def _column_names(header: list[str]) -> list[str]:
+    """Return the header's names as rows are read: Relevo's lower-cased; Quepid's three
+    columns as query, docid and rank, its field columns as written (a field spec names them)."""
+    if not _is_quepid(header):
+        return [name.strip().lower() for name in header]
+    return [_QUEPID_COLUMNS.get(name.strip().lower(), name.strip()) for name in header]
+
+
 def _csv_header(header: list[str]) -> str | None:
-    names = [name.strip().lower() for name in header]
+    names = _column_names(header)
     missing = [name for name in ("query", "docid", "rank") if name not in names]
     if missing:
         return (
             "the header must name the columns query,docid,rank (missing: "
             + ", ".join(missing)
-            + ")"
+            + "), or be Quepid's Query Text,Doc ID,Doc Position"
         )
     if len(set(names)) != len(names):
         return "the header names a column twice"
     return None
 
 
-def _csv_row(number: int, row: list[str], names: list[str]) -> ResultLine | str:
+def _csv_row(number: int, row: list[str], names: list[str], trim: bool) -> ResultLine | str:
     if len(row) != len(names):
         return f"expected {len(names)} columns as in the header, found {len(row)}"
-    values = dict(zip(names, row, strict=True))
+    values = dict(zip(names, (cell.strip() for cell in row) if trim else row, strict=True))
     query, doc_id, rank = values.pop("query"), values.pop("docid").strip(), values.pop("rank")
     problem = _check_names(query, doc_id)
     if problem is not None:
@@ -155,7 +174,8 @@ def read_csv_results(stream: IO[str], problems: list[Problem]) -> Iterator[Resul
     if problem is not None:
         problems.append((1, problem))
         return
-    names = [name.strip().lower() for name in header]
+    names = _column_names(header)
+    trim = _is_quepid(header)  # Quepid's files put a space after each comma
     while True:
         number = reader.line_num + 1
         try:
@@ -167,7 +187,7 @@ def read_csv_results(stream: IO[str], problems: list[Problem]) -> Iterator[Resul
             return
         if not any(cell.strip() for cell in row):
             continue
-        parsed = _csv_row(number, row, names)
+        parsed = _csv_row(number, row, names, trim)
         if isinstance(parsed, str):
             problems.append((number, parsed))
         else:

@@ -130,7 +130,8 @@ def test_csv_export(
     ("change", "needle"),
     [
         ({"scorer": {"scale": [3, 1]}}, "scale"),
-        ({"scorer": None, "scale": None}, "scale"),
+        ({"scorer": {"name": "Nobody's scorer"}, "query_doc_pairs": []}, "no scale"),
+        ({"scorer": {"scale": ["a", "b"]}}, "list of numbers"),
         ({"query_doc_pairs": "nope"}, "list"),
         ({"query_doc_pairs": [{"query_text": "", "doc_id": "1"}]}, "Pair 0"),
         (
@@ -171,3 +172,102 @@ def test_bad_imports_are_422_and_create_nothing(
 def test_import_refuses_non_objects(api: ApiUser) -> None:
     assert api.post("/api/v1/books/import", json=[1, 2]).status_code == 422
     assert api.get("/api/v1/books").json() == []
+
+
+def _quepid_export_pair(text: str, doc: str, need: str | None, ratings: list[float]) -> Any:
+    """A pair as Quepid's book export writes it (fields as JSON text, notes, options)."""
+    return {
+        "query_text": text,
+        "doc_id": doc,
+        "position": 1,
+        "document_fields": json.dumps({"title": f"Doc {doc}"}),
+        "information_need": need,
+        "notes": None,
+        "options": None,
+        "judgements": [
+            {"rating": r, "unrateable": False, "judge_later": False, "user_email": e}
+            for r, e in zip(ratings, ["alice@example.com", "bob@example.com"], strict=False)
+        ],
+    }
+
+
+def test_quepid_book_export_without_a_scale_takes_its_named_scorers(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    make_api_user(client, session_factory, "bob@example.com")
+    # What Quepid's own book export writes: the scorer by name only, no scale anywhere.
+    export = {
+        "name": "Rating party",
+        "show_rank": False,
+        "support_implicit_judgements": None,
+        "scorer": {"name": "nDCG@10"},
+        "selection_strategy": {"name": "Multiple Raters", "description": "Up to three."},
+        "query_doc_pairs": [
+            _quepid_export_pair("projector screen", "325961", "A screen, indoor.", [3.0, 2.0]),
+            _quepid_export_pair("projector screen", "47471", "A screen, indoor.", [0.0]),
+        ],
+    }
+    response = api.post("/api/v1/books/import", json=export)
+    assert response.status_code == 201, response.text
+    book = response.json()
+    assert book["scale"] == [0, 1, 2, 3]  # Quepid's nDCG@10 rates on 0-3
+    assert book["scale_labels"] == {"0": "Poor", "1": "Fair", "2": "Good", "3": "Perfect"}
+    pairs = api.get(f"/api/v1/books/{book['id']}/pairs").json()
+    assert [p["information_need"] for p in pairs] == ["A screen, indoor.", "A screen, indoor."]
+    assert [j["rating"] for j in pairs[0]["judgements"]] == [3.0, 2.0]
+
+
+def test_a_scale_is_taken_from_the_judgements_when_the_scorer_is_unknown(api: ApiUser) -> None:
+    export = {
+        "name": "Custom scorer party",
+        "scorer": {"name": "Our own 0-4 scorer"},
+        "query_doc_pairs": [
+            _quepid_export_pair("q", "1", None, [4.0]),
+            _quepid_export_pair("q", "2", None, [1.0]),
+        ],
+    }
+    response = api.post("/api/v1/books/import", json=export)
+    assert response.status_code == 201, response.text
+    assert response.json()["scale"] == [1, 2, 3, 4]
+
+
+def test_refusals_name_the_field_and_show_no_validation_internals(api: ApiUser) -> None:
+    export = {
+        **QUEPID_BOOK,
+        "query_doc_pairs": [{"query_text": "", "doc_id": "1", "judgements": []}],
+    }
+    response = api.post("/api/v1/books/import", json=export)
+    assert response.status_code == 422
+    message = response.json()["detail"][0]["msg"]
+    assert message == (
+        "Pair 0 is not valid: query_doc_pairs[0].query_text: "
+        "String should have at least 1 character."
+    )
+    bad_scale = {**QUEPID_BOOK, "scorer": {"scale": [3, 1]}}
+    message = api.post("/api/v1/books/import", json=bad_scale).json()["detail"][0]["msg"]
+    assert message == "The book is not valid: scale: the scale must be strictly ascending."
+    for text in (message,):
+        assert "pydantic" not in text and "type=" not in text and "input_value" not in text
+
+
+def test_relevo_book_export_round_trips_information_needs(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    make_api_user(client, session_factory, "bob@example.com")
+    export = {
+        **QUEPID_BOOK,
+        "query_doc_pairs": [
+            {**pair, "information_need": f"Need {n}"}
+            for n, pair in enumerate(QUEPID_BOOK["query_doc_pairs"])
+        ],
+    }
+    first = api.post("/api/v1/books/import", json=export).json()
+    exported = api.get(f"/api/v1/books/{first['id']}/export?format=quepid").json()
+    assert [p["information_need"] for p in exported["query_doc_pairs"]] == ["Need 0", "Need 1"]
+    again = api.post("/api/v1/books/import", json=exported).json()
+    keep = ("query_text", "doc_id", "position", "fields", "information_need")
+    before = api.get(f"/api/v1/books/{first['id']}/pairs").json()
+    after = api.get(f"/api/v1/books/{again['id']}/pairs").json()
+    assert [{k: p[k] for k in keep} for p in after] == [{k: p[k] for k in keep} for p in before]
+    assert [p["judgements"] for p in after] == [p["judgements"] for p in before]
+    assert (again["scale"], again["scale_labels"]) == (first["scale"], first["scale_labels"])

@@ -129,6 +129,32 @@ def test_a_csv_is_ranked_by_rank_with_its_extra_columns_as_fields(api: ApiUser) 
     assert compared.status_code == 200, compared.text
 
 
+@pytest.mark.runner
+def test_quepids_static_result_file_is_read_with_its_fields(api: ApiUser) -> None:
+    endpoint_id = _static_endpoint(api)
+    case_id = int(make_case(api, endpoint_id, field_spec="id:id MovieTitle", rows=5)["id"])
+    add_queries(api, case_id, ["star wars?", "alien"])
+    # Quepid's static result file: its own header, a space after each comma.
+    quepid_csv = (
+        "Query Text,Doc ID,Doc Position, MovieTitle\n"
+        "star wars?,527641,2, Star Wars\n"
+        "star wars?,9426,1, The Empire Strikes Back\n"
+        "alien,348,1, Alien\n"
+    )
+    response = _upload(api, endpoint_id, quepid_csv, "csv")
+    assert response.status_code == 200, response.text
+    assert response.json() == {"queries": 2, "docs": 3, "replaced": False}
+    run = _run(api, case_id)
+    wars = next(q for q in run["queries"] if q["text"] == "star wars?")
+    assert [(d["id"], d["fields"]["MovieTitle"]) for d in wars["docs"]] == [
+        ("9426", "The Empire Strikes Back"),
+        ("527641", "Star Wars"),
+    ]
+    missing = _upload(api, endpoint_id, "Query Text,Doc ID\nx,1\n", "csv")
+    assert missing.status_code == 422
+    assert "Query Text,Doc ID,Doc Position" in missing.text
+
+
 def test_bad_lines_are_listed_by_number_and_nothing_is_stored(api: ApiUser) -> None:
     endpoint_id = _static_endpoint(api)
     assert _upload(api, endpoint_id, "q1 Q0 d1 1 1.0 run\n").status_code == 200

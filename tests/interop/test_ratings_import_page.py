@@ -70,3 +70,30 @@ def test_bad_lines_are_listed_on_the_page(api: ApiUser, client: TestClient) -> N
         files={"file": ("r.csv", b"query,docid,rating\n", "text/csv")},
     )
     assert refused.status_code == 403
+
+
+def test_rre_and_qrels_by_text_from_the_case_page(api: ApiUser, client: TestClient) -> None:
+    case_id = movies_case(api, scorer_id=scorer_id(api, "NDCG@10"))
+    ids = add_queries(api, case_id, ["alien"])
+    token = login(client)
+    page = soup(client.get(f"/cases/{case_id}"))
+    formats = [
+        attr(o, "value") for o in page.select("#ratings-import-form select[name=format] option")
+    ]
+    assert formats == ["csv", "trec", "rre"]
+
+    rre = (
+        b'{"index": "movies", "topics": [{"query_groups": [{"name": "g", '
+        b'"queries": [{"template": "t.json", "placeholders": {"$query": "alien"}}], '
+        b'"relevant_documents": {"348": {"gain": 3}}}]}]}'
+    )
+    done = _post(client, case_id, token, rre, action="import", format="rre")
+    assert done.status_code == 200, done.text
+    ratings = api.get(f"/api/v1/cases/{case_id}/queries/{ids['alien']}/ratings").json()
+    assert {r["doc_id"]: r["rating"] for r in ratings["ratings"]} == {"348": 3}
+
+    qrels = b"# from elsewhere\nalien 0 349 2\n"
+    shown = soup(_post(client, case_id, token, qrels, action="preview", format="trec"))
+    assert one(shown, "#import-query-match").get_text() == (
+        "QIDs matched by text: 0 by query id, 1 by query text."
+    )

@@ -91,6 +91,9 @@ def test_csv_round_trip_creates_the_queries_and_gives_back_the_same_file(api: Ap
         "ratings_unchanged": 0,
         "duplicates": 0,
         "new_queries": ['star "wars", the saga'],
+        "query_match": None,  # TREC only
+        "qids_by_id": 0,
+        "qids_by_text": 0,
     }
     texts = [q["text"] for q in api.get(f"/api/v1/cases/{target}/queries").json()]
     assert texts == ["alien", 'star "wars", the saga']
@@ -179,19 +182,25 @@ def test_preview_says_what_would_change_and_writes_nothing(api: ApiUser) -> None
         "ratings_unchanged": 1,
         "duplicates": 0,
         "new_queries": ["brand new"],
+        "query_match": None,
+        "qids_by_id": 0,
+        "qids_by_text": 0,
     }
     texts = {q["text"] for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}
     assert texts == set(ids)
     assert "349" not in _export(api, case_id, "csv").text
 
 
-def test_trec_qrels_import_needs_the_cases_query_ids(api: ApiUser, other_api: ApiUser) -> None:
+def test_trec_qrels_import_matches_qids_by_id_then_by_text(
+    api: ApiUser, other_api: ApiUser
+) -> None:
     case_id, ids = _rated_case(api)
     alien = ids["alien"]
     good = f"{alien} 0 348 3\n{alien} Q0 349 0\n"
     answer = _import(api, case_id, good, fmt="trec")
     assert answer.status_code == 200, answer.text
     assert (answer.json()["ratings_set"], answer.json()["ratings_unchanged"]) == (2, 0)
+    assert answer.json()["query_match"] == "id"
     ratings = api.get(f"/api/v1/cases/{case_id}/queries/{alien}/ratings").json()["ratings"]
     assert {r["doc_id"]: r["rating"] for r in ratings} == {"348": 3, "349": 0}
 
@@ -201,10 +210,50 @@ def test_trec_qrels_import_needs_the_cases_query_ids(api: ApiUser, other_api: Ap
     answer = _import(api, case_id, bad, fmt="trec")
     assert answer.status_code == 422
     assert answer.json()["errors"] == [
-        {"line": 2, "message": f"'{foreign}' is not the id of a query of this case"},
-        {"line": 3, "message": "'abc' is not the id of a query of this case"},
+        {"line": 2, "message": f"QID '{foreign}' is not a query id or query text of this case"},
+        {"line": 3, "message": "QID 'abc' is not a query id or query text of this case"},
         {"line": 4, "message": "expected 4 fields (QID ITER DOCID RATING), found 3"},
     ]
+
+
+def test_qrels_from_outside_match_by_text_skip_comments_and_summarise_errors(
+    api: ApiUser,
+) -> None:
+    case_id = _case(api)
+    ids = add_queries(api, case_id, ["alien", "301", "star"])
+    # QIDs as another tool writes them: topic names (query texts here), trec_eval's comments.
+    qrels = (
+        "# qrels written elsewhere\n"
+        "alien 0 a1 2\n"
+        f"{ids['star']} 0 s#1 1\n"  # by id; a "#" inside a doc id belongs to it
+        "   # an indented comment\n"
+        "301 0 t1 3\n"  # not an id of the case: the query whose text is "301"
+    )
+    answer = _import(api, case_id, qrels, fmt="trec")
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert (result["lines"], result["ratings_set"]) == (3, 3)
+    assert (result["query_match"], result["qids_by_id"], result["qids_by_text"]) == (
+        "id and text",
+        1,
+        2,
+    )
+    for text, doc, grade in (("alien", "a1", 2), ("301", "t1", 3), ("star", "s#1", 1)):
+        got = api.get(f"/api/v1/cases/{case_id}/queries/{ids[text]}/ratings").json()["ratings"]
+        assert [(r["doc_id"], r["rating"]) for r in got] == [(doc, grade)]
+
+    # 1,200 lines of one problem are one line of the message, not 1,200 copies.
+    unknown = "".join(f"topic{n} 0 d{n} 1\n" for n in range(1200)) + "alien 0 x 9\n"
+    rejected = _import(api, case_id, unknown, fmt="trec").json()
+    assert rejected["detail"] == (
+        "1,201 bad lines; nothing was imported. 1,200 lines: the QID is neither a query id "
+        "nor a query text of this case (add the queries to the case first, or import a CSV, "
+        "which creates them) (first: line 1, QID 'topic0' is not a query id or query text "
+        "of this case); 1 line: the rating is not a number on the scorer's scale (first: "
+        "line 1201, the rating 9 is outside the scorer's scale [0, 3]). "
+        "Fix them and import again."
+    )
+    assert [e["line"] for e in rejected["errors"]] == [1, 2, 3, 4, 5, 1201]
 
 
 def test_multipart_upload_and_bodies_above_the_plain_limit(api: ApiUser) -> None:
@@ -279,8 +328,9 @@ def test_staged_batches_keep_the_last_line_and_count_every_bad_line(
 
     bad = "query,docid,rating\n" + "".join(f"q{n},d,x\n" for n in range(150))
     rejected = _import(api, case_id, bad).json()
-    assert rejected["detail"].startswith("150 bad lines")
-    assert len(rejected["errors"]) == 100 and rejected["errors"][-1]["line"] == 101
+    assert rejected["detail"].startswith("150 bad lines; nothing was imported. 150 lines: ")
+    # The first few lines of each kind of problem, not 100 copies of one message.
+    assert [e["line"] for e in rejected["errors"]] == [2, 3, 4, 5, 6]
     assert len(api.get(f"/api/v1/cases/{case_id}/queries").json()) == 3
 
 
@@ -310,6 +360,8 @@ def test_preview_with_bad_lines_counts_the_good_ones_and_writes_nothing(api: Api
         "ratings_unchanged": 1,
         "duplicates": 0,
         "new_queries": ["fresh"],
+        "qids_by_id": 0,
+        "qids_by_text": 0,
     }
     assert {q["text"] for q in api.get(f"/api/v1/cases/{case_id}/queries").json()} == set(ids)
     # Without preview the same file is refused without counts.
