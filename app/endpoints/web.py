@@ -177,10 +177,16 @@ async def upload_results(
     """Replace a result-file endpoint's results with an uploaded TREC run or CSV."""
     form = await request.form()
     upload = form.get("file")
-    fmt: ResultFormat = "csv" if form.get("format") == "csv" else "trec"
+    chosen = form.get("format") or "trec"
+    fmt: ResultFormat = "csv" if chosen == "csv" else "trec"
     read = endpoint_service.to_read(endpoint)
-    if not isinstance(upload, UploadFile):
-        upload_report: dict[str, Any] = {"problem": "Choose a file to upload.", "errors": []}
+    problem = None
+    if chosen not in ("trec", "csv"):
+        problem = f"{str(chosen)[:40]!r} is not a result format: choose TREC run or CSV."
+    elif not isinstance(upload, UploadFile):
+        problem = "Choose a file to upload."
+    if problem is not None or not isinstance(upload, UploadFile):
+        upload_report: dict[str, Any] = {"problem": problem, "errors": []}
         return _form(
             request, user, read, EndpointForm.of(read), upload=upload_report, status_code=422
         )

@@ -125,6 +125,16 @@ def test_a_result_file_is_uploaded_on_the_page_and_tried(api: ApiUser, client: T
     problem = one(soup(bad), "#results-problem").get_text()
     assert "nothing was stored" in problem and "line 2" in problem
     run = b"q1 Q0 d9 1 1.0 t\nq2 Q0 d3 1 4.0 t\nq2 Q0 d4 2 9.0 t\n"
+    xml = client.post(
+        f"/endpoints/{created['id']}/results",
+        data={"csrf_token": token, "format": "xml"},
+        files={"file": ("run.txt", run, "text/plain")},
+    )
+    assert xml.status_code == 422
+    assert one(soup(xml), "#results-problem").get_text().strip() == (
+        "'xml' is not a result format: choose TREC run or CSV."
+    )
+    assert "No results yet." in one(soup(xml), "#result-file").get_text()
     good = client.post(
         f"/endpoints/{created['id']}/results",
         data={"csrf_token": token, "format": "trec"},
