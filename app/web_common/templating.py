@@ -54,6 +54,15 @@ def fmt_number(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
+def fmt_delta(value: float | None, places: int = 1) -> str:
+    """Return a signed change ("+2.5", "-0.3"), "0.0" for one that rounds to nothing (never
+    "-0.0"), or a dash when there is none."""
+    if value is None:
+        return NO_VALUE
+    shown = f"{value:+.{places}f}"
+    return shown[1:] if float(shown) == 0 else shown
+
+
 def fmt_time(value: datetime | None) -> str:
     """Return a timestamp to the minute, UTC."""
     return NO_VALUE if value is None else value.strftime("%Y-%m-%d %H:%M")
@@ -162,6 +171,7 @@ templates.env.globals.update(
     scale_hue=scale_hue,
     fmt_score=fmt_score,
     fmt_number=fmt_number,
+    fmt_delta=fmt_delta,
     fmt_time=fmt_time,
     fmt_duration=fmt_duration,
     chart_points=chart_points,

@@ -68,7 +68,7 @@ def test_compare_page_shows_scores_counts_and_deltas(
     headline = one(page, "#headline-delta")
     assert "delta-unchanged" in headline["class"]
     # A sum of changes that cancel out is 0, never "-0.0".
-    assert headline.get_text(strip=True) == "+0.0"
+    assert headline.get_text(strip=True) == "0.0"
     assert float(str(headline["data-delta"])) == 0.0
     assert one(page, "#stats-summary").get_text().startswith("+0.0 points")
     assert "over the 2 queries scored in both" in one(page, "#compare-headline").get_text()

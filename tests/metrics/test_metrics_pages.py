@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Run
+from app.web_common.templating import fmt_delta
 from tests.fixtures.users import ApiUser
 from tests.support.pages import (
     add_queries,
@@ -72,7 +73,8 @@ def test_the_compare_page_lists_every_metric_with_holm(
     rows = section.select("tr.metric-row")
     assert [one(r, "th").get_text() for r in rows] == ["NDCG@10", "P@10", "ERR@10"]
     for row, metric in zip(rows, twin["metrics"], strict=True):
-        assert one(row, ".metric-delta").get_text() == f"{metric['delta']:+.1f}"
+        assert one(row, ".metric-delta").get_text() == fmt_delta(metric["delta"])
+        assert "," not in one(row, ".metric-tags").get_text()  # pills, not a comma list
         assert one(row, ".metric-p-holm").get_text() == f"{metric['p_holm']:.4f}"
         tags = [t["data-tag"] for t in row.select(".metric-tags .tag")]
         assert tags == ["brand", "head", "tail"]
