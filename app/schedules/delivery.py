@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import session_scope
 from app.models import AlertEvent, Delivery, Webhook
-from app.schedules.webhooks import secret_of, sign
+from app.schedules.webhooks import delivery_url, secret_of, sign
 from app.search.errors import EngineUnavailable
 from app.search.policy import check_destination, current_policy
 from app.search.transport import engine_http_client
@@ -150,7 +150,7 @@ def _load(session: Session, delivery_id: int) -> _Job | None:
     return _Job(
         delivery_id=delivery.id,
         payload=event.payload,
-        url=None if webhook is None else webhook.url,
+        url=None if webhook is None else delivery_url(webhook),
         secret=None if webhook is None else secret_of(webhook),
         email=delivery.email,
     )
