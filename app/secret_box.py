@@ -400,7 +400,9 @@ def _seal_before_flush(session: Session, _context: UOWTransaction, _instances: A
                 unsealed[spec.column] = attribute.value
                 setattr(obj, spec.column, _empty(spec))
             else:
-                setattr(obj, spec.column, _sealed_form(spec, attribute.value, row_id, _ring()))
+                setattr(
+                    obj, spec.column, _sealed_form(spec, attribute.value, row_id, current_keyring())
+                )
         if unsealed:
             state.info[_PENDING] = unsealed
             waiting.append(obj)
@@ -418,7 +420,7 @@ def _seal_after_insert(session: Session, _context: UOWTransaction) -> None:
         specs = {s.column: s for s in _models[type(obj)]}
         row_id = getattr(obj, specs[next(iter(unsealed))].primary_key)
         sealed = {
-            column: _sealed_form(specs[column], value, row_id, _ring())
+            column: _sealed_form(specs[column], value, row_id, current_keyring())
             for column, value in unsealed.items()
         }
         mapped_table = inspect(type(obj)).local_table
@@ -426,10 +428,6 @@ def _seal_after_insert(session: Session, _context: UOWTransaction) -> None:
         session.connection().execute(update(mapped_table).where(pk == row_id).values(sealed))
         for column, value in sealed.items():
             set_committed_value(obj, column, value)
-
-
-def _ring() -> Keyring:
-    return current_keyring()
 
 
 # --- rotation, checks and the keys a process starts with ---
