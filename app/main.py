@@ -33,7 +33,7 @@ from app.schedules.hooks import Ticker
 from app.scorers import service as scorer_service
 from app.scoring.sandbox import JsPool, install_pool
 from app.search.policy import OutboundPolicy, install_policy
-from app.secret_box import Keyring, install_keyring
+from app.secret_box import Keyring, install_keyring, prepare_keyring
 from app.sweeps import service as sweep_service
 from app.web_common.errors import install_error_handlers
 from app.web_common.middleware import (
@@ -114,7 +114,9 @@ def _lifespan(
 def _prepare_database(
     settings: Settings, engine: Engine, session_factory: sessionmaker[Session]
 ) -> None:
-    """Migrate, seed the scorer presets and, without a queue, fail the interrupted sweeps."""
+    """Check the keys open the stored secrets, migrate, seed presets, fail interrupted sweeps."""
+    keys, data_dir = settings.encryption_keys, settings.data_dir
+    install_keyring(prepare_keyring(engine, keys=keys, data_dir=data_dir))  # or refuse
     migrate(engine)
     with session_scope(session_factory) as session:
         scorer_service.seed_presets(session=session)
@@ -170,7 +172,8 @@ def _set_state(
 
 def _install_process_policies(settings: Settings) -> None:
     """Install the keyring of stored secrets and the policy of outbound engine requests."""
-    install_keyring(Keyring.load(keys=settings.encryption_keys, data_dir=settings.data_dir))
+    # The key file is made (if need be) when the app starts and sees the database.
+    install_keyring(Keyring.configured(keys=settings.encryption_keys, data_dir=settings.data_dir))
     install_policy(
         OutboundPolicy(
             allowed_hosts=settings.allowed_engine_hosts,

@@ -57,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except RelevoError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2
+        except KeyConfigError as exc:  # the stored secrets would not open: do not start
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         finally:
             install_pool(previous)
     return code

@@ -6,6 +6,7 @@ import argparse
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.cli.encryption import check_stored_secrets
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.scorers import service as scorer_service
@@ -15,6 +16,7 @@ __all__ = ["register", "session_factory"]
 
 def session_factory(settings: Settings) -> sessionmaker[Session]:
     """Migrate the database, seed the scorer presets and return its session factory."""
+    check_stored_secrets(settings)  # no key is made for a database with secrets it cannot open
     engine = make_engine(settings.resolved_database_url)
     migrate(engine)
     factory = make_session_factory(engine)

@@ -9,6 +9,7 @@ import os
 import sys
 from dataclasses import replace
 
+from app.cli.encryption import check_stored_secrets
 from app.config import Settings
 from app.runtime import serve_until_stopped
 from app.schedules import hooks as schedule_hooks
@@ -36,6 +37,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
+    check_stored_secrets(settings)  # before any process starts (the app checks again)
     supervisor = _worker_supervisor(workers, args.concurrency) if settings.uses_queue else None
 
     def serve() -> None:
@@ -84,6 +86,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
+    check_stored_secrets(settings)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per engine request
     if args.parent_pid is not None:
@@ -103,6 +106,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from app.demo.run import DEMO_ENGINE_PORT, serve_demo
 
     settings = replace(settings, run_queue="inprocess")  # the demo is one process
+    check_stored_secrets(settings)
 
     engine_port = DEMO_ENGINE_PORT if args.engine_port is None else args.engine_port
     return serve_demo(settings=settings, host=args.host, port=args.port, engine_port=engine_port)

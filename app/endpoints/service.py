@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, object_session, selectinload
 
 from app import access
 from app.access import visible_clause
+from app.credentials import origin, split_credentials
 from app.endpoints import results
 from app.endpoints.schemas import (
     EndpointCreate,
@@ -28,7 +29,7 @@ from app.search import (
     SearchRequest,
     try_connection,
 )
-from app.secret_box import SecretUnreadable, unseal, unseal_values
+from app.secret_box import SecretUnreadable, opened
 from app.teams import service as teams
 from app.vocabulary import Engine
 
@@ -91,9 +92,12 @@ def update_endpoint(
         changes["url"], auth = _split_credentials(changes["url"], changes.get("basic_auth"))
         if auth is not None:
             changes["basic_auth"] = auth
-        if _origin(changes["url"]) != _origin(endpoint.url):
-            changes.setdefault("headers", {})
-            changes.setdefault("basic_auth", "")
+        if origin(changes["url"]) != origin(endpoint.url):
+            # Whatever else the body says ("headers": null included), none stay.
+            if changes.get("headers") is None:
+                changes["headers"] = {}
+            if changes.get("basic_auth") is None:
+                changes["basic_auth"] = ""
     for name, value in changes.items():
         if name == "basic_auth" and value == "":
             value = None
@@ -108,25 +112,17 @@ def update_endpoint(
     return endpoint
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parsed = httpx.URL(url)
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    return parsed.scheme, parsed.host.lower(), port
-
-
 def _split_credentials(url: str, basic_auth: str | None) -> tuple[str, str | None]:
     """Return the URL without ``user:pass@`` and the basic auth to use instead."""
     try:
-        parsed = httpx.URL(url)
+        clean, credentials = split_credentials(url)
     except httpx.InvalidURL as exc:
         raise Invalid("url", "That is not a valid URL.") from exc
-    if not parsed.userinfo:
+    if credentials is None:
         return url, basic_auth
     if basic_auth:
         raise Invalid("url", "Give credentials either in the URL or as basic_auth, not both.")
-    user, password = parsed.username, parsed.password
-    clean = str(parsed.copy_with(username=None, password=None))
-    return clean, f"{user}:{password}"
+    return clean, credentials
 
 
 def delete_endpoint(*, session: Session, user: User, endpoint: SearchEndpoint) -> None:
@@ -175,8 +171,8 @@ def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
     """
     secrets_error = None
     try:
-        headers = unseal_values(endpoint.headers or {})
-        basic_auth = unseal(endpoint.basic_auth) if endpoint.basic_auth else None
+        headers = opened(endpoint, "headers")
+        basic_auth = opened(endpoint, "basic_auth")
     except SecretUnreadable as exc:
         headers, basic_auth = {}, None
         secrets_error = f"The search endpoint's headers or basic auth are unusable: {exc}"

@@ -9,12 +9,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from app import access
-from app.errors import Conflict, NotFound
+from app.credentials import basic_authorization, origin, split_credentials
+from app.errors import Conflict, Invalid, NotFound
 from app.judges.client import JudgeConfig
 from app.judges.prompt import DEFAULT_PROMPT, prompt_sha256
 from app.judges.schemas import JudgeCreate, JudgeRead, JudgeUpdate, Provider
 from app.models import Judge, JudgeRun, User
-from app.secret_box import SecretUnreadable, seal, unseal, unseal_values
+from app.secret_box import SecretUnreadable, opened
 from app.teams import service as teams
 
 ACTIVE = ("queued", "running")
@@ -38,17 +39,14 @@ def list_judges(*, session: Session, user: User) -> list[Judge]:
     return list(session.scalars(stmt))
 
 
-def _sealed_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {name: seal(value) for name, value in headers.items()}
-
-
 def create_judge(*, session: Session, user: User, body: JudgeCreate) -> Judge:
     """Create and return a judge owned by the user; its key and header values are sealed."""
     shared = teams.teams_for_sharing(session=session, user=user, team_ids=body.team_ids)
     values = body.model_dump(exclude={"team_ids", "api_key", "headers"})
+    values["base_url"], credentials = _split_credentials(values["base_url"])
     judge = Judge(owner_id=user.id, **values)
-    judge.api_key_sealed = seal(body.api_key) if body.api_key else None
-    judge.headers = _sealed_headers(body.headers)
+    judge.api_key_sealed = body.api_key or None
+    judge.headers = _with_credentials(dict(body.headers), credentials)
     judge.teams = shared
     session.add(judge)
     session.commit()
@@ -59,22 +57,32 @@ def update_judge(*, session: Session, user: User, judge: Judge, body: JudgeUpdat
     """Apply the given fields; an empty api_key removes the key.
 
     Pointing the judge at another origin (scheme, host or port) drops its key and headers
-    unless they are sent again in the same request: a key never follows a URL elsewhere.
+    unless they are sent again in the same request (null is not sent): a key never follows
+    a URL elsewhere. Credentials in the URL become its Authorization header, sealed.
     """
     teams.set_sharing(session=session, user=user, obj=judge, team_ids=body.team_ids)
     changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     new_url = changes.get("base_url")
-    if new_url is not None and _origin(new_url) != _origin(judge.base_url):
-        changes.setdefault("api_key", "")
-        changes.setdefault("headers", {})
+    if new_url is not None:
+        changes["base_url"], credentials = _split_credentials(new_url)
+        moved = origin(changes["base_url"]) != origin(judge.base_url)
+        if credentials is not None:
+            sent = changes.get("headers")
+            kept = sent if sent is not None else {} if moved else _stored_headers(judge)
+            changes["headers"] = _with_credentials(kept, credentials, sent=sent is not None)
+        if moved:
+            if changes.get("api_key") is None:
+                changes["api_key"] = ""
+            if changes.get("headers") is None:
+                changes["headers"] = {}
     if "api_key" in changes:
         key = changes.pop("api_key")
         if key is not None:
-            judge.api_key_sealed = seal(key) if key else None
+            judge.api_key_sealed = key or None
     if "headers" in changes:
         headers = changes.pop("headers")
         if headers is not None:
-            judge.headers = _sealed_headers(headers)
+            judge.headers = dict(headers)
     if "prompt" in changes:
         judge.prompt = changes.pop("prompt")  # None or "" is the default prompt again
     for name, value in changes.items():
@@ -84,10 +92,33 @@ def update_judge(*, session: Session, user: User, judge: Judge, body: JudgeUpdat
     return judge
 
 
-def _origin(url: str) -> tuple[str, str, int]:
-    parsed = httpx.URL(url)
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    return parsed.scheme, parsed.host.lower(), port
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    try:
+        return split_credentials(url)
+    except httpx.InvalidURL as exc:
+        raise Invalid("base_url", "That is not a valid URL.") from exc
+
+
+def _with_credentials(
+    headers: dict[str, str], credentials: str | None, *, sent: bool = True
+) -> dict[str, str]:
+    """Return the headers with a URL's credentials as the Authorization header it meant."""
+    if credentials is None:
+        return headers
+    given = [name for name in headers if name.lower() == "authorization"]
+    if given and sent:
+        raise Invalid(
+            "base_url", "Give credentials either in the URL or as an Authorization header."
+        )
+    kept = {name: value for name, value in headers.items() if name not in given}
+    return {**kept, "Authorization": basic_authorization(credentials)}
+
+
+def _stored_headers(judge: Judge) -> dict[str, str]:
+    try:
+        return dict(opened(judge, "headers"))
+    except SecretUnreadable:
+        return {}  # replaced by what is sent
 
 
 def delete_judge(*, session: Session, user: User, judge: Judge) -> None:
@@ -142,8 +173,8 @@ def config_of(judge: Judge) -> JudgeConfig:
     Raises Conflict when a stored secret cannot be decrypted with the configured keys.
     """
     try:
-        api_key = unseal(judge.api_key_sealed) if judge.api_key_sealed else None
-        headers = unseal_values(judge.headers or {})
+        api_key = opened(judge, "api_key_sealed")
+        headers = opened(judge, "headers")
     except SecretUnreadable as exc:
         raise Conflict(f"The judge's key or headers cannot be read: {exc}") from exc
     return JudgeConfig(

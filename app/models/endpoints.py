@@ -6,13 +6,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ForeignKey, String, Text
-from sqlalchemy.orm import Mapped, mapped_column, relationship, validates
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 if TYPE_CHECKING:
     from app.models.teams import Team
 
 from app.models.base import Base, utcnow
-from app.secret_box import register_sealed_column, seal, seal_values
+from app.secret_box import register_sealed_column, seal_on_flush
 from app.vocabulary import Engine, HttpMethod
 
 
@@ -38,14 +38,9 @@ class SearchEndpoint(Base):
     # The teams whose members may use it (only the owner changes this).
     teams: Mapped[list[Team]] = relationship(secondary="search_endpoint_teams", order_by="Team.id")
 
-    @validates("headers", "basic_auth")
-    def _seal(self, key: str, value: Any) -> Any:
-        # Every writer (service, Quepid import, tests) stores sealed values; sealed ones pass.
-        if key == "headers":
-            return seal_values(value) if value else value
-        return seal(value) if value else value
-
 
 # `relevo secrets rotate` re-seals these with the newest key.
 register_sealed_column("search_endpoints", "headers", kind="json_values")
 register_sealed_column("search_endpoints", "basic_auth")
+# Every writer (service, Quepid import, tests) sets them in clear; the flush seals them.
+seal_on_flush(SearchEndpoint, "headers", "basic_auth")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from app.models.teams import Team
 
 from app.models.base import Base, utcnow
-from app.secret_box import register_sealed_column
+from app.secret_box import register_sealed_column, seal_on_flush
 
 # `relevo secrets rotate` re-seals these with the newest key.
 register_sealed_column("judges", "api_key_sealed")
@@ -64,6 +64,10 @@ class Judge(Base):
     timeout_s: Mapped[float] = mapped_column(Float, default=30.0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     teams: Mapped[list[Team]] = relationship(secondary="judge_teams", order_by="Team.id")
+
+
+# Set in clear by the service; the flush seals them for their row.
+seal_on_flush(Judge, "api_key_sealed", "headers")
 
 
 class JudgeRun(Base):

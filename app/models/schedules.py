@@ -9,7 +9,7 @@ from sqlalchemy import Float, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, utcnow
-from app.secret_box import register_sealed_column
+from app.secret_box import register_sealed_column, seal_on_flush
 
 
 class CaseSchedule(Base):
@@ -44,7 +44,7 @@ class ScheduleFiring(Base):
 
 
 class Webhook(Base):
-    """Where alerts are POSTed; the secret (sealed when app.secret_box exists) is write-only."""
+    """Where alerts are POSTed; the secret (sealed at rest by app.secret_box) is write-only."""
 
     __tablename__ = "webhooks"
 
@@ -53,11 +53,15 @@ class Webhook(Base):
     name: Mapped[str] = mapped_column(String(200))
     url: Mapped[str] = mapped_column(String(2000))
     secret: Mapped[str | None] = mapped_column(Text, default=None)
+    # The URL's user:password@, taken out of it (sealed like the secret, never returned).
+    basic_auth: Mapped[str | None] = mapped_column(Text, default=None)
     team_ids: Mapped[list[Any]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 register_sealed_column("webhooks", "secret")
+register_sealed_column("webhooks", "basic_auth")
+seal_on_flush(Webhook, "secret", "basic_auth")  # set in clear, sealed for its row when flushed
 
 
 class Alert(Base):

@@ -32,7 +32,7 @@ from app.config import Settings
 from app.db import session_scope
 from app.models import AlertEvent, Case, Delivery, Webhook
 from app.schedules.alerts import email_problem
-from app.schedules.webhooks import may_receive, secret_of, sign
+from app.schedules.webhooks import delivery_url, may_receive, secret_of, sign
 from app.search.errors import EngineUnavailable
 from app.search.policy import check_destination, current_policy
 from app.search.transport import engine_http_client
@@ -181,10 +181,10 @@ def _load(session: Session, delivery_id: int) -> _Job | _Outcome | None:
             f"see case {event.case_id}.",
         )
     try:
-        secret = secret_of(webhook)
+        url, secret = delivery_url(webhook), secret_of(webhook)
     except SecretUnreadable as exc:
-        return _Outcome("retry", error=f"Not sent: the webhook's secret is unreadable: {exc}")
-    return _Job(delivery.id, event.payload, webhook.url, secret, None)
+        return _Outcome("retry", error=f"Not sent: the webhook's secrets are unreadable: {exc}")
+    return _Job(delivery.id, event.payload, url, secret, None)
 
 
 def _clean(text: str) -> str:

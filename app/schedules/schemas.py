@@ -114,6 +114,7 @@ class WebhookRead(Out):
     name: str
     url: str
     has_secret: bool
+    has_basic_auth: bool = False  # the URL's user:password@, kept sealed apart
     team_ids: list[int]
     created_at: datetime
 

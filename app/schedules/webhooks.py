@@ -9,20 +9,23 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
+import httpx
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from app.access import SHARE_TABLES, can_see, valid_id
+from app.credentials import origin, split_credentials
 from app.errors import Forbidden, Invalid, NotFound
 from app.models import Case, TeamMember, User, Webhook
 from app.schedules.schemas import WebhookCreate, WebhookRead, WebhookUpdate
 from app.search import policy as outbound
-from app.secret_box import seal, unseal
+from app.secret_box import opened
 from app.teams import service as teams
 
 __all__ = [
     "create_webhook",
     "delete_webhook",
+    "delivery_url",
     "list_webhooks",
     "may_receive",
     "refusal",
@@ -41,9 +44,19 @@ def sign(secret: str | None, body: bytes) -> str:
     return f"sha256={digest}"
 
 
+def delivery_url(webhook: Webhook) -> str:
+    """Return the URL to POST to, with its credentials (kept sealed apart) put back."""
+    credentials: str | None = opened(webhook, "basic_auth")
+    if credentials is None:
+        return webhook.url
+    user, _, password = credentials.partition(":")
+    return str(httpx.URL(webhook.url).copy_with(username=user, password=password))
+
+
 def secret_of(webhook: Webhook) -> str | None:
     """Return the webhook's secret in clear, just before signing."""
-    return None if webhook.secret is None else unseal(webhook.secret)
+    secret: str | None = opened(webhook, "secret")
+    return secret
 
 
 def _my_team_ids(session: Session, user: User) -> set[int]:
@@ -137,11 +150,15 @@ def _resolve(host: str, port: int) -> list[outbound.IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 
-def _check_url(url: str) -> str:
+def _check_url(url: str) -> tuple[str, str | None]:
+    """Return the URL, checked, without its ``user:password@``, and those credentials."""
     reason = refusal(url.strip())
     if reason is not None:
         raise Invalid("url", reason)
-    return url.strip()
+    try:
+        return split_credentials(url.strip())
+    except httpx.InvalidURL as exc:
+        raise Invalid("url", "That is not a valid URL.") from exc
 
 
 def _team_ids(session: Session, user: User, wanted: list[int]) -> list[int]:
@@ -150,11 +167,13 @@ def _team_ids(session: Session, user: User, wanted: list[int]) -> list[int]:
 
 def create_webhook(*, session: Session, user: User, body: WebhookCreate) -> Webhook:
     """Create a webhook; its URL must pass the outbound policy (else 422)."""
+    url, credentials = _check_url(body.url)
     webhook = Webhook(
         owner_id=user.id,
         name=body.name,
-        url=_check_url(body.url),
-        secret=seal(body.secret) if body.secret else None,
+        url=url,
+        basic_auth=credentials,  # sealed for this row when flushed
+        secret=body.secret or None,  # sealed for this row when flushed
         team_ids=_team_ids(session, user, body.team_ids or []),
     )
     session.add(webhook)
@@ -165,7 +184,11 @@ def create_webhook(*, session: Session, user: User, body: WebhookCreate) -> Webh
 def update_webhook(
     *, session: Session, user: User, webhook: Webhook, body: WebhookUpdate
 ) -> Webhook:
-    """Rename, re-point, re-key or re-share a webhook ("secret": "" removes the secret)."""
+    """Rename, re-point, re-key or re-share a webhook ("secret": "" removes the secret).
+
+    Pointing it at another origin (scheme, host or port) drops its secret and credentials
+    unless new ones come in the same request: they never follow a URL elsewhere.
+    """
     if (body.url is not None or body.secret is not None) and webhook.owner_id != user.id:
         # Where alerts go, and how they are signed, decide who reads the alerts of every case
         # using the webhook: a team member re-pointing it would read the owner's own cases.
@@ -173,9 +196,14 @@ def update_webhook(
     if body.name is not None:
         webhook.name = body.name
     if body.url is not None:
-        webhook.url = _check_url(body.url)
+        url, credentials = _check_url(body.url)
+        if origin(url) != origin(webhook.url):
+            webhook.secret = webhook.basic_auth = None
+        if credentials is not None:
+            webhook.basic_auth = credentials
+        webhook.url = url
     if body.secret is not None:
-        webhook.secret = seal(body.secret) if body.secret else None
+        webhook.secret = body.secret or None
     if body.team_ids is not None:
         if webhook.owner_id != user.id:
             raise Forbidden("Only the owner of this webhook may change who it is shared with.")
@@ -199,6 +227,7 @@ def to_read(webhook: Webhook) -> WebhookRead:
         name=webhook.name,
         url=webhook.url,
         has_secret=webhook.secret is not None,
+        has_basic_auth=webhook.basic_auth is not None,
         team_ids=[int(t) for t in webhook.team_ids],
         created_at=webhook.created_at,
     )

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.secret_box import is_sealed, unseal
+from app.secret_box import Place, is_sealed, unseal
 from tests.books.book_helpers import add_pairs, make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
@@ -53,9 +53,11 @@ def test_create_hides_secrets_and_seals_them_at_rest(api: ApiUser, db: Session) 
         text("SELECT api_key_sealed, headers FROM judges WHERE id = :id"), {"id": judge["id"]}
     ).one()
     assert is_sealed(row[0]) and "sk-secret-abc" not in row[0]
-    assert unseal(row[0]) == "sk-secret-abc"
+    assert unseal(row[0], place=Place("judges", "api_key_sealed", judge["id"])) == "sk-secret-abc"
     headers = row[1] if isinstance(row[1], dict) else __import__("json").loads(row[1])
-    assert "org-secret-value" not in str(headers) and unseal(headers["X-Org"]) == "org-secret-value"
+    assert "org-secret-value" not in str(headers)
+    place = Place("judges", "headers", judge["id"], "X-Org")
+    assert unseal(headers["X-Org"], place=place) == "org-secret-value"
     listed = api.get("/api/v1/judges").json()
     assert [j["id"] for j in listed] == [judge["id"]]
 
@@ -182,7 +184,8 @@ def test_rotation_reseals_judge_secrets(api: ApiUser, db: Session) -> None:
         text("SELECT api_key_sealed FROM judges WHERE id = :id"), {"id": judge["id"]}
     ).one()
     newest_only = Keyring(new.keys[:1])
-    assert newest_only.unseal(row[0]) == "sk-secret-abc"
+    place = Place("judges", "api_key_sealed", judge["id"])
+    assert newest_only.unseal(row[0], place=place) == "sk-secret-abc"
 
 
 @pytest.mark.parametrize(

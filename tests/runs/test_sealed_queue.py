@@ -70,13 +70,19 @@ def test_workers_send_the_unsealed_secrets(
             assert all(
                 s["x-api-token"] == "tok" and s["authorization"] == auth for s in engine.seen
             )
-            # A worker whose key differs cannot open them: that run's queries are errors.
+            # A worker whose key differs refuses to start (rather than fail every query),
+            # saying how to recover; the run waits for a worker with the right key.
             workers.stop_all()
             monkeypatch.setenv("RELEVO_ENCRYPTION_KEYS", Fernet.generate_key().decode())
             second_id = api.post(f"/api/v1/cases/{case_id}/runs").json()["id"]
-            workers.start(concurrency=2)
-            second = _finished(api, case_id, second_id)
-            assert second["errors"] == 12
+            refused = workers.start(concurrency=2)
+            assert refused.wait(timeout=60) == 2
+            log = (tmp_path / f"worker-{len(workers.started) - 1}.log").read_text()
+            assert "open with none of the configured encryption keys" in log
+            assert "RELEVO_ENCRYPTION_KEYS" in log
+            assert api.get(f"/api/v1/cases/{case_id}/runs/{second_id}").json()["status"] == (
+                "queued"
+            )
             assert len(engine.seen) == 12  # nothing more was sent
     finally:
         secret_box.install_keyring(previous)

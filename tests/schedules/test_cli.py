@@ -17,7 +17,7 @@ from app.db import make_engine, make_session_factory
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, CaseSchedule, Webhook
-from app.secret_box import unseal
+from app.secret_box import opened
 from tests.fixtures.users import PASSWORD
 
 
@@ -92,7 +92,8 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
         (alert,) = session.scalars(select(Alert))
         assert (alert.kind, alert.points, alert.webhook_ids) == ("drop", 3.0, [hook["id"]])
         (webhook,) = session.scalars(select(Webhook))
-        assert webhook.secret is not None and unseal(webhook.secret) == "hook-secret"
+        assert webhook.secret is not None and webhook.secret.startswith("sealed:v2:")
+        assert opened(webhook, "secret") == "hook-secret"
     assert main(["alerts", "remove", str(case_id), str(alert.id)]) == 0
     assert main(["schedules", "clear", str(case_id)]) == 0
     assert main(["schedules", "clear", str(case_id)]) == 2
