@@ -10,6 +10,11 @@ from app.bodies import Out
 from app.compare.metric_schemas import MetricCompareRead
 from app.vocabulary import QueryStatus
 
+# The comparison's one decision (compare.stats.decide).
+Verdict = Literal[
+    "better", "worse", "no_evidence", "tests_disagree", "too_few", "nothing_to_compare"
+]
+
 CompareSort = Literal["delta", "text", "position"]
 COMPARE_SORTS: tuple[CompareSort, ...] = ("delta", "text", "position")
 Change = Literal["improved", "worsened", "unchanged", "incomparable", "only_base", "only_other"]
@@ -135,6 +140,17 @@ class RunComparison(Out):
     stats: CompareStats
     overlap: CaseOverlap
     summary: str = Field(description="The comparison in one sentence")
+    verdict: Verdict = Field(
+        default="nothing_to_compare",
+        description="The one decision: better or worse only when decision_p < 0.05 and the "
+        "95% interval of the mean change excludes 0; tests_disagree when only one of them "
+        "holds; too_few below 10 paired queries; else no_evidence",
+    )
+    decision_p: float | None = Field(
+        default=None,
+        description="The p-value the verdict used: the primary metric's randomization p, "
+        "Holm-corrected (p_holm) when the case has several metrics",
+    )
     queries: list[QueryComparison]
     metrics: list[MetricCompareRead] = Field(
         default_factory=list,

@@ -25,7 +25,7 @@ from app.compare.schemas import (
     QueryComparison,
     RunComparison,
 )
-from app.compare.stats import case_overlap, compare_stats, in_words, query_overlap, sets_differ
+from app.compare.stats import case_overlap, compare_stats, decide, query_overlap, sets_differ
 from app.errors import Conflict
 from app.metrics import aggregate_mean
 from app.models import Case, Run
@@ -137,6 +137,8 @@ def compare_runs(
         ratings=ratings,
         stored_base_run=base_run.id if other_run is None else None,
     )
+    # One rule decides, with the primary metric's Holm-corrected p when there are several.
+    decision = decide(stats, p_holm=metrics[0].p_holm if metrics else None, metrics=len(metrics))
     return RunComparison(
         case_id=case.id,
         scorer_id=scorer.id,
@@ -154,7 +156,9 @@ def compare_runs(
         counts=counts,
         stats=stats,
         overlap=case_overlap(queries),
-        summary=in_words(stats),
+        summary=decision.sentence,
+        verdict=decision.verdict,
+        decision_p=decision.p,
         queries=_sorted(queries, sort),
         metrics=metrics,
     )

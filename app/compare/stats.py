@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from app.compare.schemas import (
     CaseOverlap,
@@ -12,15 +13,18 @@ from app.compare.schemas import (
     CompareStats,
     QueryComparison,
     QueryOverlap,
+    Verdict,
 )
 from app.scoring.overlap import jaccard, rbo_ext
 from app.scoring.significance import paired_stats
 
 __all__ = [
     "CHANGED_MOST",
+    "Decision",
+    "Verdict",
     "case_overlap",
     "compare_stats",
-    "in_words",
+    "decide",
     "query_overlap",
     "sets_differ",
 ]
@@ -75,21 +79,74 @@ def case_overlap(queries: Sequence[QueryComparison]) -> CaseOverlap:
     )
 
 
-def in_words(stats: CompareStats) -> str:
-    """Return the comparison in one sentence, e.g. "+4.2 points, p = 0.03 (randomization)…"."""
+@dataclass(frozen=True)
+class Decision:
+    """The comparison's one verdict and the p-value it rests on."""
+
+    verdict: Verdict
+    p: float | None  # the randomization p, Holm-corrected when several metrics are compared
+    sentence: str
+
+
+def decide(stats: CompareStats, *, p_holm: float | None = None, metrics: int = 1) -> Decision:
+    """Return the verdict by the page's one rule and the sentence that says it.
+
+    The rule: the primary metric's randomization p, Holm-corrected over the metrics when the
+    case has several, must be below 0.05 *and* the 95% t interval of the mean change must
+    exclude 0; then the change is "better" or "worse". When one test says so and the other
+    does not, the verdict is "tests_disagree" and the sentence names both; below 10 paired
+    queries it is "too_few"; otherwise "no_evidence". No sentence on the page can then
+    contradict the numbers beside it.
+    """
     if stats.n == 0 or stats.mean_delta is None:
-        return "No query is scored in both runs: there is nothing to compare."
+        return Decision(
+            "nothing_to_compare",
+            None,
+            "No query is scored in both runs: there is nothing to compare.",
+        )
+    raw = stats.randomization_p
+    corrected = metrics > 1 and p_holm is not None
+    p = p_holm if corrected else raw
     parts = [f"{stats.mean_delta:+.1f} points"]
-    if stats.randomization_p is not None:
-        parts.append(f"p {_p(stats.randomization_p)} (randomization)")
+    if raw is not None:
+        parts.append(f"p {_p(raw)} (randomization)")
+    if corrected and p is not None:
+        parts.append(f"p {_p(p)} with Holm's correction over {metrics} metrics")
     parts.append(f"{stats.wins} better, {stats.losses} worse, {stats.ties} unchanged")
-    sentence = ", ".join(parts) + f" over {stats.n} {'query' if stats.n == 1 else 'queries'}."
+    sentence = ", ".join(parts) + f" over {_queries(stats.n)}."
     if stats.small_sample:
-        return sentence + " Too few queries to tell whether the change is real."
-    p = stats.randomization_p
-    if p is not None and p < SIGNIFICANT:
-        return sentence + " The difference is unlikely to be chance."
-    return sentence + " The difference could well be chance."
+        return Decision(
+            "too_few", p, sentence + " Too few queries to tell whether the change is real."
+        )
+    p_says = p is not None and p < SIGNIFICANT
+    interval = _interval(stats)
+    interval_says = interval is not None and (stats.ci_low or 0.0) * (stats.ci_high or 0.0) > 0
+    if p_says and interval_says:
+        direction: Verdict = "better" if stats.mean_delta > 0 else "worse"
+        return Decision(
+            direction,
+            p,
+            sentence + f" The difference is unlikely to be chance (p below {SIGNIFICANT:g}, "
+            f"and the 95% interval, {interval}, excludes 0).",
+        )
+    if p_says or interval_says:
+        which = "p (Holm)" if corrected else "p"
+        if p_says:
+            why = f"{which} is below {SIGNIFICANT:g} but the 95% interval, {interval}, includes 0"
+        else:
+            why = f"the 95% interval, {interval}, excludes 0 but {which} {_p(p or 1.0)}"
+        return Decision(
+            "tests_disagree",
+            p,
+            sentence + f" The tests disagree ({why}): the change is not established.",
+        )
+    return Decision("no_evidence", p, sentence + " The difference could well be chance.")
+
+
+def _interval(stats: CompareStats) -> str | None:
+    if stats.ci_low is None or stats.ci_high is None:
+        return None
+    return f"{stats.ci_low:+.2f} to {stats.ci_high:+.2f}"
 
 
 def _p(value: float) -> str:

@@ -243,6 +243,9 @@ def test_compare_gives_every_metric_with_holm_and_tag_deltas(
     assert all(p is not None for p in raw)
     holm = multipletests(raw, method="holm")[1]
     assert [m["p_holm"] for m in metrics] == pytest.approx(list(holm))
+    # The verdict rests on the primary metric's Holm-corrected p, and says so.
+    assert body["decision_p"] == metrics[0]["p_holm"]
+    assert body["verdict"] == "too_few" and "Holm's correction over 3 metrics" in body["summary"]
     # A run compared with itself under today's ratings: nothing moved.
     same = api.get(f"/api/v1/cases/{case['id']}/runs/compare", params={"base": other["id"]})
     assert [m["delta"] for m in same.json()["metrics"]] == [0.0, 0.0, 0.0]
