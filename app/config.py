@@ -28,7 +28,12 @@ class Settings:
     max_upload_bytes: int = 200 * 1024 * 1024
     max_engine_response_bytes: int = 20 * 1024 * 1024
     allowed_engine_hosts: tuple[str, ...] = ()
-    block_private_addresses: bool = False
+    # Loopback, private, link-local and reserved addresses are refused for every outbound
+    # call (engines, judges, webhooks) unless a host is allowed by name or network.
+    block_private_addresses: bool = True
+    # Hosts allowed on top of those, private or not, without limiting the others: set by
+    # code that starts its own engine (`relevo demo`), never read from the environment.
+    trusted_engine_hosts: tuple[str, ...] = ()
     login_attempts_per_account: int = 10
     login_attempts_per_address: int = 50
     login_window_s: int = 15 * 60
@@ -75,7 +80,7 @@ class Settings:
                 for p in env.get("RELEVO_ALLOWED_ENGINE_HOSTS", "").split(",")
                 if p.strip()
             ),
-            block_private_addresses=_flag(env.get("RELEVO_BLOCK_PRIVATE_ADDRESSES", "")),
+            block_private_addresses=_switch(env, "RELEVO_BLOCK_PRIVATE_ADDRESSES", default=True),
             run_lease_s=_int(env, "RELEVO_RUN_LEASE_S", 60),
             max_waits_per_user=_int(env, "RELEVO_MAX_WAITS_PER_USER", 4),
             run_queue=_run_queue(env),
@@ -135,6 +140,18 @@ def _run_queue(env: Mapping[str, str]) -> str:
 
 def _flag(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _switch(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    # Strict, unlike _flag: a typo must not turn a safety off (nor on) without a word.
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be 1 (on) or 0 (off), not {raw!r}")
 
 
 def _int(env: Mapping[str, str], name: str, default: int) -> int:

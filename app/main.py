@@ -32,7 +32,7 @@ from app.schedules.delivery import install_config as install_delivery
 from app.schedules.hooks import Ticker
 from app.scorers import service as scorer_service
 from app.scoring.sandbox import JsPool, install_pool
-from app.search.policy import OutboundPolicy, install_policy
+from app.search.policy import install_policy, policy_of
 from app.secret_box import Keyring, install_keyring, prepare_keyring
 from app.sweeps import service as sweep_service
 from app.web_common.errors import install_error_handlers
@@ -174,13 +174,7 @@ def _install_process_policies(settings: Settings) -> None:
     """Install the keyring of stored secrets and the policy of outbound engine requests."""
     # The key file is made (if need be) when the app starts and sees the database.
     install_keyring(Keyring.configured(keys=settings.encryption_keys, data_dir=settings.data_dir))
-    install_policy(
-        OutboundPolicy(
-            allowed_hosts=settings.allowed_engine_hosts,
-            block_private=settings.block_private_addresses,
-            max_response_bytes=settings.max_engine_response_bytes,
-        )
-    )
+    install_policy(policy_of(settings))
 
 
 def _add_middleware(app: FastAPI, settings: Settings, *, secret_key: str) -> None:

@@ -35,6 +35,10 @@ from app.books.schemas import BookCreate
 from app.config import Settings
 from app.main import create_app
 from app.models import Book, BookRater, Judgement, Pair, User
+from app.search.policy import OutboundPolicy, install_policy
+
+# Its engines and models listen on loopback, which Relevo refuses unless allowed.
+LOOPBACK = ("127.0.0.0/8",)
 
 PAIRS = 50_000
 RATERS = 3
@@ -187,7 +191,14 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite:///{Path(tmp) / 'bench.db'}"
-        app = create_app(Settings(data_dir=Path(tmp), database_url=url, secret_key="bench"))
+        app = create_app(
+            Settings(
+                trusted_engine_hosts=LOOPBACK,
+                data_dir=Path(tmp),
+                database_url=url,
+                secret_key="bench",
+            )
+        )
         with TestClient(app) as client:
             factory: sessionmaker[Session] = app.state.session_factory
             started = time.perf_counter()
@@ -212,4 +223,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    install_policy(OutboundPolicy(trusted=LOOPBACK))
     main()

@@ -34,6 +34,10 @@ from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery
 from app.queries import service as query_service
 from app.scoring.significance import paired_stats
+from app.search.policy import OutboundPolicy, install_policy
+
+# Its engines and models listen on loopback, which Relevo refuses unless allowed.
+LOOPBACK = ("127.0.0.0/8",)
 
 QUERIES = 10_000
 DOCS = 10
@@ -136,7 +140,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         app = create_app(
-            Settings(data_dir=data, database_url=f"sqlite:///{data}/bench.db", secret_key="bench")
+            Settings(
+                trusted_engine_hosts=LOOPBACK,
+                data_dir=data,
+                database_url=f"sqlite:///{data}/bench.db",
+                secret_key="bench",
+            )
         )
         with TestClient(app) as client:
             factory: sessionmaker[Session] = app.state.session_factory
@@ -174,4 +183,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    install_policy(OutboundPolicy(trusted=LOOPBACK))
     main()

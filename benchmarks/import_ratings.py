@@ -27,6 +27,10 @@ from app.endpoints.schemas import EndpointCreate
 from app.interop import ratings_io
 from app.models import Case, User
 from app.scorers import service as scorer_service
+from app.search.policy import OutboundPolicy, install_policy
+
+# Its engines and models listen on loopback, which Relevo refuses unless allowed.
+LOOPBACK = ("127.0.0.0/8",)
 
 DOCS_PER_QUERY = 100
 
@@ -54,6 +58,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         settings = Settings(
+            trusted_engine_hosts=LOOPBACK,
             data_dir=data,
             database_url=args.database_url or f"sqlite:///{data}/bench.db",
             secret_key="bench",
@@ -111,4 +116,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    install_policy(OutboundPolicy(trusted=LOOPBACK))
     main()

@@ -42,7 +42,11 @@ from app.judges.client import JudgeClient
 from app.judges.runner import execute_judge_run
 from app.judges.schemas import JudgeCreate, JudgeRunCreate
 from app.models import JudgeRun, Pair
+from app.search.policy import OutboundPolicy, install_policy
 from app.search.transport import engine_http_client
+
+# Its engines and models listen on loopback, which Relevo refuses unless allowed.
+LOOPBACK = ("127.0.0.0/8",)
 
 ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = 16
@@ -150,7 +154,9 @@ def run_benchmark(args: argparse.Namespace, llm_url: str) -> None:
     """Build the book, execute the run, print the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite:///{tmp}/bench.db"
-        settings = Settings(data_dir=Path(tmp), database_url=url, secret_key="bench")
+        settings = Settings(
+            trusted_engine_hosts=LOOPBACK, data_dir=Path(tmp), database_url=url, secret_key="bench"
+        )
         engine = make_engine(settings.resolved_database_url)
         migrate(engine)
         factory = make_session_factory(engine)
@@ -210,4 +216,5 @@ def run_benchmark(args: argparse.Namespace, llm_url: str) -> None:
 
 
 if __name__ == "__main__":
+    install_policy(OutboundPolicy(trusted=LOOPBACK))
     main()

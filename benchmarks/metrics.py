@@ -46,6 +46,10 @@ from app.runs import service as run_service
 from app.runs.rescore import stored_input
 from app.runtime import tune_gc
 from app.scoring import score_queries
+from app.search.policy import OutboundPolicy, install_policy
+
+# Its engines and models listen on loopback, which Relevo refuses unless allowed.
+LOOPBACK = ("127.0.0.0/8",)
 
 METRICS = ["NDCG@10", "P@10", "ERR@10", "AP@10", "RR@10", "DCG@10"]
 TAGS = [f"tag{i:02d}" for i in range(20)]
@@ -204,6 +208,7 @@ def main() -> None:
         data_dir = Path(tmp)
         app = create_app(
             Settings(
+                trusted_engine_hosts=LOOPBACK,
                 data_dir=data_dir,
                 database_url=f"sqlite:///{data_dir}/relevo.db",
                 secret_key="benchmark-secret",
@@ -274,4 +279,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    install_policy(OutboundPolicy(trusted=LOOPBACK))
     main()

@@ -44,7 +44,11 @@ from app.runs.runner import execute_run
 from app.runtime import tune_gc
 from app.scorers import service as scorers
 from app.search import SearchClient, build_es_body
+from app.search.policy import OutboundPolicy, install_policy
 from app.search.transport import engine_http_client
+
+# Its engines and models listen on loopback, which Relevo refuses unless allowed.
+LOOPBACK = ("127.0.0.0/8",)
 
 TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title^10", "director"]}}}'
 
@@ -91,7 +95,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="relevo-bench-"))
     try:
         index_movies(server.url, "movies")
-        settings = Settings(data_dir=tmp, secret_key="bench")
+        settings = Settings(trusted_engine_hosts=LOOPBACK, data_dir=tmp, secret_key="bench")
         engine = make_engine(settings.resolved_database_url)
         migrate(engine)
         factory = make_session_factory(engine)
@@ -218,4 +222,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    install_policy(OutboundPolicy(trusted=LOOPBACK))
     main()

@@ -44,12 +44,17 @@ from app.queries import service as queries
 from app.runs import service as runs
 from app.runs.queue import RunQueue
 from app.scorers import service as scorers
+from app.search.policy import OutboundPolicy, install_policy
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN_URL = os.environ.get(
     "RELEVO_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+
+# Its engines and models listen on loopback, which Relevo refuses unless allowed.
+LOOPBACK = ("127.0.0.0/8",)
+
 TEMPLATE = '{"query": {"match": {"title": "#$query##"}}}'
 ANSWER = orjson.dumps(
     {
@@ -208,12 +213,17 @@ def main() -> None:
             )
             case_id = case.id
         settings = Settings(
-            data_dir=tmp, database_url=url, secret_key="bench", run_queue="postgres"
+            trusted_engine_hosts=LOOPBACK,
+            data_dir=tmp,
+            database_url=url,
+            secret_key="bench",
+            run_queue="postgres",
         )
         env = {
             **os.environ,
             "DATABASE_URL": url,
             "RELEVO_RUN_QUEUE": "postgres",
+            "RELEVO_ALLOWED_ENGINE_HOSTS": ",".join(LOOPBACK),
             "PYTHONPATH": str(ROOT),
         }
 
@@ -340,4 +350,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    install_policy(OutboundPolicy(trusted=LOOPBACK))
     main()

@@ -14,7 +14,12 @@ from tests.fixtures.users import PASSWORD, ApiUser, make_api_user  # noqa: E402
 
 __all__ = ["PASSWORD", "ApiUser", "make_api_user"]
 
-pytest_plugins = ["tests.fixtures.database", "tests.fixtures.users", "tests.engine_fixtures"]
+pytest_plugins = [
+    "tests.fixtures.database",
+    "tests.fixtures.outbound",
+    "tests.fixtures.users",
+    "tests.engine_fixtures",
+]
 
 
 @pytest.fixture(scope="session", autouse=True)

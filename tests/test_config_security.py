@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
+from tests.fixtures.outbound import SUITE_HOSTS
 
 
 def test_https_base_url_turns_secure_cookies_on() -> None:
@@ -34,6 +35,7 @@ def test_limits_and_engine_policy_from_env() -> None:
 
 def test_redirects_use_the_base_url_not_the_host_header(tmp_path: Path) -> None:
     settings = Settings(
+        trusted_engine_hosts=SUITE_HOSTS,
         data_dir=tmp_path,
         database_url=f"sqlite:///{tmp_path / 'r.db'}",
         secret_key="k",

@@ -1,15 +1,25 @@
-"""`relevo demo` listens on stable ports and refuses, changing nothing, when one is taken."""
+"""`relevo demo` listens on stable ports and refuses, changing nothing, when one is taken;
+it allows its own engine, and no other private address."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from app import secret_box
 from app.cli import build_parser, main
-from app.demo.run import DEMO_ENGINE_PORT, taken_ports
+from app.config import Settings
+from app.demo.run import DEMO_ENGINE_PORT, serve_demo, taken_ports
+from app.demo.setup import DemoInfo
+from app.search.errors import EngineUnavailable
+from app.search.policy import OutboundPolicy, check_destination, current_policy
 
 
 @pytest.fixture
@@ -66,3 +76,55 @@ def test_the_readme_gives_the_demo_credentials_and_ports() -> None:
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert DEMO_EMAIL in readme and DEMO_PASSWORD in readme
     assert f"--engine-port {DEMO_ENGINE_PORT}" in readme and "make run PORT=8001" in readme
+
+
+def _allows(policy: OutboundPolicy, url: str) -> bool:
+    try:
+        asyncio.run(check_destination(policy, httpx.URL(url), url))
+    except EngineUnavailable:
+        return False
+    return True
+
+
+@dataclass
+class _FakeEngine:
+    url: str
+
+    def close(self) -> None:
+        return None
+
+
+def test_the_demo_allows_its_own_engine_and_nothing_else_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine_port, other_port = _free_port(), _free_port()
+    seen: dict[str, Any] = {}
+
+    def prepare(**kwargs: Any) -> DemoInfo:
+        seen["policy"] = current_policy()  # the demo case is run before the app starts
+        return DemoInfo(case_id=1, created=False)
+
+    def serve_app(app: Any, **kwargs: Any) -> None:
+        seen["settings"] = app.state.settings
+
+    monkeypatch.setattr("app.demo.run.start_osmem", lambda addr: _FakeEngine(f"http://{addr}"))
+    monkeypatch.setattr("app.demo.run.index_movies", lambda url, index: 0)
+    monkeypatch.setattr("app.demo.run.prepare_demo", prepare)
+    monkeypatch.setattr("uvicorn.run", serve_app)
+    # The demo installs its policy and (through create_app) its key ring: both go back after.
+    monkeypatch.setattr("app.search.policy._installed", current_policy())
+    monkeypatch.setattr("app.secret_box._installed", secret_box._installed)
+    settings = Settings(data_dir=tmp_path, secret_key="demo-test")  # the defaults
+    code = serve_demo(
+        settings=settings, host="127.0.0.1", port=_free_port(), engine_port=engine_port
+    )
+    assert code == 0
+    installed = current_policy()
+    assert seen["settings"].trusted_engine_hosts == (f"127.0.0.1:{engine_port}",)
+    assert seen["settings"].block_private_addresses is True
+    for policy in (seen["policy"], installed):
+        assert policy.block_private is True
+        assert _allows(policy, f"http://127.0.0.1:{engine_port}/movies")
+        assert not _allows(policy, f"http://127.0.0.1:{other_port}/movies")
+        assert not _allows(policy, "http://169.254.169.254/")
+        assert _allows(policy, "http://93.184.216.34/")  # public hosts stay allowed

@@ -10,11 +10,17 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.main import create_app
 from app.runtime import GC_THRESHOLDS
+from tests.fixtures.outbound import SUITE_HOSTS
 
 
 def test_the_app_raises_the_collectors_thresholds(tmp_path: Path) -> None:
     app = create_app(
-        Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path}/gc.db", secret_key="gc")
+        Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
+            data_dir=tmp_path,
+            database_url=f"sqlite:///{tmp_path}/gc.db",
+            secret_key="gc",
+        )
     )
     before = gc.get_threshold()
     gc.set_threshold(700, 10, 10)

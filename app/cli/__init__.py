@@ -12,6 +12,7 @@ from app.errors import RelevoError
 from app.runtime import tune_gc
 from app.schedules import cli as schedules_cli
 from app.scoring.sandbox import JsPool, install_pool
+from app.search.policy import install_policy, policy_of
 from app.secret_box import KeyConfigError, Keyring, install_keyring
 
 __all__ = ["build_parser", "main"]
@@ -49,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # Every command's outbound calls (`relevo run`, webhooks, deliveries) obey the settings.
+    previous_policy = install_policy(policy_of(settings))
     # The command's JavaScript workers (the app and `relevo worker` install their own).
     with JsPool() as js_pool:
         previous = install_pool(js_pool)
@@ -62,4 +65,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         finally:
             install_pool(previous)
+            install_policy(previous_policy)
     return code

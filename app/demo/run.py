@@ -6,6 +6,7 @@ import errno
 import socket
 import sys
 from collections.abc import Iterable
+from dataclasses import replace
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
@@ -13,6 +14,7 @@ from app.demo.corpus import index_movies, start_osmem
 from app.demo.setup import DEMO_EMAIL, DEMO_PASSWORD, prepare_demo
 from app.runtime import serve_until_stopped
 from app.scorers import service as scorer_service
+from app.search.policy import install_policy, policy_of
 
 # A fixed port, so that the demo endpoint's URL stays the same from one start to the next.
 DEMO_ENGINE_PORT = 9250
@@ -56,6 +58,13 @@ def serve_demo(
             file=sys.stderr,
         )
         return 1
+    # The demo calls its own engine on loopback, which the outbound policy refuses unless
+    # allowed: this host and port are, and only for this process; nothing else changes.
+    settings = replace(
+        settings,
+        trusted_engine_hosts=(*settings.trusted_engine_hosts, f"{ENGINE_HOST}:{engine_port}"),
+    )
+    install_policy(policy_of(settings))  # preparing the demo runs the case before the app
     print(f"Starting the embedded search engine (osmem-server) on port {engine_port}…", flush=True)
     server = start_osmem(addr=f"{ENGINE_HOST}:{engine_port}")
 

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
+from app.search.destinations import url_problem
 from app.search.models import DEFAULT_FIELD_SPEC
 from app.vocabulary import Engine, HttpMethod
 
@@ -16,6 +17,9 @@ def _check_url(value: str) -> str:
     value = value.strip()
     if not value.startswith(("http://", "https://")) or len(value) < 10:
         raise ValueError("must be an http:// or https:// URL")
+    problem = url_problem(value)  # unusable, or refused by the outbound policy: 422 now
+    if problem is not None:
+        raise ValueError(problem)
     return value.rstrip("/")
 
 

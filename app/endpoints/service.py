@@ -29,6 +29,7 @@ from app.search import (
     SearchRequest,
     try_connection,
 )
+from app.search.transport import engine_http_client
 from app.secret_box import SecretUnreadable, opened
 from app.teams import service as teams
 from app.vocabulary import Engine
@@ -212,7 +213,7 @@ async def check_connection(
     config = engine_config(endpoint)
     if timeout_s is not None:
         config = dataclasses.replace(config, timeout_s=min(config.timeout_s, timeout_s))
-    async with httpx.AsyncClient() as http:
+    async with engine_http_client() as http:  # guarded, as every outbound call
         return await try_connection(http, config, request)
 
 

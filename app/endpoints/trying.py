@@ -17,6 +17,7 @@ from app.endpoints.schemas import TryDoc, TryRequest, TryResult
 from app.endpoints.service import DEFAULT_TEMPLATES, TEST_FIELD_SPECS, engine_config
 from app.models import SearchEndpoint
 from app.search import SearchClient, SearchError, SearchRequest, SearchResult
+from app.search.transport import engine_http_client
 from app.vocabulary import Engine
 
 __all__ = ["RAW_CHARS", "try_endpoint", "try_static"]
@@ -62,7 +63,7 @@ async def try_endpoint(
     seen = _Seen()
     try:
         if http is None:
-            async with httpx.AsyncClient() as own:
+            async with engine_http_client() as own:  # guarded, as every outbound call
                 result = await SearchClient(own, attempts=1).trial(
                     engine_config(endpoint), request, seen
                 )

@@ -12,6 +12,7 @@ from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
 # One rule for header names and values, whoever the headers are for.
 from app.endpoints.schemas import _check_headers
 from app.judges.prompt import unknown_placeholders
+from app.search.destinations import url_problem
 
 Provider = Literal["openai", "anthropic"]
 PairsChoice = Literal["unjudged", "all", "failed"]
@@ -22,6 +23,9 @@ def _url(value: str) -> str:
     value = value.strip()
     if not value.startswith(("http://", "https://")) or len(value) < 10:
         raise ValueError("must be an http:// or https:// URL")
+    problem = url_problem(value)  # unusable, or refused by the outbound policy: 422 now
+    if problem is not None:
+        raise ValueError(problem)
     return value.rstrip("/")
 
 

@@ -24,6 +24,7 @@ from app.runs import service as run_service
 from app.runs.stored import latest_row, spec_of
 from app.scorers import service as scorer_service
 from app.search import MAX_LOOKUP_IDS, EndpointConfig, FieldSpec, SearchClient, SearchError
+from app.search.transport import engine_http_client
 
 __all__ = ["MissingLookup", "fetch_rated_missing", "missing_ids", "plan_rated_missing"]
 
@@ -91,7 +92,7 @@ async def fetch_rated_missing(
         async with contextlib.AsyncExitStack() as stack:
             client = http
             if client is None:
-                client = await stack.enter_async_context(httpx.AsyncClient())
+                client = await stack.enter_async_context(engine_http_client())
             result = await SearchClient(client, attempts=2).fetch_ids(
                 lookup.endpoint, lookup.ids, lookup.field_spec
             )

@@ -22,7 +22,7 @@ from app.runs.manager import AfterReap, RunManager
 from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
 from app.scoring.sandbox import JsPool, install_pool
 from app.search import SearchClient
-from app.search.policy import OutboundPolicy, install_policy
+from app.search.policy import install_policy, policy_of
 from app.search.transport import engine_http_client
 
 __all__ = ["run_worker"]
@@ -47,13 +47,7 @@ async def run_worker(
     engine = make_engine(url)
     migrate(engine)
     session_factory = make_session_factory(engine)
-    install_policy(
-        OutboundPolicy(
-            allowed_hosts=settings.allowed_engine_hosts,
-            block_private=settings.block_private_addresses,
-            max_response_bytes=settings.max_engine_response_bytes,
-        )
-    )
+    install_policy(policy_of(settings))
     http = engine_http_client()
     pool: AsyncConnectionPool = AsyncConnectionPool(
         libpq_url(url), min_size=1, max_size=4, kwargs={"autocommit": True}, open=False

@@ -92,9 +92,9 @@ def _check_rule(session: Session, case: Case, alert: Alert) -> None:
         raise Invalid("points", "A drop alert needs points: how far the score must fall.")
     if alert.kind == "below" and alert.threshold is None:
         raise Invalid("threshold", "A below alert needs a threshold (0-100).")
-    if alert.kind == "drop_from_baseline":
-        if alert.baseline_run_id is None:
-            raise Invalid("baseline_run_id", "A drop_from_baseline alert needs a baseline run.")
+    if alert.kind == "drop_from_baseline" and alert.baseline_run_id is None:
+        raise Invalid("baseline_run_id", "A drop_from_baseline alert needs a baseline run.")
+    if alert.baseline_run_id is not None:  # whatever the kind: the row refers to it
         baseline = session.get(Run, alert.baseline_run_id)
         if baseline is None or baseline.case_id != case.id:
             raise Invalid("baseline_run_id", f"Case {case.id} has no run {alert.baseline_run_id}.")

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
-import socket
-from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy import exists, select
@@ -18,7 +15,7 @@ from app.credentials import origin, split_credentials
 from app.errors import Forbidden, Invalid, NotFound
 from app.models import Case, TeamMember, User, Webhook
 from app.schedules.schemas import WebhookCreate, WebhookRead, WebhookUpdate
-from app.search import policy as outbound
+from app.search.destinations import url_problem
 from app.secret_box import opened
 from app.teams import service as teams
 
@@ -118,36 +115,11 @@ def usable_webhook_ids(*, session: Session, user: User, case: Case, ids: list[in
 
 
 def refusal(url: str) -> str | None:
-    """Return why the URL may not be called (bad URL or the outbound policy), or None."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "The URL must be an http:// or https:// address with a host."
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return "The URL's port is not a number between 0 and 65535."
-    policy = outbound.current_policy()
-    if not policy.allowed_hosts and not policy.block_private:
-        return None
-    host = parts.hostname.lower()
-    addresses = _resolve(host, port) if policy.needs_resolution else []
-    if policy.block_private and not addresses:
-        return None  # cannot be told now: the delivery checks again (and logs a refusal)
-    if not outbound.allows(policy, host, port, addresses):
-        return "Calling this address is not allowed on this server."
-    return None
+    """Return why the URL may not be called (bad URL or the outbound policy), or None.
 
-
-def _resolve(host: str, port: int) -> list[outbound.IPAddress]:
-    try:
-        return [ipaddress.ip_address(host.strip("[]"))]
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError:
-        return []
-    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+    What cannot be told without DNS is told at delivery, which logs a refusal.
+    """
+    return url_problem(url)
 
 
 def _check_url(url: str) -> tuple[str, str | None]:

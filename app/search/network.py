@@ -121,7 +121,7 @@ async def _open(
         if not outbound.allows(policy, host.lower(), port, addresses):
             # Not an httpcore error: httpx lets it through, and the engine client reports
             # it as it reports the same refusal before a request.
-            raise EngineUnavailable(f"calling {host}:{port} is not allowed on this server")
+            raise EngineUnavailable(outbound.refusal_message(f"{host}:{port}"))
         targets = list(dict.fromkeys(str(a) for a in addresses))
     local = (local_address, 0) if local_address else None
     failure: OSError | None = None

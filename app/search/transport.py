@@ -9,24 +9,38 @@ fewest requests under way, so every walk is over a handful of connections. The p
 reach the network through asyncio's streams rather than anyio (``app.search.network``),
 which takes a third less CPU per request.
 
-With a proxy set in the environment (``HTTP_PROXY`` and the like), the client is httpx's
-own, which honours it.
+Every outbound call (engine runs and tries, connection tests, judges, webhooks) goes
+through ``engine_http_client``: direct connections are made by those pools, which connect
+only to addresses the outbound policy allows, resolved once for the check and the
+connection (``app.search.network``). With a proxy set in the environment (``HTTP_PROXY``,
+``HTTPS_PROXY``, ``ALL_PROXY``, read as httpx reads them), a request to a host that
+``NO_PROXY`` does not exempt goes to the proxy after its destination has passed the
+policy (``ProxiedTransport``); the proxy resolves and connects, so that check is the one
+that applies. A host ``NO_PROXY`` exempts is connected to directly, through the pools.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import ssl
-import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpcore
 import httpx
+from httpx._utils import get_environment_proxies
 
 from app.search.network import StreamBackend
+from app.search.policy import check_destination, current_policy
 
-__all__ = ["CLIENT_LIMITS", "POOLS", "SpreadTransport", "engine_http_client"]
+__all__ = [
+    "CLIENT_LIMITS",
+    "POOLS",
+    "ProxiedTransport",
+    "SpreadTransport",
+    "engine_http_client",
+]
 
 CLIENT_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
 POOLS = 8
@@ -44,7 +58,7 @@ class SpreadTransport(httpx.AsyncBaseTransport):
             max_keepalive_connections=share(limits.max_keepalive_connections),
             keepalive_expiry=limits.keepalive_expiry,
         )
-        tls = httpx.create_ssl_context()  # loading the CA bundle is slow: once for all pools
+        tls = _tls_context()
         self._pools = [_stream_transport(each, tls) for _ in range(max(1, pools))]
         self._busy = [0] * len(self._pools)
 
@@ -69,6 +83,43 @@ class SpreadTransport(httpx.AsyncBaseTransport):
         """Close every pool's connections."""
         for pool in self._pools:
             await pool.aclose()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """Return the TLS settings of every outbound client: loading the CA bundle is slow, so
+    it is done once per process, not per client (a try or a connection test makes one)."""
+    return httpx.create_ssl_context()
+
+
+class ProxiedTransport(httpx.AsyncBaseTransport):
+    """Sends requests through an HTTP proxy, each destination checked by the policy first."""
+
+    def __init__(self, proxy: str, *, limits: httpx.Limits = CLIENT_LIMITS) -> None:
+        # The proxy itself is the operator's choice: its own address is not checked.
+        self._transport = httpx.AsyncHTTPTransport(
+            proxy=proxy, limits=limits, verify=_tls_context()
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Check the request's destination against the policy, then send it to the proxy."""
+        url = request.url
+        where = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}"
+        await check_destination(current_policy(), url, where)
+        return await self._transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close the connections to the proxy."""
+        await self._transport.aclose()
+
+
+def _proxy_mounts(limits: httpx.Limits) -> dict[str, httpx.AsyncBaseTransport | None]:
+    """Return the environment's proxies as httpx mounts: a checked proxy for the URL patterns
+    a proxy serves, None (the direct, guarded pools) for those NO_PROXY exempts."""
+    return {
+        pattern: None if proxy is None else ProxiedTransport(proxy, limits=limits)
+        for pattern, proxy in get_environment_proxies().items()
+    }
 
 
 def _stream_transport(limits: httpx.Limits, tls: ssl.SSLContext) -> httpx.AsyncHTTPTransport:
@@ -111,7 +162,9 @@ class _Counted(httpx.AsyncByteStream):
 
 
 def engine_http_client(*, limits: httpx.Limits = CLIENT_LIMITS) -> httpx.AsyncClient:
-    """Return the client that runs send engine requests with (no redirects followed)."""
-    if urllib.request.getproxies():  # httpx applies the environment's proxies to its own
-        return httpx.AsyncClient(limits=limits, follow_redirects=False)
-    return httpx.AsyncClient(transport=SpreadTransport(limits=limits), follow_redirects=False)
+    """Return the client every outbound call is sent with (guarded; no redirects followed)."""
+    return httpx.AsyncClient(
+        transport=SpreadTransport(limits=limits),
+        mounts=_proxy_mounts(limits),
+        follow_redirects=False,
+    )

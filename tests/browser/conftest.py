@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.main import create_app
 from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveApp, seed, serving
+from tests.fixtures.outbound import SUITE_HOSTS
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +21,7 @@ def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> It
     data_dir = tmp_path_factory.mktemp("browser-app")
     app = create_app(
         Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
             data_dir=data_dir,
             database_url=f"sqlite:///{data_dir}/relevo.db",
             secret_key="browser-test-secret",

@@ -62,10 +62,12 @@ def dashboard_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboar
     """Serve a fresh app with three cases of one user: one slipping, one steady, one new."""
     from app.config import Settings
     from app.main import create_app
+    from tests.fixtures.outbound import SUITE_HOSTS
 
     data_dir: Path = tmp_path_factory.mktemp("dashboard-app")
     app = create_app(
         Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
             data_dir=data_dir,
             database_url=f"sqlite:///{data_dir}/relevo.db",
             secret_key="dashboard-test-secret",

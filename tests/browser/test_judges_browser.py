@@ -82,10 +82,12 @@ def _seed(factory: sessionmaker[Session], llm_url: str) -> tuple[int, int]:
 def judge_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JudgeApp]:
     from app.config import Settings
     from app.main import create_app
+    from tests.fixtures.outbound import SUITE_HOSTS
 
     data_dir = tmp_path_factory.mktemp("judges-browser")
     app = create_app(
         Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
             data_dir=data_dir,
             database_url=f"sqlite:///{data_dir}/relevo.db",
             secret_key="judges-browser-secret",

@@ -107,10 +107,16 @@ def judging_app(tmp_path_factory: pytest.TempPathFactory, judging_url: str) -> I
     """Serve a fresh app whose book the three raters can all see (a stand-in for a team)."""
     from app.config import Settings
     from app.main import create_app
+    from tests.fixtures.outbound import SUITE_HOSTS
 
     data_dir = tmp_path_factory.mktemp("judging-app")
     app = create_app(
-        Settings(data_dir=data_dir, database_url=judging_url, secret_key="judging-test-secret")
+        Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
+            data_dir=data_dir,
+            database_url=judging_url,
+            secret_key="judging-test-secret",
+        )
     )
     try:
         with serving(app) as url:

@@ -21,6 +21,7 @@ from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.web_common.templating import NO_VALUE
 from tests.browser.live import seed, serving
+from tests.fixtures.outbound import SUITE_HOSTS
 
 pytestmark = pytest.mark.browser
 
@@ -63,6 +64,7 @@ def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> It
     data_dir = tmp_path_factory.mktemp("metrics-app")
     app = create_app(
         Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
             data_dir=data_dir,
             database_url=f"sqlite:///{data_dir}/relevo.db",
             secret_key="browser-test-secret",

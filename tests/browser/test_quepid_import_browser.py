@@ -30,10 +30,12 @@ def import_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> 
     """Serve a fresh app with one user and nothing else."""
     from app.config import Settings
     from app.main import create_app
+    from tests.fixtures.outbound import SUITE_HOSTS
 
     data_dir: Path = tmp_path_factory.mktemp("quepid-import-app")
     app = create_app(
         Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
             data_dir=data_dir,
             database_url=f"sqlite:///{data_dir}/relevo.db",
             secret_key="quepid-import-test-secret",

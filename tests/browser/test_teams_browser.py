@@ -32,10 +32,12 @@ def teams_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamsApp]:
     """Serve a fresh app with two users; the first has a book."""
     from app.config import Settings
     from app.main import create_app
+    from tests.fixtures.outbound import SUITE_HOSTS
 
     data_dir: Path = tmp_path_factory.mktemp("teams-app")
     app = create_app(
         Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
             data_dir=data_dir,
             database_url=f"sqlite:///{data_dir}/relevo.db",
             secret_key="teams-test-secret",

@@ -51,7 +51,10 @@ def ask(
 
         async with httpx.AsyncClient() as http:
             client = JudgeClient(
-                http, sleep=sleep, jitter=lambda: 0.5, policy=policy or OutboundPolicy()
+                http,
+                sleep=sleep,
+                jitter=lambda: 0.5,
+                policy=policy or OutboundPolicy(block_private=False),
             )
             return await client.judge(config, prompt_for(dict(doc), scale), scale)
 
@@ -221,7 +224,7 @@ def test_answer_that_is_not_json_at_all(llm: FakeLLM) -> None:
             return httpx.Response(200, content=b"<html>gateway</html>")
 
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-            client = JudgeClient(http, policy=OutboundPolicy())
+            client = JudgeClient(http, policy=OutboundPolicy(block_private=False))
             return await client.judge(openai(llm), prompt_for({"grade": 1}), SCALE)
 
     outcome = asyncio.run(go())
@@ -236,7 +239,9 @@ def test_requests_per_minute_spaces_the_calls(llm: FakeLLM) -> None:
             slept.append(seconds)
 
         async with httpx.AsyncClient() as http:
-            client = JudgeClient(http, sleep=sleep, clock=lambda: 100.0, policy=OutboundPolicy())
+            client = JudgeClient(
+                http, sleep=sleep, clock=lambda: 100.0, policy=OutboundPolicy(block_private=False)
+            )
             config = openai(llm, requests_per_minute=30)
             for grade in (1, 2, 3):
                 await client.judge(config, prompt_for({"grade": grade}), SCALE)
@@ -257,7 +262,9 @@ def test_tokens_per_minute_waits_for_the_window(llm: FakeLLM) -> None:
             now[0] += seconds
 
         async with httpx.AsyncClient() as http:
-            client = JudgeClient(http, sleep=sleep, clock=lambda: now[0], policy=OutboundPolicy())
+            client = JudgeClient(
+                http, sleep=sleep, clock=lambda: now[0], policy=OutboundPolicy(block_private=False)
+            )
             # Each call is counted at its estimate: ~250 prompt tokens + 512 output = ~760,
             # so two fit in 1,600 tokens a minute and the third waits for the first to age out.
             config = openai(llm, tokens_per_minute=1600)
@@ -279,7 +286,9 @@ def test_never_more_than_the_limit_in_any_minute(llm: FakeLLM) -> None:
             now[0] += seconds
 
         async with httpx.AsyncClient() as http:
-            client = JudgeClient(http, sleep=sleep, clock=lambda: now[0], policy=OutboundPolicy())
+            client = JudgeClient(
+                http, sleep=sleep, clock=lambda: now[0], policy=OutboundPolicy(block_private=False)
+            )
             config = openai(llm, requests_per_minute=2)
             for grade in (1, 2, 3, 0):
                 await client.judge(config, prompt_for({"grade": grade}), SCALE)

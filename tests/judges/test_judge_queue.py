@@ -19,6 +19,7 @@ from app.config import Settings
 from app.main import create_app
 from app.runs.queue import JUDGE_TASK
 from tests.fixtures.database import _postgres_database
+from tests.fixtures.outbound import SUITE_HOSTS
 from tests.fixtures.users import make_api_user
 from tests.judges.fake_llm import fake_llm
 
@@ -48,7 +49,11 @@ def _judge_jobs(factory: sessionmaker[Session], run_id: int) -> list[str]:
 
 def test_a_worker_executes_a_queued_judge_run(db_url: str, tmp_path: Path) -> None:
     settings = Settings(
-        data_dir=tmp_path, database_url=db_url, secret_key="judge-queue", run_queue="postgres"
+        trusted_engine_hosts=SUITE_HOSTS,
+        data_dir=tmp_path,
+        database_url=db_url,
+        secret_key="judge-queue",
+        run_queue="postgres",
     )
     env = {
         **os.environ,

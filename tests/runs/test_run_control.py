@@ -21,6 +21,7 @@ from app.models import Case, Run
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.manager import RunManager
+from tests.fixtures.outbound import SUITE_HOSTS
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint
 from tests.support.gate_engine import GateEngine, gate_engine
@@ -177,7 +178,14 @@ def test_a_second_server_leaves_the_first_ones_runs_alone(
         case_id = _case(api, engine)
     alive = _running_run(session_factory, case_id, beat_age_s=1)
     gone = _running_run(session_factory, case_id, beat_age_s=600)
-    second = create_app(Settings(data_dir=tmp_path, database_url=db_url, secret_key="second"))
+    second = create_app(
+        Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
+            data_dir=tmp_path,
+            database_url=db_url,
+            secret_key="second",
+        )
+    )
     with TestClient(second):  # its startup checks for interrupted runs
         _wait_for(lambda: _manager(second).reaper_rounds >= 1, what="the second server's check")
     runs = {r["id"]: r["status"] for r in api.get(f"/api/v1/cases/{case_id}/runs").json()}

@@ -17,6 +17,7 @@ from app import secret_box
 from app.config import Settings
 from app.db import make_session_factory
 from app.main import create_app
+from tests.fixtures.outbound import SUITE_HOSTS
 from tests.fixtures.users import ApiUser, make_api_user
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.queue import Workers, queue_db, workers
@@ -45,6 +46,7 @@ def test_workers_send_the_unsealed_secrets(
     previous = secret_box.current_keyring()
     monkeypatch.setenv("RELEVO_ENCRYPTION_KEYS", KEY)  # the workers' environment
     settings = Settings(
+        trusted_engine_hosts=SUITE_HOSTS,
         data_dir=tmp_path / "app",
         database_url=queue_db,
         secret_key="queue-test-secret",

@@ -112,6 +112,9 @@ def test_alerts_api_validates_and_lists(api: ApiUser, other_api: ApiUser, db: Se
     assert api.post(url, json={"kind": "below"}).status_code == 422  # no threshold
     assert api.post(url, json={"kind": "drop_from_baseline"}).status_code == 422
     assert api.post(url, json={"kind": "sometimes"}).status_code == 422
+    # A baseline run that the case does not have, whatever the kind (once a 500).
+    stray = api.post(url, json={"kind": "drop", "points": 1, "baseline_run_id": 999})
+    assert stray.status_code == 422 and "has no run 999" in stray.text
     assert (
         api.post(url, json={"kind": "below", "threshold": 5, "webhook_ids": [999]}).status_code
         == 422

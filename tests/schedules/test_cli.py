@@ -17,6 +17,7 @@ from app.db import make_engine, make_session_factory
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, CaseSchedule, Webhook
+from app.search.policy import current_policy
 from app.secret_box import opened
 from tests.fixtures.users import PASSWORD
 
@@ -98,3 +99,25 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
     assert main(["schedules", "clear", str(case_id)]) == 0
     assert main(["schedules", "clear", str(case_id)]) == 2
     engine.dispose()
+
+
+def test_commands_obey_the_outbound_policy_of_their_environment(
+    empty_db_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", empty_db_url)
+    monkeypatch.setenv("RELEVO_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("RELEVO_RUN_QUEUE", "inprocess")
+    assert main(["db", "upgrade"]) == 0
+    with make_session_factory(make_engine(empty_db_url))() as session:
+        user_service.create_user(session=session, email="ops@example.com", password=PASSWORD)
+    before = current_policy()
+    monkeypatch.delenv("RELEVO_ALLOWED_ENGINE_HOSTS")  # the defaults: private addresses blocked
+    add = ["webhooks", "add", "ops@example.com", "metadata", "http://169.254.169.254/latest"]
+    assert main(add) == 2
+    assert "add its host to RELEVO_ALLOWED_ENGINE_HOSTS" in capsys.readouterr().err
+    assert current_policy() is before  # the command's policy ends with it
+    monkeypatch.setenv("RELEVO_ALLOWED_ENGINE_HOSTS", "169.254.169.254")
+    assert main(add) == 0

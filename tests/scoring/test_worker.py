@@ -251,10 +251,16 @@ def test_the_app_owns_its_workers_and_stops_them_when_it_stops(tmp_path: Path) -
     from app.config import Settings
     from app.main import create_app
     from app.scoring.sandbox import current_pool
+    from tests.fixtures.outbound import SUITE_HOSTS
 
     suite_pool = current_pool()
     app = create_app(
-        Settings(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path}/js.db", secret_key="js")
+        Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
+            data_dir=tmp_path,
+            database_url=f"sqlite:///{tmp_path}/js.db",
+            secret_key="js",
+        )
     )
     with TestClient(app):
         pool = current_pool()

@@ -174,7 +174,7 @@ def test_max_concurrency_is_respected() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
             client = SearchClient(http)
             ep = endpoint(max_concurrency=3)
-            other = endpoint("http://other:9200/movies", max_concurrency=2)
+            other = endpoint("http://other.test:9200/movies", max_concurrency=2)
             await asyncio.gather(*(client.search(ep, REQUEST) for _ in range(12)))
             peaks.append(peak)
             peak = 0

@@ -103,7 +103,7 @@ def test_fetch_ids_parses_a_solr_answer() -> None:
         return httpx.Response(200, json=body)
 
     endpoint = EndpointConfig(engine=Engine.SOLR, url="http://solr.test/solr/movies/select")
-    policy = OutboundPolicy()
+    policy = OutboundPolicy(block_private=False)
     seen: list[httpx.Request] = []
 
     async def go() -> SearchResult:

@@ -230,7 +230,7 @@ async def _no_sleep(_seconds: float) -> None:
 
 
 @pytest.fixture
-def blocking(monkeypatch: pytest.MonkeyPatch) -> Callable[[OutboundPolicy], None]:
+def blocking(monkeypatch: pytest.MonkeyPatch) -> Callable[[OutboundPolicy], object]:
     """Install a process-wide outbound policy for one test."""
     previous = current_policy()
     monkeypatch.setattr("app.search.policy._installed", previous)
@@ -238,7 +238,7 @@ def blocking(monkeypatch: pytest.MonkeyPatch) -> Callable[[OutboundPolicy], None
 
 
 def test_a_name_that_resolves_elsewhere_after_the_check_is_refused_at_connect(
-    monkeypatch: pytest.MonkeyPatch, blocking: Callable[[OutboundPolicy], None]
+    monkeypatch: pytest.MonkeyPatch, blocking: Callable[[OutboundPolicy], object]
 ) -> None:
     """DNS rebinding: public when the request is checked, loopback when it connects."""
     answers = itertools.cycle([[ipaddress.ip_address("93.184.216.34")], [LOOPBACK]])
@@ -263,7 +263,7 @@ def test_a_name_that_resolves_elsewhere_after_the_check_is_refused_at_connect(
 
 
 def test_a_connection_goes_to_the_address_the_policy_allowed(
-    monkeypatch: pytest.MonkeyPatch, blocking: Callable[[OutboundPolicy], None]
+    monkeypatch: pytest.MonkeyPatch, blocking: Callable[[OutboundPolicy], object]
 ) -> None:
     resolved: list[str] = []
 

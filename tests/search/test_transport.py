@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import httpx
 import pytest
 
+from app.search.errors import EngineUnavailable
+from app.search.policy import OutboundPolicy, current_policy, install_policy
 from app.search.transport import SpreadTransport, engine_http_client
 from tests.support.slow_engine import SlowEngine, slow_engine
 
@@ -63,10 +66,81 @@ def test_a_streamed_response_counts_until_it_is_closed() -> None:
         assert asyncio.run(streamed(engine.index_url)) == (1, 0)
 
 
-def test_a_proxy_in_the_environment_keeps_httpx_s_own_client(
-    monkeypatch: pytest.MonkeyPatch,
+Lines = list[bytes]
+
+
+async def _recording_server(lines: Lines) -> asyncio.Server:
+    """A server that keeps each request's first line and answers ``ok`` (proxy or engine)."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines.append(head.split(b"\r\n", 1)[0])
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    return await asyncio.start_server(handler, "127.0.0.1", 0)
+
+
+def _port(server: asyncio.Server) -> int:
+    return int(server.sockets[0].getsockname()[1])
+
+
+@pytest.fixture
+def policy(monkeypatch: pytest.MonkeyPatch) -> Callable[[OutboundPolicy], object]:
+    """Install a process-wide outbound policy for one test."""
+    monkeypatch.setattr("app.search.policy._installed", current_policy())
+    return install_policy
+
+
+def test_with_a_proxy_the_destination_is_checked_before_the_proxy_is_asked(
+    monkeypatch: pytest.MonkeyPatch, policy: Callable[[OutboundPolicy], object]
 ) -> None:
-    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
-    client = engine_http_client()
-    assert not isinstance(client._transport, SpreadTransport)
-    assert client._mounts  # the environment's proxy is mounted
+    policy(OutboundPolicy(trusted=("engine.test:8080",)))  # the default, plus one name
+    proxied: Lines = []
+    direct: Lines = []
+
+    async def ask() -> tuple[str, pytest.ExceptionInfo[EngineUnavailable]]:
+        proxy, engine = await _recording_server(proxied), await _recording_server(direct)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_port(proxy)}")
+        async with proxy, engine, engine_http_client() as client:
+            assert isinstance(client._transport, SpreadTransport)  # no plain httpx fallback
+            answer = await client.get("http://engine.test:8080/movies/_search")
+            with pytest.raises(EngineUnavailable, match="not allowed") as refused:
+                await client.get(f"http://127.0.0.1:{_port(engine)}/openapi.json")
+        return answer.text, refused
+
+    text, refused = asyncio.run(ask())
+    assert text == "ok"
+    # The proxy (itself on loopback: the operator's choice) was asked for the allowed
+    # name only; the loopback destination never reached it, nor the engine.
+    assert proxied == [b"GET http://engine.test:8080/movies/_search HTTP/1.1"]
+    assert direct == []
+    assert "RELEVO_ALLOWED_ENGINE_HOSTS" in str(refused.value)
+
+
+@pytest.mark.parametrize("allowed", [False, True], ids=["loopback refused", "loopback allowed"])
+def test_a_host_no_proxy_exempts_is_connected_to_through_the_guarded_pools(
+    monkeypatch: pytest.MonkeyPatch, policy: Callable[[OutboundPolicy], object], allowed: bool
+) -> None:
+    policy(OutboundPolicy(trusted=("127.0.0.0/8",) if allowed else ()))
+    proxied: Lines = []
+    direct: Lines = []
+
+    async def ask() -> str:
+        proxy, engine = await _recording_server(proxied), await _recording_server(direct)
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{_port(proxy)}")
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_port(proxy)}")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        async with proxy, engine, engine_http_client() as client:
+            response = await client.get(f"http://127.0.0.1:{_port(engine)}/x")
+            return response.text
+
+    if allowed:
+        assert asyncio.run(ask()) == "ok"
+        assert direct == [b"GET /x HTTP/1.1"]
+    else:
+        with pytest.raises(EngineUnavailable, match="not allowed"):
+            asyncio.run(ask())
+        assert direct == []
+    assert proxied == []

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.main import create_app
 from tests.fixtures.database import _postgres_database
+from tests.fixtures.outbound import SUITE_HOSTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ def _settings(db_url: str, data_dir: Path, **extra: Any) -> Settings:
         "worker_stalled_s": STALLED_S,
         **extra,
     }
-    return Settings(**values)
+    return Settings(trusted_engine_hosts=SUITE_HOSTS, **values)
 
 
 @contextmanager
