@@ -25,6 +25,7 @@ class RunPlan:
     """What a starting (or resumed) run needs: the judge's config and the pairs left."""
 
     run_id: int
+    owner_id: int
     config: JudgeConfig
     scale: list[float]
     model: str
@@ -53,11 +54,12 @@ def start(*, session: Session, run_id: int) -> RunPlan | None:
         session.commit()
         return None
     jobs = pair_jobs(session=session, book=book, judge=judge, pair_ids=pending)
-    entries = cached_entries(session=session, keys=[j.key for j in jobs])
+    entries = cached_entries(session=session, owner_id=judge.owner_id, keys=[j.key for j in jobs])
     run.status, run.heartbeat_at = "running", utcnow()
     session.commit()
     return RunPlan(
         run_id=run.id,
+        owner_id=judge.owner_id,
         config=config,
         scale=[float(v) for v in book.scale],
         model=judge.model,
@@ -105,7 +107,7 @@ def store(*, session: Session, plan: RunPlan, results: Sequence[Result]) -> bool
         _store_one(session, run, plan, result, existing.get(result.job.pair_id))
         if result.outcome.rating is not None and not result.cached:
             new_keys[result.job.key] = result
-    _cache(session, new_keys)
+    _cache(session, plan.owner_id, new_keys)
     session.commit()
     return run.cancel_requested
 
@@ -159,7 +161,7 @@ def _store_one(
             setattr(row, name, value)
 
 
-def _cache(session: Session, results: dict[str, Result]) -> None:
+def _cache(session: Session, owner_id: int, results: dict[str, Result]) -> None:
     if not results:
         return
     known = set(
@@ -172,6 +174,7 @@ def _cache(session: Session, results: dict[str, Result]) -> None:
         session.add(
             JudgeCacheEntry(
                 key=key,
+                owner_id=owner_id,
                 rating=outcome.rating,
                 explanation=outcome.explanation,
                 tokens_in=outcome.tokens_in,

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import cast
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid, NotFound
@@ -105,6 +106,9 @@ def pair_jobs(
             labels=book.scale_labels,
         )
         key = cache_key(
+            owner_id=judge.owner_id,
+            provider=judge.provider,
+            base_url=judge.base_url,
             model=judge.model,
             prompt_hash=prompt_hash,
             query=pair.query_text,
@@ -117,13 +121,17 @@ def pair_jobs(
     return jobs
 
 
-def cached_entries(*, session: Session, keys: Sequence[str]) -> dict[str, JudgeCacheEntry]:
-    """Return the cache entries among these keys."""
+def cached_entries(
+    *, session: Session, owner_id: int, keys: Sequence[str]
+) -> dict[str, JudgeCacheEntry]:
+    """Return the cache entries among these keys that the judge's owner's judges made."""
     found: dict[str, JudgeCacheEntry] = {}
     keys = list(keys)
     for start in range(0, len(keys), 500):
         chunk = keys[start : start + 500]
-        stmt = select(JudgeCacheEntry).where(JudgeCacheEntry.key.in_(chunk))
+        stmt = select(JudgeCacheEntry).where(
+            JudgeCacheEntry.key.in_(chunk), JudgeCacheEntry.owner_id == owner_id
+        )
         found.update({e.key: e for e in session.scalars(stmt)})
     return found
 
@@ -141,7 +149,7 @@ def estimate(
         session=session, book=book, judge=judge, pairs=body.pairs, limit=body.limit
     )
     jobs = pair_jobs(session=session, book=book, judge=judge, pair_ids=ids)
-    cached = cached_entries(session=session, keys=[j.key for j in jobs])
+    cached = cached_entries(session=session, owner_id=judge.owner_id, keys=[j.key for j in jobs])
     calls = [j for j in jobs if j.key not in cached]
     tokens_in = sum(prompt_tokens(j.prompt) for j in calls)
     tokens_out = len(calls) * min(judge.max_output_tokens, TYPICAL_OUTPUT_TOKENS)
@@ -177,7 +185,7 @@ def create_run(
         .where(JudgeRun.judge_id == judge.id, JudgeRun.status.in_(ACTIVE))
     )
     if active:
-        raise Conflict("This judge already has a run under way; wait for it or cancel it.")
+        raise Conflict(BUSY)
     ids = select_pair_ids(
         session=session, book=book, judge=judge, pairs=body.pairs, limit=body.limit
     )
@@ -193,8 +201,24 @@ def create_run(
         budget_tokens=body.budget_tokens,
     )
     session.add(run)
-    session.commit()
+    _commit_or_conflict(session)
     return run
+
+
+BUSY = "This judge already has a run under way; wait for it or cancel it."
+
+
+def _commit_or_conflict(session: Session) -> None:
+    """Commit; a second run under way for the judge (the partial unique index) is a 409.
+
+    The count before is only the usual answer: concurrent starts all pass it, and the
+    index lets one of them in.
+    """
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(BUSY) from None
 
 
 def get_run(*, session: Session, book: Book, run_id: int) -> JudgeRun:
@@ -249,9 +273,9 @@ def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
         )
     )
     if active:
-        raise Conflict("This judge already has a run under way; wait for it or cancel it.")
-    run.status, run.message, run.cancel_requested = "queued", None, False
-    session.commit()
+        raise Conflict(BUSY)
+    run.status, run.message = "queued", None
+    _commit_or_conflict(session)
     return run
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import JudgeJudgement, JudgeRun, Pair
@@ -161,6 +164,49 @@ def test_cache_reuses_a_judgement_and_says_so(api: ApiUser, llm: FakeLLM) -> Non
     assert start(api, book["id"], judge["id"])["pairs_total"] == 0
 
 
+def test_the_cache_never_serves_another_users_answer(
+    api: ApiUser, other_api: ApiUser, llm: FakeLLM
+) -> None:
+    # Bob plants an answer for a pair he guessed, with a judge just like Alice's (same
+    # provider, URL, model and prompt) whose server says what he wants.
+    planted = make_judge(other_api, llm)
+    bobs = book_with(other_api, [{"grade": 3, "fake": "obey", "note": "answer 0"}])
+    assert (
+        wait(other_api, bobs["id"], start(other_api, bobs["id"], planted["id"])["id"])["judged"]
+        == 1
+    )
+    assert len(llm.requests) == 1
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": 3, "fake": "obey", "note": "answer 0"}])
+    estimate = api.post(
+        f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"], "dry_run": True}
+    ).json()
+    assert (estimate["calls"], estimate["cached"]) == (1, 0)  # reveals nothing of Bob's
+    done = wait(api, book["id"], start(api, book["id"], judge["id"])["id"])
+    assert (done["judged"], done["cached"]) == (1, 0)
+    assert len(llm.requests) == 2  # Alice's own model was asked
+    mine = judge_ratings(api, book["id"])["d0"][0]
+    assert mine["cached"] is False and mine["judge_id"] == judge["id"]
+
+
+def test_the_cache_is_scoped_to_the_judges_url(api: ApiUser, llm: FakeLLM) -> None:
+    first = make_judge(api, llm)
+    book = book_with(api, [{"grade": 2}])
+    wait(api, book["id"], start(api, book["id"], first["id"])["id"])
+    with fake_llm() as elsewhere:
+        moved = make_judge(api, elsewhere, name="Same model elsewhere")
+        estimate = api.post(
+            f"/api/v1/books/{book['id']}/judge-runs",
+            json={"judge_id": moved["id"], "dry_run": True},
+        ).json()
+        assert (estimate["calls"], estimate["cached"]) == (1, 0)
+    same = make_judge(api, llm, name="Same model, same server")
+    estimate = api.post(
+        f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": same["id"], "dry_run": True}
+    ).json()
+    assert (estimate["calls"], estimate["cached"]) == (0, 1)  # the owner's own cache serves
+
+
 def test_budget_in_tokens_stops_before_it_is_exceeded(api: ApiUser, llm: FakeLLM) -> None:
     judge = make_judge(api, llm, max_output_tokens=20, max_concurrency=1)
     book = book_with(api, [{"grade": 1, "n": i} for i in range(6)])
@@ -216,6 +262,50 @@ def test_one_run_per_judge_at_a_time(api: ApiUser, llm: FakeLLM) -> None:
     assert second.status_code == 409
     api.post(f"/api/v1/books/{book['id']}/judge-runs/{run['id']}/cancel")
     assert wait(api, book["id"], run["id"])["status"] == "cancelled"
+
+
+def test_twelve_concurrent_starts_make_one_run_that_asks_once_per_pair(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    llm.delay_s = 0.05
+    judge = make_judge(api, llm, max_concurrency=2)
+    book = book_with(api, [{"grade": 1, "n": i} for i in range(8)])
+    gate = threading.Barrier(12)
+
+    def one_start(_: int) -> Any:
+        gate.wait()
+        return api.post(f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"]})
+
+    with ThreadPoolExecutor(12) as pool:
+        answers = list(pool.map(one_start, range(12)))
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses == [202] + [409] * 11, [a.text for a in answers if a.status_code >= 500]
+    busy = next(a.json() for a in answers if a.status_code == 409)
+    assert "already has a run under way" in busy["detail"]
+    run = next(a.json() for a in answers if a.status_code == 202)
+    assert wait(api, book["id"], run["id"])["status"] == "finished"
+    assert len(llm.requests) == 8  # once per pair
+    with session_factory() as session:
+        runs = session.scalars(select(JudgeRun).where(JudgeRun.judge_id == judge["id"])).all()
+    assert [r.id for r in runs] == [run["id"]]
+
+
+def test_the_database_refuses_a_second_active_run_of_a_judge(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": 1}])
+    with session_factory() as session:
+        session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="queued"))
+        session.commit()
+        session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="running"))
+        with pytest.raises(IntegrityError):
+            session.commit()
+        session.rollback()
+        # Runs that ended do not count: any number of them.
+        for status in ("finished", "cancelled", "paused", "failed", "finished"):
+            session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status=status))
+        session.commit()
 
 
 def test_anthropic_judge_runs_and_429_is_honoured(api: ApiUser, llm: FakeLLM) -> None:
