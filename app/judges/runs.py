@@ -236,12 +236,24 @@ def list_runs(*, session: Session, book: Book) -> list[JudgeRun]:
 
 
 def cancel_run(*, session: Session, run: JudgeRun) -> JudgeRun:
-    """Cancel a run: a queued or paused one at once, a running one at its next write."""
-    if run.status in ("queued", "paused") or is_stale(run):
-        run.status, run.message, run.finished_at = "cancelled", "Cancelled.", utcnow()
-    elif run.status == "running":
-        run.cancel_requested = True
+    """Cancel a queued, running or paused run at once, and answer it as cancelled.
+
+    The request is stored first, in one conditional UPDATE: a run that ended meanwhile
+    keeps its end, and from then on nothing re-queues the run (the stale-run resumer skips
+    it) and its executing process sends no new call. That process stops waiting for the
+    calls under way at its next look at the run (every half second); what they already
+    cost is still recorded.
+    """
+    session.execute(
+        update(JudgeRun)
+        .where(JudgeRun.id == run.id, JudgeRun.status.in_((*ACTIVE, "paused")))
+        .values(
+            cancel_requested=True, status="cancelled", message="Cancelled.", finished_at=utcnow()
+        )
+        .execution_options(synchronize_session=False)
+    )
     session.commit()
+    session.refresh(run)
     return run
 
 
@@ -258,7 +270,7 @@ def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
 
     It asks only about the pairs it has not done yet.
     """
-    if run.status != "paused" and not is_stale(run):
+    if run.cancel_requested or (run.status != "paused" and not is_stale(run)):
         raise Conflict(
             f"Only a paused run, or a running one whose process stopped {STALE_S} s ago, can "
             f"be resumed; this one is {run.status}."
@@ -288,8 +300,14 @@ def resume_stale_runs(*, session: Session, now: datetime | None = None) -> list[
     conditional UPDATE makes two ticks that race resume each run once.
     """
     limit = (now or utcnow()) - timedelta(seconds=STALE_S)
+    # A run whose cancel was asked is never put back (cancel also ends it; this holds if a
+    # process wrote "running" over it anyway).
     candidates = session.scalars(
-        select(JudgeRun.id).where(JudgeRun.status == "running", JudgeRun.heartbeat_at < limit)
+        select(JudgeRun.id).where(
+            JudgeRun.status == "running",
+            JudgeRun.heartbeat_at < limit,
+            JudgeRun.cancel_requested.is_(False),
+        )
     ).all()
     resumed: list[int] = []
     for run_id in candidates:
@@ -299,8 +317,9 @@ def resume_stale_runs(*, session: Session, now: datetime | None = None) -> list[
                 JudgeRun.id == run_id,
                 JudgeRun.status == "running",
                 JudgeRun.heartbeat_at < limit,
+                JudgeRun.cancel_requested.is_(False),
             )
-            .values(status="queued", message=None, cancel_requested=False)
+            .values(status="queued", message=None)
             .execution_options(synchronize_session=False)
         )
         if getattr(claimed, "rowcount", 0) == 1:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.main import create_app
+from app.models import JudgeRun
 from app.runs.queue import JUDGE_TASK
 from tests.fixtures.database import _postgres_database
 from tests.fixtures.users import make_api_user
-from tests.judges.fake_llm import fake_llm
+from tests.judges.fake_llm import FakeLLM, fake_llm
 
 pytestmark = pytest.mark.runner
 
@@ -104,3 +106,85 @@ def test_a_worker_executes_a_queued_judge_run(db_url: str, tmp_path: Path) -> No
     assert (run["judged"], run["failed"]) == (6, 0)
     assert len(llm.requests) == 6
     assert {r.headers["x-api-key"] for r in llm.requests} == {"ant-queued-key"}
+
+
+def _billed(llm: FakeLLM) -> float:
+    """What the fake model charged for every request it received ($1 / $2 per million)."""
+    return sum((len(llm.prompt_of(r.body)) // 4 + 12 * 2) / 1_000_000 for r in llm.requests)
+
+
+def test_spend_survives_kill_9_and_a_crash_loop_stays_within_budget(
+    db_url: str, tmp_path: Path
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path, database_url=db_url, secret_key="judge-queue", run_queue="postgres"
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "RELEVO_RUN_QUEUE": "postgres",
+        "RELEVO_DATA_DIR": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
+    app = create_app(settings)
+    budget = 0.01
+    with fake_llm() as llm, TestClient(app) as client:
+        llm.delay_s = 0.2
+        api = make_api_user(client, app.state.session_factory, "crash@example.com")
+        judge = api.post(
+            "/api/v1/judges",
+            json={
+                "name": "Billed",
+                "provider": "openai",
+                "base_url": f"{llm.url}/v1",
+                "model": "gpt-fake",
+                "requests_per_minute": 100_000,
+                "max_concurrency": 4,
+                "price_input_per_mtok": 1.0,
+                "price_output_per_mtok": 2.0,
+            },
+        ).json()
+        book = api.post("/api/v1/books", json={"name": "B", "scale": [0, 1, 2, 3]}).json()
+        pairs = [{"query_text": "q", "doc_id": f"d{i}", "fields": {"n": i}} for i in range(80)]
+        api.post(f"/api/v1/books/{book['id']}/pairs", json={"pairs": pairs})
+        started = api.post(
+            f"/api/v1/books/{book['id']}/judge-runs",
+            json={"judge_id": judge["id"], "budget_usd": budget},
+        )
+        assert started.status_code == 202, started.text
+        run_id = started.json()["id"]
+        run_url = f"/api/v1/books/{book['id']}/judge-runs/{run_id}"
+        factory = app.state.session_factory
+        command = [sys.executable, "-m", "app.cli", "worker", "--concurrency", "2"]
+        for crash in range(3):
+            log = (tmp_path / f"worker-{crash}.log").open("wb")
+            worker = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=log)
+            seen = len(llm.requests)
+            deadline = time.monotonic() + 60
+            while len(llm.requests) < seen + 6 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(timeout=10)
+            time.sleep(0.5)  # the calls it had under way are answered (and billed) anyway
+            with factory() as session:
+                row = session.get(JudgeRun, run_id)
+                assert row is not None
+                recorded = row.cost_usd + row.reserved_usd
+                # Stale now, as a minute without heartbeat would make it.
+                row.heartbeat_at = datetime.now(UTC) - timedelta(minutes=5)
+                session.commit()
+            assert recorded >= _billed(llm) - 1e-12, (crash, recorded, _billed(llm))
+            assert api.post(f"{run_url}/resume").status_code == 202
+        log = (tmp_path / "worker-last.log").open("wb")
+        worker = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=log)
+        try:
+            deadline = time.monotonic() + 90
+            while (run := api.get(run_url).json())["status"] in ("queued", "running"):
+                assert time.monotonic() < deadline, run
+                time.sleep(0.2)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(timeout=30)
+    assert run["status"] == "paused" and "budget" in run["message"], run
+    assert run["cost_usd"] >= _billed(llm) - 1e-9
+    assert _billed(llm) <= budget

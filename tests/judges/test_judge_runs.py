@@ -253,6 +253,112 @@ def test_cancel_stops_a_running_run(api: ApiUser, llm: FakeLLM) -> None:
     assert done["judged"] < 200 and len(llm.requests) < 200
 
 
+def test_cancel_answers_cancelled_and_stops_waiting_at_once(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    llm.gate = threading.Event()  # the model hangs until the test ends
+    judge = make_judge(api, llm, max_concurrency=2, timeout_s=120)
+    book = book_with(api, [{"grade": 1, "n": i} for i in range(6)])
+    run = start(api, book["id"], judge["id"])
+    url = f"/api/v1/books/{book['id']}/judge-runs/{run['id']}"
+    try:
+        deadline = time.monotonic() + 10
+        while len(llm.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        cancelled = api.post(f"{url}/cancel")
+        assert cancelled.status_code == 200
+        assert (cancelled.json()["status"], cancelled.json()["resumable"]) == ("cancelled", False)
+        # The runner abandons the two calls it was waiting for and ends, counting them at
+        # their worst case (they may be billed), while the model still hangs.
+        deadline = time.monotonic() + 20
+        while (row := api.get(url).json())["cost_usd"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not llm.gate.is_set()
+        assert row["status"] == "cancelled" and row["cost_usd"] > 0
+        assert row["tokens_out"] == 2 * 512  # max_output_tokens of each abandoned call
+        with session_factory() as session:
+            stored = session.get(JudgeRun, run["id"])
+            assert stored is not None and stored.cancel_requested
+            assert (stored.reserved_usd, stored.reserved_tokens_in) == (0.0, 0)
+        assert len(llm.requests) == 2  # nothing sent after the cancel
+        assert api.post(f"{url}/resume").status_code == 409
+    finally:
+        llm.gate.set()
+
+
+def test_a_cancelled_run_is_never_put_back_by_the_resumer(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    from app.judges import runs as judge_runs
+
+    judge = make_judge(api, llm)
+    other = make_judge(api, llm)
+    book = book_with(api, [{"grade": 1}])
+    old = datetime.now(UTC) - timedelta(minutes=5)
+    with session_factory() as session:
+        # Its cancel was asked, then its worker died (the usual reason to cancel a run stuck
+        # on a hanging model); a process may even have written "running" over the cancel.
+        asked = JudgeRun(
+            book_id=book["id"],
+            judge_id=judge["id"],
+            status="running",
+            cancel_requested=True,
+            heartbeat_at=old,
+        )
+        # Cancelled through the API once its worker was gone.
+        dead = JudgeRun(
+            book_id=book["id"], judge_id=other["id"], status="running", heartbeat_at=old
+        )
+        session.add_all([asked, dead])
+        session.commit()
+        asked_id, dead_id = asked.id, dead.id
+    url = f"/api/v1/books/{book['id']}/judge-runs"
+    assert api.post(f"{url}/{dead_id}/cancel").json()["status"] == "cancelled"
+    with session_factory() as session:
+        assert judge_runs.resume_stale_runs(session=session) == []
+        statuses = dict(session.execute(select(JudgeRun.id, JudgeRun.status)).all())
+    assert (statuses[asked_id], statuses[dead_id]) == ("running", "cancelled")
+    assert api.post(f"{url}/{asked_id}/resume").status_code == 409
+    assert llm.requests == []
+
+
+def test_spend_reserved_before_a_call_counts_after_a_crash(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    from app.judges import run_store
+
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": 1}, {"grade": 2}])
+    with session_factory() as session:
+        pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
+        run = JudgeRun(
+            book_id=book["id"],
+            judge_id=judge["id"],
+            status="running",
+            pair_ids=pair_ids,
+            pairs_total=2,
+            heartbeat_at=datetime.now(UTC) - timedelta(minutes=5),
+        )
+        session.add(run)
+        session.commit()
+        run_id = run.id
+        # The dead process had sent a call (reserved first), and was killed before its
+        # result was stored: the provider billed it, the run must say so.
+        worst = run_store.Reservation(tokens_in=300, tokens_out=512, usd=0.5)
+        assert run_store.reserve(session=session, run_id=run_id, reservation=worst)
+    resumed = api.post(f"/api/v1/books/{book['id']}/judge-runs/{run_id}/resume")
+    assert resumed.status_code == 202, resumed.text
+    done = wait(api, book["id"], run_id)
+    assert (done["status"], done["judged"]) == ("finished", 2)
+    assert len(llm.requests) == 2  # that pair is asked again (and paid again)
+    paid = sum((len(llm.prompt_of(r.body)) // 4 * 1.0 + 12 * 2.0) / 1_000_000 for r in llm.requests)
+    assert done["cost_usd"] == pytest.approx(0.5 + paid, abs=1e-6)
+    assert done["tokens_out"] == 512 + 2 * 12
+    with session_factory() as session:
+        row = session.get(JudgeRun, run_id)
+        assert row is not None and (row.reserved_usd, row.reserved_tokens_out) == (0.0, 0)
+
+
 def test_one_run_per_judge_at_a_time(api: ApiUser, llm: FakeLLM) -> None:
     llm.delay_s = 0.05
     judge = make_judge(api, llm, max_concurrency=1)
