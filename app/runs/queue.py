@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.judges.client import JudgeClient
 from app.runs import hooks
 from app.runs import store as run_store
 from app.runs.runner import execute_chunk
@@ -50,11 +51,18 @@ DELETE FROM procrastinate_jobs
 
 
 class WorkerDeps:
-    """What a worker's jobs use: the database and the HTTP client for engines."""
+    """What a worker's jobs use: the database, the HTTP client for engines, and one judge
+    client for all its judge runs (whose limits they then share)."""
 
-    def __init__(self, session_factory: sessionmaker[Session], search: SearchClient) -> None:
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        search: SearchClient,
+        judges: JudgeClient | None = None,
+    ) -> None:
         self.session_factory = session_factory
         self.search = search
+        self.judges = judges
 
 
 def libpq_url(database_url: str) -> str:
@@ -104,11 +112,15 @@ async def _fire_schedules(context: JobContext, timestamp: int) -> None:
 
 
 async def _judge_run(context: JobContext, run_id: int) -> None:
-    from app.judges.client import JudgeClient
     from app.judges.runner import execute_judge_run
     from app.search.transport import engine_http_client
 
     deps: WorkerDeps = context.additional_context["relevo"]
+    if deps.judges is not None:
+        await execute_judge_run(
+            session_factory=deps.session_factory, run_id=run_id, client=deps.judges
+        )
+        return
     async with engine_http_client() as http:
         await execute_judge_run(
             session_factory=deps.session_factory, run_id=run_id, client=JudgeClient(http)
