@@ -328,6 +328,29 @@ def resume_stale_runs(*, session: Session, now: datetime | None = None) -> list[
     return resumed
 
 
+def owner_has_room(*, session: Session, run_id: int, per_user: int) -> bool:
+    """Return whether the run's user has fewer than ``per_user`` other judge runs executing.
+
+    A worker asks before executing a run, so that one user's runs cannot hold every slot.
+    A run that is no longer to be executed has room: starting it ends at once.
+    """
+    run = session.get(JudgeRun, run_id)
+    if run is None or run.user_id is None or run.status not in ACTIVE:
+        return True
+    executing = session.scalar(
+        select(func.count())
+        .select_from(JudgeRun)
+        .where(
+            JudgeRun.user_id == run.user_id,
+            JudgeRun.status == "running",
+            JudgeRun.id != run.id,
+            # A run whose process stopped holds no slot (the resumer queues it again).
+            JudgeRun.heartbeat_at >= utcnow() - timedelta(seconds=STALE_S),
+        )
+    )
+    return (executing or 0) < per_user
+
+
 def failures(*, session: Session, run: JudgeRun) -> list[FailureRead]:
     """Return the run's failures (the first few hundred), by pair."""
     stmt = (

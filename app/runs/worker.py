@@ -82,7 +82,14 @@ async def run_worker(
             queues=[RUN_QUEUE],
             concurrency=concurrency,
             name=name or f"{socket.gethostname()}-{os.getpid()}",
-            additional_context={"relevo": WorkerDeps(session_factory, search, JudgeClient(http))},
+            additional_context={
+                "relevo": WorkerDeps(
+                    session_factory,
+                    search,
+                    JudgeClient(http),
+                    judge_slots=max(1, concurrency - 1),
+                )
+            },
             update_heartbeat_interval=max(stalled / 3, 0.5),
             stalled_worker_timeout=stalled,
             shutdown_graceful_timeout=GRACEFUL_STOP_S,
