@@ -95,6 +95,8 @@ def _lifespan(
         # Only runs whose process has gone silent: another replica's runs go on.
         manager.start_reaper()
         app.state.run_manager = manager
+        # Judge trials use the manager's judge client: its limits are the judge runs' too.
+        app.state.judge_client = manager.judge_client()
         ticker = _schedule_ticker(settings, session_factory, manager)
         try:
             yield

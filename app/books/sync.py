@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.books.schemas import RatingsSource, SyncBody, SyncResult
-from app.errors import Conflict, Invalid
+from app.errors import Conflict, Invalid, NotFound
+from app.judges import service as judges
 from app.judges.consensus import aggregate
 from app.models import (
     Book,
@@ -75,6 +76,8 @@ def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: Us
         raise Invalid(
             "user_id", 'The "rater" method needs the user_id of the rater or a judge_id (one).'
         )
+    if body.judge_id is not None:
+        _check_judge(session, user, body.judge_id)
     wanted = aggregates(session=session, book=book, body=body)
     # All of the case's texts at once: a book may name more texts than one IN list holds.
     queries = dict(
@@ -109,6 +112,18 @@ def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: Us
         ratings_unchanged=len(matched) - changed,
         pairs_without_query=without_query,
     )
+
+
+def _check_judge(session: Session, user: User, judge_id: int) -> None:
+    """Raise NotFound unless the user may use this judge.
+
+    Another user's judge and one that does not exist get the same answer, which names
+    nothing: the id says nothing about who owns it, or whether it exists.
+    """
+    try:
+        judges.visible_judge(session=session, user=user, judge_id=judge_id)
+    except NotFound:
+        raise NotFound("No such judge.") from None
 
 
 def _check_bounds(scorer: Scorer, values: Iterable[float]) -> None:

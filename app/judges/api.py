@@ -9,7 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from app.accounts.deps import BookDep, CurrentUser
 from app.judges import launch, page_data, runs, service, trial
-from app.judges.deps import JudgeDep, JudgeRunDep, RunManagerDep
+from app.judges.deps import JudgeClientDep, JudgeDep, JudgeRunDep, RunManagerDep
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRead,
@@ -59,7 +59,11 @@ def delete_judge(judge: JudgeDep, user: CurrentUser, session: SessionDep) -> Non
 
 @router.post("/judges/{judge_id}/test", response_model=JudgeTestRead)
 async def test_judge(
-    judge: JudgeDep, body: JudgeTest, user: CurrentUser, session: SessionDep
+    judge: JudgeDep,
+    body: JudgeTest,
+    user: CurrentUser,
+    session: SessionDep,
+    judges: JudgeClientDep,
 ) -> JudgeTestRead:
     """Ask the judge about n of a book's pairs and show prompt, reply, rating and cost."""
 
@@ -73,7 +77,12 @@ async def test_judge(
     judge_id = judge.id
     config, scale, picked = await run_in_threadpool(prepare)
     return await trial.try_judge(
-        config=config, scale=scale, picked=picked, judge_id=judge_id, book_id=body.book_id
+        client=judges,
+        config=config,
+        scale=scale,
+        picked=picked,
+        judge_id=judge_id,
+        book_id=body.book_id,
     )
 
 

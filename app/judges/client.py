@@ -3,11 +3,19 @@
 Every request goes through the engines' outbound policy (allowed hosts, private addresses
 blocked, checked again on the connection's own resolution: ``app.search.network``) and
 through a client that follows no redirect, so the key is only ever sent to ``base_url``'s
-host. A 429 waits as long as ``Retry-After`` (seconds or a date) or ``retry-after-ms`` says
-(capped); 5xx answers, connection failures and timeouts are retried with exponential
-backoff and jitter; anything else fails that pair with the reason. The judge's
-requests/minute, tokens/minute and max concurrency are held per judge within the process
-(a judge has one active run at a time, so they hold across workers too).
+host. A 429 waits as long as ``Retry-After`` (seconds or a date) or ``retry-after-ms`` says;
+5xx answers, connection failures and timeouts are retried with exponential backoff and
+jitter; anything else fails that pair with the reason.
+
+Every wait is bounded by the judge's ``timeout_s``: each request, and all the waiting
+between one pair's attempts together (backoff is cut to what is left of it; a 429 asking
+for longer than what is left fails the pair at once, saying so, rather than sleeping). A
+trial also waits at most ``timeout_s`` for its turn within the limits.
+
+The judge's requests/minute, tokens/minute and max concurrency are held per account (the
+provider, URL, key and headers with those limits) by the client: the process has one
+client for its runs and trials (the run manager's, or the worker's), so they hold across
+every caller; a judge has one active run at a time, so they hold across workers too.
 """
 
 from __future__ import annotations
@@ -18,8 +26,7 @@ import json
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,13 +146,32 @@ class _Limits:
         self.window = _RequestWindow(config.requests_per_minute, sleep, clock)
         self.tokens = _TokenWindow(config.tokens_per_minute, sleep, clock)
 
-    @asynccontextmanager
-    async def slot(self, tokens: int) -> AsyncIterator[None]:
-        async with self.semaphore:
+    async def acquire(self, tokens: int) -> None:
+        """Wait for a turn: a concurrency slot, then the token and request allowances."""
+        await self.semaphore.acquire()
+        try:
             await self.tokens.acquire(tokens)
             await self.rate.acquire()
             await self.window.acquire()
-            yield
+        except BaseException:  # cancelled or timed out while waiting: the slot goes back
+            self.semaphore.release()
+            raise
+
+    def release(self) -> None:
+        self.semaphore.release()
+
+
+def _limit_key(config: JudgeConfig) -> tuple[object, ...]:
+    """The account whose limits a call counts against: where, with which key, which limits."""
+    return (
+        config.provider,
+        config.base_url.rstrip("/"),
+        config.api_key,
+        config.headers,
+        config.requests_per_minute,
+        config.tokens_per_minute,
+        config.max_concurrency,
+    )
 
 
 class _Retry(Exception):
@@ -162,7 +188,10 @@ class _Failed(Exception):
 
 
 class JudgeClient:
-    """Asks judges for ratings through one shared ``httpx.AsyncClient`` (no redirects)."""
+    """Asks judges for ratings through one shared ``httpx.AsyncClient`` (no redirects).
+
+    One per process and event loop: its limits are what every caller shares.
+    """
 
     def __init__(
         self,
@@ -184,16 +213,29 @@ class JudgeClient:
         self._clock = clock
         self._jitter = jitter
         self._policy = policy
-        self._limits: dict[JudgeConfig, _Limits] = {}
+        self._limits: dict[tuple[object, ...], _Limits] = {}
         self.requests_sent = 0
 
     def _limits_for(self, config: JudgeConfig) -> _Limits:
-        if config not in self._limits:
-            self._limits[config] = _Limits(config, self._sleep, self._clock)
-        return self._limits[config]
+        key = _limit_key(config)
+        if key not in self._limits:
+            self._limits[key] = _Limits(config, self._sleep, self._clock)
+        return self._limits[key]
 
-    async def judge(self, config: JudgeConfig, prompt: str, scale: Sequence[float]) -> Outcome:
-        """Return the judge's rating of one prompt, or the reason it has none; never raises."""
+    async def judge(
+        self,
+        config: JudgeConfig,
+        prompt: str,
+        scale: Sequence[float],
+        *,
+        attempts: int | None = None,
+        turn_wait_s: float | None = None,
+    ) -> Outcome:
+        """Return the judge's rating of one prompt, or the reason it has none; never raises.
+
+        ``attempts`` overrides the client's; ``turn_wait_s`` bounds the wait for a turn
+        within the limits (a trial's), where a run's pairs wait as long as pacing needs.
+        """
         call = build_call(
             provider=config.provider,
             base_url=config.base_url,
@@ -208,7 +250,13 @@ class JudgeClient:
         started = time.perf_counter()
         outcome = Outcome()
         try:
-            body = await self._send_with_retry(config, call, estimate_tokens(prompt))
+            body = await self._send_with_retry(
+                config,
+                call,
+                estimate_tokens(prompt),
+                attempts=max(1, attempts or self._attempts),
+                turn_wait_s=turn_wait_s,
+            )
             wire = parse_wire(config.provider, body)
             outcome.tokens_in, outcome.tokens_out = wire.tokens_in, wire.tokens_out
             outcome.raw_reply = wire.text[:RAW_REPLY_CAP]
@@ -220,26 +268,64 @@ class JudgeClient:
         outcome.latency_ms = (time.perf_counter() - started) * 1000
         return outcome
 
-    async def _send_with_retry(self, config: JudgeConfig, call: Call, prompt_tokens: int) -> Any:
+    async def _send_with_retry(
+        self,
+        config: JudgeConfig,
+        call: Call,
+        prompt_tokens: int,
+        *,
+        attempts: int,
+        turn_wait_s: float | None,
+    ) -> Any:
         limits = self._limits_for(config)
         failures = 0
         throttled = 0
+        # What is left of the pair's waiting between attempts (all of it: timeout_s).
+        patience = config.timeout_s
         while True:
+            await self._turn(limits, config, prompt_tokens, turn_wait_s)
             try:
-                async with limits.slot(prompt_tokens + config.max_output_tokens):
-                    return await self._attempt(config, call)
+                return await self._attempt(config, call)
             except _Retry as exc:
                 if exc.wait_s is not None:  # 429: the server said when; its own allowance
                     throttled += 1
-                    if throttled > 2 * self._attempts:
+                    if throttled > 2 * attempts:
                         raise _Failed(f"{exc.reason}, {throttled} times") from None
-                    await self._sleep(min(exc.wait_s, self._max_wait_s))
-                    continue
-                failures += 1
-                if failures >= self._attempts:
-                    raise _Failed(f"{exc.reason} (after {failures} attempts)") from None
-                base = self._backoff_s * 2 ** (failures - 1)
-                await self._sleep(base * (0.5 + self._jitter()))
+                    wait = min(exc.wait_s, self._max_wait_s)
+                    if wait > patience:
+                        raise _Failed(
+                            f"{exc.reason} asking to wait {exc.wait_s:g} s, longer than the "
+                            f"judge's timeout_s ({config.timeout_s:g} s) leaves"
+                        ) from None
+                else:
+                    failures += 1
+                    if failures >= attempts:
+                        raise _Failed(f"{exc.reason} (after {failures} attempts)") from None
+                    # Backoff is cut to the patience left (retrying sooner, never later).
+                    backoff = self._backoff_s * 2 ** (failures - 1) * (0.5 + self._jitter())
+                    wait = max(0.0, min(backoff, patience))
+            finally:
+                limits.release()
+            patience -= wait
+            await self._sleep(wait)
+
+    async def _turn(
+        self, limits: _Limits, config: JudgeConfig, prompt_tokens: int, wait_s: float | None
+    ) -> None:
+        """Wait for a turn within the judge's limits (at most ``wait_s`` when given)."""
+        tokens = prompt_tokens + config.max_output_tokens
+        if wait_s is None:
+            await limits.acquire(tokens)
+            return
+        try:
+            async with asyncio.timeout(wait_s):
+                await limits.acquire(tokens)
+        except TimeoutError:
+            raise _Failed(
+                f"no turn within the judge's limits ({config.requests_per_minute} requests a "
+                f"minute, {config.max_concurrency} at once) in {wait_s:g} s: the judge is busy "
+                "with other calls; try again later"
+            ) from None
 
     async def _attempt(self, config: JudgeConfig, call: Call) -> Any:
         policy = self._policy or current_policy()

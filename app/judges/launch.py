@@ -1,7 +1,8 @@
 """Where a judge run executes: a job for workers (PostgreSQL queue) or this process (SQLite).
 
 Like case runs: with a job queue the web tier only puts the run in it; without one the
-run's coroutine runs in the run manager's event loop, with its own HTTP client.
+run's coroutine runs in the run manager's event loop, with the manager's judge client,
+whose limits the judge's trials share.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from app.judges.client import JudgeClient
 from app.judges.runner import execute_judge_run
 from app.judges.schemas import JudgeRunCreate, JudgeRunEstimate, JudgeRunRead
 from app.models import Book, JudgeRun, User
-from app.search.transport import engine_http_client
 
 __all__ = [
     "JudgeQueue",
@@ -50,13 +50,16 @@ class JudgeRunManager(Protocol):
         self, work: Callable[[], Coroutine[Any, Any, None]]
     ) -> concurrent.futures.Future[None]: ...
 
+    def judge_client(self) -> JudgeClient:
+        """The process's one judge client (in the manager's loop): its limits are shared."""
+        ...
 
-async def run_in_process(*, session_factory: sessionmaker[Session], run_id: int) -> None:
-    """Execute one judge run here, with a client of its own."""
-    async with engine_http_client() as http:
-        await execute_judge_run(
-            session_factory=session_factory, run_id=run_id, client=JudgeClient(http)
-        )
+
+async def run_in_process(
+    *, session_factory: sessionmaker[Session], run_id: int, client: JudgeClient
+) -> None:
+    """Execute one judge run here, with the process's judge client (and so its limits)."""
+    await execute_judge_run(session_factory=session_factory, run_id=run_id, client=client)
 
 
 def launch(
@@ -73,7 +76,9 @@ def launch(
         return future
 
     async def work() -> None:
-        await run_in_process(session_factory=session_factory, run_id=run_id)
+        await run_in_process(
+            session_factory=session_factory, run_id=run_id, client=manager.judge_client()
+        )
 
     started: concurrent.futures.Future[None] = manager.spawn(work)
     return started

@@ -113,6 +113,9 @@ def prompt_sha256(template: str) -> str:
 
 def cache_key(
     *,
+    owner_id: int,
+    provider: str,
+    base_url: str,
     model: str,
     prompt_hash: str,
     query: str,
@@ -121,12 +124,18 @@ def cache_key(
     fields: Mapping[str, Any],
     scale: Sequence[float],
 ) -> str:
-    """Return the cache key of one judgement: same model, prompt and pair → same answer.
+    """Return the cache key of one judgement: same source, model, prompt and pair → same answer.
 
-    The scale is part of it: a rating cached for a 0-3 book means nothing on a 0-1 book.
+    The key is scoped to what produced the answer: the judge's owner, provider and base URL
+    as well as the model, so an answer one user's server gave is never served to another
+    user's judge (nor does a dry run tell whether someone else judged a pair). The scale is
+    part of it: a rating cached for a 0-3 book means nothing on a 0-1 book.
     """
     material = json.dumps(
         [
+            owner_id,
+            provider,
+            base_url.rstrip("/"),
             model,
             prompt_hash,
             query,

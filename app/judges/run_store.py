@@ -1,4 +1,12 @@
-"""What a judge run's runner calls, each in its own short transaction: start, store, finish."""
+"""What a judge run's runner calls, each in its own short transaction: start, reserve, store,
+finish.
+
+Spend is written ahead: before a call is sent, :func:`reserve` adds its worst case to the
+run's ``reserved_*`` (and refuses once a cancel was asked); :func:`store` settles it with
+what the call cost. Whatever a stopped process left reserved is counted as spent when the
+run starts again (or ends), so the recorded spend never falls below what was billed, and a
+run that keeps crashing still stops at its budget.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict
@@ -17,7 +25,7 @@ from app.judges.runs import PairJob, cached_entries, pair_jobs
 from app.models import Book, Judge, JudgeCacheEntry, JudgeFailure, JudgeJudgement, JudgeRun
 from app.models.base import utcnow
 
-__all__ = ["Result", "RunPlan", "finish", "start", "store"]
+__all__ = ["Reservation", "Result", "RunPlan", "finish", "reserve", "start", "store"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +33,7 @@ class RunPlan:
     """What a starting (or resumed) run needs: the judge's config and the pairs left."""
 
     run_id: int
+    owner_id: int
     config: JudgeConfig
     scale: list[float]
     model: str
@@ -36,8 +45,9 @@ class RunPlan:
 def start(*, session: Session, run_id: int) -> RunPlan | None:
     """Mark a queued run running and return its plan; None when it is not to be executed."""
     run = session.get(JudgeRun, run_id, with_for_update=True)
-    if run is None or run.status not in ("queued", "running"):
+    if run is None or run.status not in ("queued", "running") or run.cancel_requested:
         return None
+    _charge_reserved(run)  # calls of a process that stopped: possibly billed
     judge = session.get(Judge, run.judge_id)
     book = session.get(Book, run.book_id)
     if judge is None or book is None:
@@ -53,11 +63,12 @@ def start(*, session: Session, run_id: int) -> RunPlan | None:
         session.commit()
         return None
     jobs = pair_jobs(session=session, book=book, judge=judge, pair_ids=pending)
-    entries = cached_entries(session=session, keys=[j.key for j in jobs])
+    entries = cached_entries(session=session, owner_id=judge.owner_id, keys=[j.key for j in jobs])
     run.status, run.heartbeat_at = "running", utcnow()
     session.commit()
     return RunPlan(
         run_id=run.id,
+        owner_id=judge.owner_id,
         config=config,
         scale=[float(v) for v in book.scale],
         model=judge.model,
@@ -71,12 +82,46 @@ def start(*, session: Session, run_id: int) -> RunPlan | None:
 
 
 @dataclass(frozen=True)
+class Reservation:
+    """The worst case of one call, written before it is sent."""
+
+    tokens_in: int
+    tokens_out: int
+    usd: float
+
+
+@dataclass(frozen=True)
 class Result:
-    """One pair's outcome, as the runner hands it to :func:`store`."""
+    """One pair's outcome, as the runner hands it to :func:`store` (with its reservation)."""
 
     job: PairJob
     outcome: Outcome
     cached: bool
+    reserved: Reservation | None = None
+
+
+def reserve(*, session: Session, run_id: int, reservation: Reservation) -> bool:
+    """Record a call's worst case before it is sent; False (nothing recorded) once cancelled."""
+    done = session.execute(
+        update(JudgeRun)
+        .where(JudgeRun.id == run_id, JudgeRun.cancel_requested.is_(False))
+        .values(
+            reserved_usd=JudgeRun.reserved_usd + reservation.usd,
+            reserved_tokens_in=JudgeRun.reserved_tokens_in + reservation.tokens_in,
+            reserved_tokens_out=JudgeRun.reserved_tokens_out + reservation.tokens_out,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return getattr(done, "rowcount", 0) == 1
+
+
+def _charge_reserved(run: JudgeRun) -> None:
+    """Count what is still reserved as spent: calls whose result will never be stored."""
+    run.cost_usd += max(0.0, run.reserved_usd)
+    run.tokens_in += max(0, run.reserved_tokens_in)
+    run.tokens_out += max(0, run.reserved_tokens_out)
+    run.reserved_usd, run.reserved_tokens_in, run.reserved_tokens_out = 0.0, 0, 0
 
 
 def store(*, session: Session, plan: RunPlan, results: Sequence[Result]) -> bool:
@@ -105,7 +150,7 @@ def store(*, session: Session, plan: RunPlan, results: Sequence[Result]) -> bool
         _store_one(session, run, plan, result, existing.get(result.job.pair_id))
         if result.outcome.rating is not None and not result.cached:
             new_keys[result.job.key] = result
-    _cache(session, new_keys)
+    _cache(session, plan.owner_id, new_keys)
     session.commit()
     return run.cancel_requested
 
@@ -114,6 +159,10 @@ def _store_one(
     session: Session, run: JudgeRun, plan: RunPlan, result: Result, row: JudgeJudgement | None
 ) -> None:
     outcome = result.outcome
+    if result.reserved is not None:  # settled: its real cost replaces its worst case
+        run.reserved_usd = max(0.0, run.reserved_usd - result.reserved.usd)
+        run.reserved_tokens_in = max(0, run.reserved_tokens_in - result.reserved.tokens_in)
+        run.reserved_tokens_out = max(0, run.reserved_tokens_out - result.reserved.tokens_out)
     if not result.cached:
         run.tokens_in += outcome.tokens_in
         run.tokens_out += outcome.tokens_out
@@ -159,7 +208,7 @@ def _store_one(
             setattr(row, name, value)
 
 
-def _cache(session: Session, results: dict[str, Result]) -> None:
+def _cache(session: Session, owner_id: int, results: dict[str, Result]) -> None:
     if not results:
         return
     known = set(
@@ -172,6 +221,7 @@ def _cache(session: Session, results: dict[str, Result]) -> None:
         session.add(
             JudgeCacheEntry(
                 key=key,
+                owner_id=owner_id,
                 rating=outcome.rating,
                 explanation=outcome.explanation,
                 tokens_in=outcome.tokens_in,
@@ -182,12 +232,20 @@ def _cache(session: Session, results: dict[str, Result]) -> None:
 
 
 def finish(*, session: Session, run_id: int, status: str, message: str | None) -> None:
-    """Record how a run ended (a run cancelled meanwhile stays cancelled)."""
+    """Record how a run ended (a run cancelled meanwhile stays cancelled).
+
+    Calls cut short (by a cancel) may have been billed: what they reserved counts as spent.
+    """
     run = session.get(JudgeRun, run_id, with_for_update=True)
     if run is None:
         return
+    _charge_reserved(run)
     if run.cancel_requested:
-        status, message = "cancelled", "Cancelled."
+        run.message = run.message or "Cancelled."
+        run.status = "cancelled"
+        run.finished_at = run.finished_at or utcnow()
+        session.commit()
+        return
     if status == "finished" and run.failed and not run.judged and not run.cached:
         status = "failed"
         message = message or "Every pair failed; see the failures."

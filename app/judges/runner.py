@@ -1,11 +1,15 @@
 """Executing a judge run: ask about every pending pair, within limits, budget and reason.
 
-Up to the judge's max concurrency pairs are asked about at once; results are written in
-small batches, each batch also reading whether a cancel was asked for. Before each call
-the budget is checked against what was spent plus what calls under way may still spend
-(their prompt's tokens, counted generously, and max_output_tokens): the run stops before
-it could exceed the budget, never after. Ten failures in a row pause the run with the
-last reason, instead of paying for more of them.
+Up to the judge's max concurrency pairs are asked about at once. Before each call the
+budget is checked against what was spent plus what calls under way may still spend (their
+prompt's tokens, counted generously, and max_output_tokens): the run stops before it could
+exceed the budget, never after. That worst case is written to the run before the call is
+sent (``run_store.reserve``, which also refuses once a cancel was asked), and each result
+is written as soon as the previous write is done (the results that came meanwhile go
+together), so a killed process leaves at most its calls under way unrecorded, and those
+count at their worst case. Every write also reads whether a cancel was asked for: then the
+calls under way are abandoned at once. Ten failures in a row pause the run with the last
+reason, instead of paying for more of them.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import session_scope
 from app.judges import run_store
 from app.judges.client import JudgeClient, Outcome
-from app.judges.run_store import Result, RunPlan
+from app.judges.run_store import Reservation, Result, RunPlan
 from app.judges.runs import PairJob
 
 __all__ = ["FAILURES_IN_A_ROW", "execute_judge_run"]
@@ -29,7 +33,6 @@ __all__ = ["FAILURES_IN_A_ROW", "execute_judge_run"]
 log = logging.getLogger(__name__)
 
 FAILURES_IN_A_ROW = 10
-BATCH = 25
 FLUSH_EVERY_S = 0.5
 
 
@@ -58,7 +61,7 @@ def _reserve_tokens(plan: RunPlan, job: PairJob) -> int:
     return (len(job.prompt) + 400) // 2 + plan.config.max_output_tokens
 
 
-def _admit(state: _State, plan: RunPlan, job: PairJob) -> tuple[int, float] | None:
+def _admit(state: _State, plan: RunPlan, job: PairJob) -> Reservation | None:
     """Reserve this call's worst case against the budget; None (and stop) when it won't fit."""
     tokens = _reserve_tokens(plan, job)
     usd = plan.config.cost(tokens - plan.config.max_output_tokens, plan.config.max_output_tokens)
@@ -82,10 +85,16 @@ def _admit(state: _State, plan: RunPlan, job: PairJob) -> tuple[int, float] | No
         return None
     state.reserved_tokens += tokens
     state.reserved_usd += usd
-    return tokens, usd
+    return Reservation(tokens - plan.config.max_output_tokens, plan.config.max_output_tokens, usd)
 
 
-async def _ask(client: JudgeClient, plan: RunPlan, job: PairJob, state: _State) -> Result | None:
+async def _ask(
+    client: JudgeClient,
+    plan: RunPlan,
+    job: PairJob,
+    state: _State,
+    factory: sessionmaker[Session],
+) -> Result | None:
     hit = plan.cache.get(job.key)
     if hit is not None:
         rating, explanation, tokens_in, tokens_out, raw = hit
@@ -95,10 +104,13 @@ async def _ask(client: JudgeClient, plan: RunPlan, job: PairJob, state: _State) 
     if reserved is None:
         return None
     try:
+        if not await asyncio.to_thread(_reserve, factory, plan.run_id, reserved):
+            state.stop("cancelled", "Cancelled.")
+            return None
         outcome = await client.judge(plan.config, job.prompt, plan.scale)
     finally:
-        state.reserved_tokens -= reserved[0]
-        state.reserved_usd -= reserved[1]
+        state.reserved_tokens -= reserved.tokens_in + reserved.tokens_out
+        state.reserved_usd -= reserved.usd
     state.spent_tokens += outcome.tokens_in + outcome.tokens_out
     state.spent_usd += outcome.cost_usd
     if outcome.rating is None:
@@ -110,7 +122,7 @@ async def _ask(client: JudgeClient, plan: RunPlan, job: PairJob, state: _State) 
             )
     else:
         state.failures_in_a_row = 0
-    return Result(job, outcome, cached=False)
+    return Result(job, outcome, cached=False, reserved=reserved)
 
 
 async def execute_judge_run(
@@ -141,29 +153,31 @@ async def _work(
 ) -> None:
     jobs = iter(plan.jobs)
     wake = asyncio.Event()
+    asking: list[asyncio.Task[None]] = []
 
     async def worker() -> None:
         while state.stop_status is None:
             job = next(jobs, None)
             if job is None:
                 return
-            result = await _ask(client, plan, job, state)
+            result = await _ask(client, plan, job, state, factory)
             if result is not None:
                 state.pending.append(result)
-            if len(state.pending) >= BATCH:
-                wake.set()  # the writer stores it; this worker asks about the next pair
+                wake.set()  # the writer stores it now; this worker asks about the next pair
 
     async def flush() -> None:
         batch, state.pending = state.pending, []
         cancelled = await asyncio.to_thread(_store, factory, plan, batch)
         if cancelled:
             state.stop("cancelled", "Cancelled.")
+            for task in asking:  # stop waiting for calls under way (and for limits)
+                task.cancel()
 
     workers_done = False
 
     async def writer() -> None:
-        # One writer, off the workers' path: a batch is stored while the next calls go on.
-        # It is never cancelled mid-batch: it ends by itself after the workers' last results.
+        # One writer, off the workers' path: results are stored while the next calls go on.
+        # It is never cancelled mid-write: it ends by itself after the workers' last results.
         while True:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(FLUSH_EVERY_S):
@@ -175,12 +189,16 @@ async def _work(
                 return
 
     writing = asyncio.create_task(writer())
+    asking.extend(asyncio.create_task(worker()) for _ in range(max(1, plan.config.max_concurrency)))
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, plan.config.max_concurrency))))
+        ended = await asyncio.gather(*asking, return_exceptions=True)
     finally:
         workers_done = True
         wake.set()
         await writing
+    for outcome in ended:  # a worker cancelled by a cancel is fine; a bug is not
+        if isinstance(outcome, Exception):
+            raise outcome
 
 
 def _start(factory: sessionmaker[Session], run_id: int) -> RunPlan | None:
@@ -197,6 +215,11 @@ def _budget(
         run = session.get(JudgeRun, run_id)
         assert run is not None
         return run.budget_usd, run.budget_tokens, run.cost_usd, run.tokens_in + run.tokens_out
+
+
+def _reserve(factory: sessionmaker[Session], run_id: int, reservation: Reservation) -> bool:
+    with session_scope(factory) as session:
+        return run_store.reserve(session=session, run_id=run_id, reservation=reservation)
 
 
 def _store(factory: sessionmaker[Session], plan: RunPlan, batch: Sequence[Result]) -> bool:

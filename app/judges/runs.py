@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import cast
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid, NotFound
@@ -105,6 +106,9 @@ def pair_jobs(
             labels=book.scale_labels,
         )
         key = cache_key(
+            owner_id=judge.owner_id,
+            provider=judge.provider,
+            base_url=judge.base_url,
             model=judge.model,
             prompt_hash=prompt_hash,
             query=pair.query_text,
@@ -117,13 +121,17 @@ def pair_jobs(
     return jobs
 
 
-def cached_entries(*, session: Session, keys: Sequence[str]) -> dict[str, JudgeCacheEntry]:
-    """Return the cache entries among these keys."""
+def cached_entries(
+    *, session: Session, owner_id: int, keys: Sequence[str]
+) -> dict[str, JudgeCacheEntry]:
+    """Return the cache entries among these keys that the judge's owner's judges made."""
     found: dict[str, JudgeCacheEntry] = {}
     keys = list(keys)
     for start in range(0, len(keys), 500):
         chunk = keys[start : start + 500]
-        stmt = select(JudgeCacheEntry).where(JudgeCacheEntry.key.in_(chunk))
+        stmt = select(JudgeCacheEntry).where(
+            JudgeCacheEntry.key.in_(chunk), JudgeCacheEntry.owner_id == owner_id
+        )
         found.update({e.key: e for e in session.scalars(stmt)})
     return found
 
@@ -141,7 +149,7 @@ def estimate(
         session=session, book=book, judge=judge, pairs=body.pairs, limit=body.limit
     )
     jobs = pair_jobs(session=session, book=book, judge=judge, pair_ids=ids)
-    cached = cached_entries(session=session, keys=[j.key for j in jobs])
+    cached = cached_entries(session=session, owner_id=judge.owner_id, keys=[j.key for j in jobs])
     calls = [j for j in jobs if j.key not in cached]
     tokens_in = sum(prompt_tokens(j.prompt) for j in calls)
     tokens_out = len(calls) * min(judge.max_output_tokens, TYPICAL_OUTPUT_TOKENS)
@@ -177,7 +185,7 @@ def create_run(
         .where(JudgeRun.judge_id == judge.id, JudgeRun.status.in_(ACTIVE))
     )
     if active:
-        raise Conflict("This judge already has a run under way; wait for it or cancel it.")
+        raise Conflict(BUSY)
     ids = select_pair_ids(
         session=session, book=book, judge=judge, pairs=body.pairs, limit=body.limit
     )
@@ -193,8 +201,24 @@ def create_run(
         budget_tokens=body.budget_tokens,
     )
     session.add(run)
-    session.commit()
+    _commit_or_conflict(session)
     return run
+
+
+BUSY = "This judge already has a run under way; wait for it or cancel it."
+
+
+def _commit_or_conflict(session: Session) -> None:
+    """Commit; a second run under way for the judge (the partial unique index) is a 409.
+
+    The count before is only the usual answer: concurrent starts all pass it, and the
+    index lets one of them in.
+    """
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(BUSY) from None
 
 
 def get_run(*, session: Session, book: Book, run_id: int) -> JudgeRun:
@@ -212,12 +236,24 @@ def list_runs(*, session: Session, book: Book) -> list[JudgeRun]:
 
 
 def cancel_run(*, session: Session, run: JudgeRun) -> JudgeRun:
-    """Cancel a run: a queued or paused one at once, a running one at its next write."""
-    if run.status in ("queued", "paused") or is_stale(run):
-        run.status, run.message, run.finished_at = "cancelled", "Cancelled.", utcnow()
-    elif run.status == "running":
-        run.cancel_requested = True
+    """Cancel a queued, running or paused run at once, and answer it as cancelled.
+
+    The request is stored first, in one conditional UPDATE: a run that ended meanwhile
+    keeps its end, and from then on nothing re-queues the run (the stale-run resumer skips
+    it) and its executing process sends no new call. That process stops waiting for the
+    calls under way at its next look at the run (every half second); what they already
+    cost is still recorded.
+    """
+    session.execute(
+        update(JudgeRun)
+        .where(JudgeRun.id == run.id, JudgeRun.status.in_((*ACTIVE, "paused")))
+        .values(
+            cancel_requested=True, status="cancelled", message="Cancelled.", finished_at=utcnow()
+        )
+        .execution_options(synchronize_session=False)
+    )
     session.commit()
+    session.refresh(run)
     return run
 
 
@@ -234,7 +270,7 @@ def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
 
     It asks only about the pairs it has not done yet.
     """
-    if run.status != "paused" and not is_stale(run):
+    if run.cancel_requested or (run.status != "paused" and not is_stale(run)):
         raise Conflict(
             f"Only a paused run, or a running one whose process stopped {STALE_S} s ago, can "
             f"be resumed; this one is {run.status}."
@@ -249,9 +285,9 @@ def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
         )
     )
     if active:
-        raise Conflict("This judge already has a run under way; wait for it or cancel it.")
-    run.status, run.message, run.cancel_requested = "queued", None, False
-    session.commit()
+        raise Conflict(BUSY)
+    run.status, run.message = "queued", None
+    _commit_or_conflict(session)
     return run
 
 
@@ -264,8 +300,14 @@ def resume_stale_runs(*, session: Session, now: datetime | None = None) -> list[
     conditional UPDATE makes two ticks that race resume each run once.
     """
     limit = (now or utcnow()) - timedelta(seconds=STALE_S)
+    # A run whose cancel was asked is never put back (cancel also ends it; this holds if a
+    # process wrote "running" over it anyway).
     candidates = session.scalars(
-        select(JudgeRun.id).where(JudgeRun.status == "running", JudgeRun.heartbeat_at < limit)
+        select(JudgeRun.id).where(
+            JudgeRun.status == "running",
+            JudgeRun.heartbeat_at < limit,
+            JudgeRun.cancel_requested.is_(False),
+        )
     ).all()
     resumed: list[int] = []
     for run_id in candidates:
@@ -275,14 +317,38 @@ def resume_stale_runs(*, session: Session, now: datetime | None = None) -> list[
                 JudgeRun.id == run_id,
                 JudgeRun.status == "running",
                 JudgeRun.heartbeat_at < limit,
+                JudgeRun.cancel_requested.is_(False),
             )
-            .values(status="queued", message=None, cancel_requested=False)
+            .values(status="queued", message=None)
             .execution_options(synchronize_session=False)
         )
         if getattr(claimed, "rowcount", 0) == 1:
             resumed.append(run_id)
     session.commit()
     return resumed
+
+
+def owner_has_room(*, session: Session, run_id: int, per_user: int) -> bool:
+    """Return whether the run's user has fewer than ``per_user`` other judge runs executing.
+
+    A worker asks before executing a run, so that one user's runs cannot hold every slot.
+    A run that is no longer to be executed has room: starting it ends at once.
+    """
+    run = session.get(JudgeRun, run_id)
+    if run is None or run.user_id is None or run.status not in ACTIVE:
+        return True
+    executing = session.scalar(
+        select(func.count())
+        .select_from(JudgeRun)
+        .where(
+            JudgeRun.user_id == run.user_id,
+            JudgeRun.status == "running",
+            JudgeRun.id != run.id,
+            # A run whose process stopped holds no slot (the resumer queues it again).
+            JudgeRun.heartbeat_at >= utcnow() - timedelta(seconds=STALE_S),
+        )
+    )
+    return (executing or 0) < per_user
 
 
 def failures(*, session: Session, run: JudgeRun) -> list[FailureRead]:

@@ -15,7 +15,6 @@ from app.judges.client import JudgeClient, JudgeConfig
 from app.judges.runs import PairJob
 from app.judges.schemas import JudgeTestItem, JudgeTestRead
 from app.models import Book, Judge, Pair, User
-from app.search.transport import engine_http_client
 
 
 def sample(
@@ -31,18 +30,24 @@ def sample(
 
 async def try_judge(
     *,
+    client: JudgeClient,
     config: JudgeConfig,
     scale: list[float],
     picked: list[tuple[Pair, PairJob]],
     judge_id: int,
     book_id: int,
 ) -> JudgeTestRead:
-    """Ask the judge about each picked pair (at once, within its limits) and report each answer."""
-    async with engine_http_client() as http:
-        client = JudgeClient(http, attempts=2)
-        outcomes = await asyncio.gather(
-            *(client.judge(config, job.prompt, scale) for _pair, job in picked)
+    """Ask the judge about each picked pair (at once, within its limits) and report each answer.
+
+    ``client`` is the process's judge client: the judge's limits hold across trials and
+    runs. A pair that gets no turn within ``timeout_s`` says so instead of waiting longer.
+    """
+    outcomes = await asyncio.gather(
+        *(
+            client.judge(config, job.prompt, scale, attempts=2, turn_wait_s=config.timeout_s)
+            for _pair, job in picked
         )
+    )
     items = [
         JudgeTestItem(
             pair_id=pair.id,

@@ -11,7 +11,7 @@ from starlette.datastructures import FormData
 from app.accounts.deps import WebBookDep, WebUser, owned
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import launch, page_data, runs, service, trial
-from app.judges.deps import RunManagerDep, WebJudgeRunDep
+from app.judges.deps import JudgeClientDep, RunManagerDep, WebJudgeRunDep
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRunCreate,
@@ -162,6 +162,7 @@ async def test_judge(
     session: SessionDep,
     form: FormDep,
     _csrf: CsrfChecked,
+    judges: JudgeClientDep,
 ) -> Response:
     """Ask the judge about a few pairs of a book and show each prompt, reply and cost."""
     try:
@@ -175,7 +176,12 @@ async def test_judge(
     except Conflict as exc:
         return _judge(request, user, session, judge, {"form": exc.message}, status_code=409)
     result = await trial.try_judge(
-        config=config, scale=scale, picked=picked, judge_id=judge.id, book_id=book_id
+        client=judges,
+        config=config,
+        scale=scale,
+        picked=picked,
+        judge_id=judge.id,
+        book_id=book_id,
     )
     return _judge(request, user, session, judge, {}, test=result)
 

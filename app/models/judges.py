@@ -15,6 +15,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -27,6 +28,9 @@ from app.secret_box import register_sealed_column, seal_on_flush
 # `relevo secrets rotate` re-seals these with the newest key.
 register_sealed_column("judges", "api_key_sealed")
 register_sealed_column("judges", "headers", kind="json_values")
+
+# The statuses of a run under way (app.judges.runs.ACTIVE), as SQL for the partial index.
+ACTIVE_WHERE = "status IN ('queued', 'running')"
 
 judge_teams = Table(
     "judge_teams",
@@ -74,7 +78,18 @@ class JudgeRun(Base):
     """One pass of a judge over (some of) a book's pairs, with its counters and budget."""
 
     __tablename__ = "judge_runs"
-    __table_args__ = (Index("ix_judge_runs_book", "book_id", "id"),)
+    __table_args__ = (
+        Index("ix_judge_runs_book", "book_id", "id"),
+        # At most one run under way per judge, however many starts race: the database says
+        # so (the service turns the refusal into a 409), on SQLite and PostgreSQL alike.
+        Index(
+            "uq_judge_runs_one_active",
+            "judge_id",
+            unique=True,
+            sqlite_where=text(ACTIVE_WHERE),
+            postgresql_where=text(ACTIVE_WHERE),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"))
@@ -96,6 +111,12 @@ class JudgeRun(Base):
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
     message: Mapped[str | None] = mapped_column(Text, default=None)
     cancel_requested: Mapped[bool] = mapped_column(default=False)
+    # The worst case of the calls under way, written before each call is sent and settled
+    # with its result: after a crash, what is left here was possibly billed and counts as
+    # spent, so the recorded spend is never below what the provider charged.
+    reserved_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    reserved_tokens_in: Mapped[int] = mapped_column(default=0)
+    reserved_tokens_out: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
     # Written with every batch (and every half second) by the process executing it: a
@@ -149,11 +170,13 @@ class JudgeJudgement(Base):
 
 
 class JudgeCacheEntry(Base):
-    """A model's answer for one (model, prompt, query, need, doc, scale): reused, not re-bought."""
+    """A model's answer for one (owner, provider, base URL, model, prompt, pair, scale): reused,
+    not re-bought; the key hashes all of them, and the owner is kept to read only one's own."""
 
     __tablename__ = "judge_cache"
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     rating: Mapped[float | None] = mapped_column(Float, default=None)
     explanation: Mapped[str | None] = mapped_column(Text, default=None)
     tokens_in: Mapped[int] = mapped_column(default=0)

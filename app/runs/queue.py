@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.judges.client import JudgeClient
 from app.runs import hooks
 from app.runs import store as run_store
 from app.runs.runner import execute_chunk
@@ -33,6 +34,13 @@ RUN_QUEUE = "runs"
 CHUNK_TASK = "relevo.run_chunk"
 # A judge run is one job: a judge has one run under way at a time, held by one worker.
 JUDGE_TASK = "relevo.judge_run"
+# A judge run holds its worker slot for as long as the model takes, so runs of different
+# users share the slots: a worker executes at most concurrency - 1 judge runs at once (one
+# slot is always left to case runs' chunks), and one user has at most this many judge runs
+# executing across all workers. A judge-run job over either limit goes back to the queue
+# for JUDGE_RETRY_S, freeing its slot (and letting older jobs of other users go first).
+JUDGE_RUNS_PER_USER = 2
+JUDGE_RETRY_S = 2
 SCHEDULES_TASK = "relevo.fire_schedules"
 # A chunk stopped by its worker's shutdown goes back to the queue; a chunk whose own work
 # failed has already failed its run and is not retried.
@@ -50,11 +58,32 @@ DELETE FROM procrastinate_jobs
 
 
 class WorkerDeps:
-    """What a worker's jobs use: the database and the HTTP client for engines."""
+    """What a worker's jobs use: the database, the HTTP client for engines, and one judge
+    client for all its judge runs (whose limits they then share)."""
 
-    def __init__(self, session_factory: sessionmaker[Session], search: SearchClient) -> None:
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        search: SearchClient,
+        judges: JudgeClient | None = None,
+        *,
+        judge_slots: int | None = None,
+    ) -> None:
         self.session_factory = session_factory
         self.search = search
+        self.judges = judges
+        self.judge_slots = judge_slots  # None: no limit of the worker's own
+        self.judge_runs = 0
+
+    def take_judge_slot(self) -> bool:
+        """Count one more judge run executing here; False when the worker has its fill."""
+        if self.judge_slots is not None and self.judge_runs >= self.judge_slots:
+            return False
+        self.judge_runs += 1
+        return True
+
+    def give_judge_slot(self) -> None:
+        self.judge_runs -= 1
 
 
 def libpq_url(database_url: str) -> str:
@@ -103,12 +132,45 @@ async def _fire_schedules(context: JobContext, timestamp: int) -> None:
         await job_app.configure_task(CHUNK_TASK, queue=RUN_QUEUE).batch_defer_async(*jobs)
 
 
+def _user_has_room(factory: sessionmaker[Session], run_id: int) -> bool:
+    from app.judges import runs as judge_runs
+
+    with session_scope(factory) as session:
+        return judge_runs.owner_has_room(
+            session=session, run_id=run_id, per_user=JUDGE_RUNS_PER_USER
+        )
+
+
 async def _judge_run(context: JobContext, run_id: int) -> None:
-    from app.judges.client import JudgeClient
+    deps: WorkerDeps = context.additional_context["relevo"]
+    if not deps.take_judge_slot():
+        await _judge_run_later(context, run_id)
+        return
+    try:
+        if not await asyncio.to_thread(_user_has_room, deps.session_factory, run_id):
+            await _judge_run_later(context, run_id)
+            return
+        await _execute_judge_run(deps, run_id)
+    finally:
+        deps.give_judge_slot()
+
+
+async def _judge_run_later(context: JobContext, run_id: int) -> None:
+    task = context.app.configure_task(
+        JUDGE_TASK, queue=RUN_QUEUE, schedule_in={"seconds": JUDGE_RETRY_S}
+    )
+    await task.defer_async(run_id=run_id)
+
+
+async def _execute_judge_run(deps: WorkerDeps, run_id: int) -> None:
     from app.judges.runner import execute_judge_run
     from app.search.transport import engine_http_client
 
-    deps: WorkerDeps = context.additional_context["relevo"]
+    if deps.judges is not None:
+        await execute_judge_run(
+            session_factory=deps.session_factory, run_id=run_id, client=deps.judges
+        )
+        return
     async with engine_http_client() as http:
         await execute_judge_run(
             session_factory=deps.session_factory, run_id=run_id, client=JudgeClient(http)

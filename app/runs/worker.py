@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
+from app.judges.client import JudgeClient
 from app.runs.engine_limits import PostgresEngineLimits
 from app.runs.manager import AfterReap, RunManager
 from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
@@ -75,7 +76,14 @@ async def run_worker(
             queues=[RUN_QUEUE],
             concurrency=concurrency,
             name=name or f"{socket.gethostname()}-{os.getpid()}",
-            additional_context={"relevo": WorkerDeps(session_factory, search)},
+            additional_context={
+                "relevo": WorkerDeps(
+                    session_factory,
+                    search,
+                    JudgeClient(http),
+                    judge_slots=max(1, concurrency - 1),
+                )
+            },
             update_heartbeat_interval=max(stalled / 3, 0.5),
             stalled_worker_timeout=stalled,
             shutdown_graceful_timeout=GRACEFUL_STOP_S,

@@ -11,6 +11,8 @@ the fake reads it and answers by its ``fake`` field:
 - ``"429_once"``: 429 with ``Retry-After: 0`` (OpenAI path) or ``retry-after-ms: 20``
   (Anthropic path) the first time, then an answer;
 - ``"slow"``: sleeps ``slow_s`` before answering (for timeouts);
+- with ``gate`` set, every request waits for it to open (a hanging model); with
+  ``retry_after`` set, every request gets a 429 with that ``Retry-After``;
 - ``"obey"``: answers whatever number follows "answer" in the document's text (a model
   that follows instructions injected into the document).
 
@@ -59,6 +61,13 @@ class FakeLLM:
     slow_s: float = 3.0
     lock: threading.Lock = field(default_factory=threading.Lock)
     stamps: list[float] = field(default_factory=list)
+    # When set, every request waits until the gate opens (a model that hangs), at most 60 s.
+    gate: threading.Event | None = None
+    # Requests being answered now, and the most ever at once.
+    in_flight: int = 0
+    most_in_flight: int = 0
+    # Answer every request with a 429 and this Retry-After (seconds), when set.
+    retry_after: str | None = None
 
     def prompt_of(self, body: dict[str, Any]) -> str:
         return str(body["messages"][-1]["content"])
@@ -130,10 +139,35 @@ def _handler(state: FakeLLM) -> type[BaseHTTPRequestHandler]:
             with state.lock:
                 state.seen[key] += 1
                 first = state.seen[key] == 1
+            with state.lock:
+                state.in_flight += 1
+                state.most_in_flight = max(state.most_in_flight, state.in_flight)
+            try:
+                self._answer(body, prompt, doc, mode, first, anthropic)
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        def _answer(
+            self,
+            body: dict[str, Any],
+            prompt: str,
+            doc: dict[str, Any],
+            mode: str,
+            first: bool,
+            anthropic: bool,
+        ) -> None:
+            if state.gate is not None:
+                state.gate.wait(60)
             if state.delay_s:
                 time.sleep(state.delay_s)
             if mode == "slow":
                 time.sleep(state.slow_s)
+            if state.retry_after is not None:
+                self._json(
+                    429, {"error": {"message": "slow down"}}, {"Retry-After": state.retry_after}
+                )
+                return
             if mode == "500" or (mode == "500_once" and first):
                 self._json(500, {"error": {"message": "the model is overloaded", "type": "server"}})
                 return

@@ -172,3 +172,26 @@ def test_sync_excludes_includes_or_takes_judges_alone(
     }
     both = api.post(url, json={"method": "rater", "judge_id": world["twin"], "user_id": api.id})
     assert both.status_code == 422
+
+
+def test_sync_with_someone_elses_judge_is_a_404_like_a_missing_one(
+    api: ApiUser,
+    other_api: ApiUser,
+    world: dict[str, Any],
+    db: Session,
+    session_factory: sessionmaker[Session],
+) -> None:
+    book_id = world["book"]["id"]
+    pair_ids = [p["id"] for p in api.get(f"/api/v1/books/{book_id}/pairs").json()]
+    # Bob's own judge has rated Alice's book (he is one of its raters).
+    bobs = add_judge(db, other_api.id, "Bob's", book_id, dict.fromkeys(pair_ids, 2.0))
+    case_id, qids, _run = case_with_run(api, session_factory, {"q": ["d0", "d8"]})
+    url = f"/api/v1/cases/{case_id}/books/{book_id}/sync"
+    before = api.get(f"/api/v1/cases/{case_id}/queries/{qids['q']}/ratings").json()
+    theirs = api.post(url, json={"method": "rater", "judge_id": bobs})
+    missing = api.post(url, json={"method": "rater", "judge_id": 987654})
+    assert theirs.status_code == missing.status_code == 404
+    assert theirs.json() == missing.json() == {"detail": "No such judge."}
+    assert api.get(f"/api/v1/cases/{case_id}/queries/{qids['q']}/ratings").json() == before
+    # Alice's own judge still syncs.
+    assert api.post(url, json={"method": "rater", "judge_id": world["twin"]}).status_code == 200

@@ -311,3 +311,50 @@ def test_an_anthropic_tool_call_off_the_scale_is_refused_and_text_still_reads(
     prose = ask(anthropic(llm), {"fake": "non_json"})
     assert prose.rating is None and prose.error is not None and "not JSON" in prose.error
     assert prose.raw_reply == "I think this result is quite relevant."
+
+
+def test_a_retry_after_longer_than_the_timeout_fails_the_pair_without_sleeping(
+    llm: FakeLLM,
+) -> None:
+    llm.retry_after = "120"
+    slept: list[float] = []
+    outcome = ask(openai(llm, timeout_s=30), {"grade": 2}, slept=slept)
+    assert outcome.rating is None
+    assert outcome.error is not None
+    assert "HTTP 429" in outcome.error and "asking to wait 120 s" in outcome.error
+    assert "timeout_s (30 s)" in outcome.error
+    assert slept == [] and len(llm.requests) == 1
+
+
+def test_all_the_waiting_of_one_pair_fits_in_its_timeout(llm: FakeLLM) -> None:
+    # 429s asking for 12 s each: two fit in a timeout of 30 s, the third would not.
+    llm.retry_after = "12"
+    slept: list[float] = []
+    outcome = ask(openai(llm, timeout_s=30), {"grade": 2}, slept=slept)
+    assert slept == [12.0, 12.0]
+    assert outcome.error is not None and "asking to wait 12 s" in outcome.error
+    assert len(llm.requests) == 3
+
+
+def test_one_client_holds_a_judges_limits_for_every_caller(llm: FakeLLM) -> None:
+    # Four trials at once of a judge allowed 3 requests a minute, one at a time: they
+    # share the client's limits, so one request goes, and the others, finding no turn
+    # within the judge's timeout, say so instead of waiting a minute.
+    llm.delay_s = 0.2
+
+    async def go() -> list[Outcome]:
+        async with httpx.AsyncClient() as http:
+            client = JudgeClient(http, policy=OutboundPolicy())
+            config = openai(llm, requests_per_minute=3, max_concurrency=1, timeout_s=1)
+            return await asyncio.gather(
+                *(
+                    client.judge(config, prompt_for({"grade": g}), SCALE, turn_wait_s=1)
+                    for g in (0, 1, 2, 3)
+                )
+            )
+
+    outcomes = asyncio.run(go())
+    assert len(llm.requests) == 1 and llm.most_in_flight == 1
+    refused = [o.error for o in outcomes if o.rating is None]
+    assert len(refused) == 3
+    assert all(e and "no turn within the judge's limits (3 requests a minute" in e for e in refused)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import JudgeJudgement, JudgeRun, Pair
@@ -161,6 +164,49 @@ def test_cache_reuses_a_judgement_and_says_so(api: ApiUser, llm: FakeLLM) -> Non
     assert start(api, book["id"], judge["id"])["pairs_total"] == 0
 
 
+def test_the_cache_never_serves_another_users_answer(
+    api: ApiUser, other_api: ApiUser, llm: FakeLLM
+) -> None:
+    # Bob plants an answer for a pair he guessed, with a judge just like Alice's (same
+    # provider, URL, model and prompt) whose server says what he wants.
+    planted = make_judge(other_api, llm)
+    bobs = book_with(other_api, [{"grade": 3, "fake": "obey", "note": "answer 0"}])
+    assert (
+        wait(other_api, bobs["id"], start(other_api, bobs["id"], planted["id"])["id"])["judged"]
+        == 1
+    )
+    assert len(llm.requests) == 1
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": 3, "fake": "obey", "note": "answer 0"}])
+    estimate = api.post(
+        f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"], "dry_run": True}
+    ).json()
+    assert (estimate["calls"], estimate["cached"]) == (1, 0)  # reveals nothing of Bob's
+    done = wait(api, book["id"], start(api, book["id"], judge["id"])["id"])
+    assert (done["judged"], done["cached"]) == (1, 0)
+    assert len(llm.requests) == 2  # Alice's own model was asked
+    mine = judge_ratings(api, book["id"])["d0"][0]
+    assert mine["cached"] is False and mine["judge_id"] == judge["id"]
+
+
+def test_the_cache_is_scoped_to_the_judges_url(api: ApiUser, llm: FakeLLM) -> None:
+    first = make_judge(api, llm)
+    book = book_with(api, [{"grade": 2}])
+    wait(api, book["id"], start(api, book["id"], first["id"])["id"])
+    with fake_llm() as elsewhere:
+        moved = make_judge(api, elsewhere, name="Same model elsewhere")
+        estimate = api.post(
+            f"/api/v1/books/{book['id']}/judge-runs",
+            json={"judge_id": moved["id"], "dry_run": True},
+        ).json()
+        assert (estimate["calls"], estimate["cached"]) == (1, 0)
+    same = make_judge(api, llm, name="Same model, same server")
+    estimate = api.post(
+        f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": same["id"], "dry_run": True}
+    ).json()
+    assert (estimate["calls"], estimate["cached"]) == (0, 1)  # the owner's own cache serves
+
+
 def test_budget_in_tokens_stops_before_it_is_exceeded(api: ApiUser, llm: FakeLLM) -> None:
     judge = make_judge(api, llm, max_output_tokens=20, max_concurrency=1)
     book = book_with(api, [{"grade": 1, "n": i} for i in range(6)])
@@ -207,6 +253,112 @@ def test_cancel_stops_a_running_run(api: ApiUser, llm: FakeLLM) -> None:
     assert done["judged"] < 200 and len(llm.requests) < 200
 
 
+def test_cancel_answers_cancelled_and_stops_waiting_at_once(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    llm.gate = threading.Event()  # the model hangs until the test ends
+    judge = make_judge(api, llm, max_concurrency=2, timeout_s=120)
+    book = book_with(api, [{"grade": 1, "n": i} for i in range(6)])
+    run = start(api, book["id"], judge["id"])
+    url = f"/api/v1/books/{book['id']}/judge-runs/{run['id']}"
+    try:
+        deadline = time.monotonic() + 10
+        while len(llm.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        cancelled = api.post(f"{url}/cancel")
+        assert cancelled.status_code == 200
+        assert (cancelled.json()["status"], cancelled.json()["resumable"]) == ("cancelled", False)
+        # The runner abandons the two calls it was waiting for and ends, counting them at
+        # their worst case (they may be billed), while the model still hangs.
+        deadline = time.monotonic() + 20
+        while (row := api.get(url).json())["cost_usd"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not llm.gate.is_set()
+        assert row["status"] == "cancelled" and row["cost_usd"] > 0
+        assert row["tokens_out"] == 2 * 512  # max_output_tokens of each abandoned call
+        with session_factory() as session:
+            stored = session.get(JudgeRun, run["id"])
+            assert stored is not None and stored.cancel_requested
+            assert (stored.reserved_usd, stored.reserved_tokens_in) == (0.0, 0)
+        assert len(llm.requests) == 2  # nothing sent after the cancel
+        assert api.post(f"{url}/resume").status_code == 409
+    finally:
+        llm.gate.set()
+
+
+def test_a_cancelled_run_is_never_put_back_by_the_resumer(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    from app.judges import runs as judge_runs
+
+    judge = make_judge(api, llm)
+    other = make_judge(api, llm)
+    book = book_with(api, [{"grade": 1}])
+    old = datetime.now(UTC) - timedelta(minutes=5)
+    with session_factory() as session:
+        # Its cancel was asked, then its worker died (the usual reason to cancel a run stuck
+        # on a hanging model); a process may even have written "running" over the cancel.
+        asked = JudgeRun(
+            book_id=book["id"],
+            judge_id=judge["id"],
+            status="running",
+            cancel_requested=True,
+            heartbeat_at=old,
+        )
+        # Cancelled through the API once its worker was gone.
+        dead = JudgeRun(
+            book_id=book["id"], judge_id=other["id"], status="running", heartbeat_at=old
+        )
+        session.add_all([asked, dead])
+        session.commit()
+        asked_id, dead_id = asked.id, dead.id
+    url = f"/api/v1/books/{book['id']}/judge-runs"
+    assert api.post(f"{url}/{dead_id}/cancel").json()["status"] == "cancelled"
+    with session_factory() as session:
+        assert judge_runs.resume_stale_runs(session=session) == []
+        statuses = dict(session.execute(select(JudgeRun.id, JudgeRun.status)).all())
+    assert (statuses[asked_id], statuses[dead_id]) == ("running", "cancelled")
+    assert api.post(f"{url}/{asked_id}/resume").status_code == 409
+    assert llm.requests == []
+
+
+def test_spend_reserved_before_a_call_counts_after_a_crash(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    from app.judges import run_store
+
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": 1}, {"grade": 2}])
+    with session_factory() as session:
+        pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
+        run = JudgeRun(
+            book_id=book["id"],
+            judge_id=judge["id"],
+            status="running",
+            pair_ids=pair_ids,
+            pairs_total=2,
+            heartbeat_at=datetime.now(UTC) - timedelta(minutes=5),
+        )
+        session.add(run)
+        session.commit()
+        run_id = run.id
+        # The dead process had sent a call (reserved first), and was killed before its
+        # result was stored: the provider billed it, the run must say so.
+        worst = run_store.Reservation(tokens_in=300, tokens_out=512, usd=0.5)
+        assert run_store.reserve(session=session, run_id=run_id, reservation=worst)
+    resumed = api.post(f"/api/v1/books/{book['id']}/judge-runs/{run_id}/resume")
+    assert resumed.status_code == 202, resumed.text
+    done = wait(api, book["id"], run_id)
+    assert (done["status"], done["judged"]) == ("finished", 2)
+    assert len(llm.requests) == 2  # that pair is asked again (and paid again)
+    paid = sum((len(llm.prompt_of(r.body)) // 4 * 1.0 + 12 * 2.0) / 1_000_000 for r in llm.requests)
+    assert done["cost_usd"] == pytest.approx(0.5 + paid, abs=1e-6)
+    assert done["tokens_out"] == 512 + 2 * 12
+    with session_factory() as session:
+        row = session.get(JudgeRun, run_id)
+        assert row is not None and (row.reserved_usd, row.reserved_tokens_out) == (0.0, 0)
+
+
 def test_one_run_per_judge_at_a_time(api: ApiUser, llm: FakeLLM) -> None:
     llm.delay_s = 0.05
     judge = make_judge(api, llm, max_concurrency=1)
@@ -216,6 +368,50 @@ def test_one_run_per_judge_at_a_time(api: ApiUser, llm: FakeLLM) -> None:
     assert second.status_code == 409
     api.post(f"/api/v1/books/{book['id']}/judge-runs/{run['id']}/cancel")
     assert wait(api, book["id"], run["id"])["status"] == "cancelled"
+
+
+def test_twelve_concurrent_starts_make_one_run_that_asks_once_per_pair(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    llm.delay_s = 0.05
+    judge = make_judge(api, llm, max_concurrency=2)
+    book = book_with(api, [{"grade": 1, "n": i} for i in range(8)])
+    gate = threading.Barrier(12)
+
+    def one_start(_: int) -> Any:
+        gate.wait()
+        return api.post(f"/api/v1/books/{book['id']}/judge-runs", json={"judge_id": judge["id"]})
+
+    with ThreadPoolExecutor(12) as pool:
+        answers = list(pool.map(one_start, range(12)))
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses == [202] + [409] * 11, [a.text for a in answers if a.status_code >= 500]
+    busy = next(a.json() for a in answers if a.status_code == 409)
+    assert "already has a run under way" in busy["detail"]
+    run = next(a.json() for a in answers if a.status_code == 202)
+    assert wait(api, book["id"], run["id"])["status"] == "finished"
+    assert len(llm.requests) == 8  # once per pair
+    with session_factory() as session:
+        runs = session.scalars(select(JudgeRun).where(JudgeRun.judge_id == judge["id"])).all()
+    assert [r.id for r in runs] == [run["id"]]
+
+
+def test_the_database_refuses_a_second_active_run_of_a_judge(
+    api: ApiUser, llm: FakeLLM, session_factory: sessionmaker[Session]
+) -> None:
+    judge = make_judge(api, llm)
+    book = book_with(api, [{"grade": 1}])
+    with session_factory() as session:
+        session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="queued"))
+        session.commit()
+        session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="running"))
+        with pytest.raises(IntegrityError):
+            session.commit()
+        session.rollback()
+        # Runs that ended do not count: any number of them.
+        for status in ("finished", "cancelled", "paused", "failed", "finished"):
+            session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status=status))
+        session.commit()
 
 
 def test_anthropic_judge_runs_and_429_is_honoured(api: ApiUser, llm: FakeLLM) -> None:

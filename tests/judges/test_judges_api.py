@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -158,6 +160,43 @@ def test_test_on_pairs_shows_prompt_reply_rating_and_cost(api: ApiUser, llm: Fak
     assert llm.requests[0].headers["X-Org"] == "org-secret-value"
     pairs = api.get(f"/api/v1/books/{book['id']}/pairs").json()
     assert all(p["judgements"] == [] for p in pairs)  # wrote nothing
+
+
+@pytest.mark.runner  # concurrent requests: each needs a connection of its own
+def test_concurrent_tests_share_the_judges_limits(api: ApiUser, llm: FakeLLM) -> None:
+    # 3 requests a minute, one at a time; four tests at once of one pair each. They share
+    # the judge's limits (one client per process): one request goes, the others find no
+    # turn within the judge's timeout_s and say so, instead of sending 4 at once.
+    llm.delay_s = 0.2
+    judge = create(api, llm.url, requests_per_minute=3, max_concurrency=1, timeout_s=1)
+    book = make_book(api)
+    add_pairs(api, book["id"], [("star wars", "d1")])
+    gate = threading.Barrier(4)
+
+    def one_test(_: int) -> Any:
+        gate.wait()
+        return api.post(f"/api/v1/judges/{judge['id']}/test", json={"book_id": book["id"]})
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(one_test, range(4)))
+    assert [a.status_code for a in answers] == [200] * 4
+    items = [a.json()["items"][0] for a in answers]
+    assert len(llm.requests) <= 3 and llm.most_in_flight == 1
+    assert sum(1 for i in items if i["rating"] == 1.0) == len(llm.requests)
+    busy = [i["error"] for i in items if i["rating"] is None]
+    assert len(busy) == 4 - len(llm.requests)
+    assert all("no turn within the judge's limits" in e for e in busy)
+
+
+def test_a_test_does_not_wait_out_a_long_retry_after(api: ApiUser, llm: FakeLLM) -> None:
+    llm.retry_after = "120"
+    judge = create(api, llm.url, timeout_s=5)
+    book = make_book(api)
+    add_pairs(api, book["id"], [("star wars", "d1")])
+    response = api.post(f"/api/v1/judges/{judge['id']}/test", json={"book_id": book["id"]})
+    item = response.json()["items"][0]
+    assert item["rating"] is None and "asking to wait 120 s" in item["error"]
+    assert len(llm.requests) == 1
 
 
 def test_test_needs_a_visible_book(api: ApiUser, other_api: ApiUser) -> None:
