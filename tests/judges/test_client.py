@@ -344,7 +344,7 @@ def test_one_client_holds_a_judges_limits_for_every_caller(llm: FakeLLM) -> None
 
     async def go() -> list[Outcome]:
         async with httpx.AsyncClient() as http:
-            client = JudgeClient(http, policy=OutboundPolicy())
+            client = JudgeClient(http, policy=OutboundPolicy(block_private=False))
             config = openai(llm, requests_per_minute=3, max_concurrency=1, timeout_s=1)
             return await asyncio.gather(
                 *(

@@ -130,7 +130,11 @@ def test_spend_survives_kill_9_and_a_crash_loop_stays_within_budget(
     db_url: str, tmp_path: Path
 ) -> None:
     settings = Settings(
-        data_dir=tmp_path, database_url=db_url, secret_key="judge-queue", run_queue="postgres"
+        trusted_engine_hosts=SUITE_HOSTS,
+        data_dir=tmp_path,
+        database_url=db_url,
+        secret_key="judge-queue",
+        run_queue="postgres",
     )
     env = {
         **os.environ,

@@ -11,8 +11,8 @@ with a message, to be resumed when it ends.
 
 ``reserved_*``: the worst case of the calls a run has under way, written before each call.
 
-Revision ID: 0020_judges
-Revises: 0019
+Revision ID: 0021_judges
+Revises: 0020_secrets
 Create Date: 2026-11-28
 """
 
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0020_judges"
-down_revision: str | None = "0019"
+revision: str = "0021_judges"
+down_revision: str | None = "0020_secrets"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
