@@ -15,7 +15,6 @@ from sqlalchemy import ColumnElement, Select, Table, exists, false, or_, select
 from sqlalchemy.orm import Session, joinedload, selectinload
 from sqlalchemy.orm.interfaces import ORMOption
 
-from app.bodies import MAX_ID
 from app.errors import Forbidden, NotFound
 from app.models import Book, Case, Judge, Scorer, SearchEndpoint, TeamMember, User
 from app.models.judges import judge_teams
@@ -32,6 +31,7 @@ class MaybeOwned(Protocol):
 
 
 T = TypeVar("T")
+MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL
 
 
 def valid_id(value: int) -> bool:

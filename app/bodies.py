@@ -16,11 +16,6 @@ from pydantic import (
     field_validator,
 )
 
-# Ids are 32-bit integers on PostgreSQL; try numbers, positions and the like share the range.
-MAX_ID = 2**31 - 1
-# A row's id (or a try's number) given in a body: one outside the range names no row, and
-# the database would refuse it rather than find nothing, so it is refused here (422).
-Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
 MAX_OPTIONS_BYTES = 64 * 1024

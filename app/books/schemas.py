@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.bodies import Body, Id, Name, Out, QueryText, TeamIds
+from app.bodies import Body, Name, Out, QueryText, TeamIds
 from app.judges.consensus import ConsensusMethod
 from app.judges.schemas import JudgeCalibration, JudgeJudgementRead, RaterRef
 
@@ -97,7 +97,7 @@ class PairRead(PairToJudge):
 
 
 class Populate(Body):
-    case_id: Id
+    case_id: int
     depth: int = Field(default=10, ge=1, le=500)
 
 
@@ -134,10 +134,10 @@ class AgreementRead(Out):
 
 class SyncBody(Body):
     method: SyncMethod
-    user_id: Id | None = None
+    user_id: int | None = None
     # Judges' ratings: left out (default), counted beside people's, or alone.
     judges: Literal["include", "exclude", "only"] = "exclude"
-    judge_id: Id | None = None
+    judge_id: int | None = None
 
 
 class SyncResult(Out):

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from app.bodies import Body, Id, Name, Options, Out, TeamIds
+from app.bodies import Body, Name, Options, Out, TeamIds
 from app.schedules.schemas import ScheduleBody
 from app.search.models import DEFAULT_FIELD_SPEC
 
@@ -16,14 +16,14 @@ MAX_ROWS = 500
 # Extra metrics (API.md): the case's scorers besides its primary one.
 MAX_METRICS = 12
 Aggregate = Literal["mean", "weighted_mean"]
-MetricScorerIds = Annotated[list[Id], Field(max_length=MAX_METRICS)]
+MetricScorerIds = Annotated[list[int], Field(max_length=MAX_METRICS)]
 
 
 class CaseCreate(Body):
     name: Name
-    search_endpoint_id: Id
+    search_endpoint_id: int
     query_template: str = Field(min_length=1, max_length=50_000)
-    scorer_id: Id | None = None
+    scorer_id: int | None = None
     field_spec: str = Field(default=DEFAULT_FIELD_SPEC, min_length=1, max_length=2000)
     rows: int = Field(default=10, ge=1, le=MAX_ROWS)
     options: Options = Field(default_factory=dict)
@@ -37,9 +37,9 @@ class CaseCreate(Body):
 
 class CaseUpdate(Body):
     name: Name | None = None
-    search_endpoint_id: Id | None = None
+    search_endpoint_id: int | None = None
     query_template: str | None = Field(default=None, min_length=1, max_length=50_000)
-    scorer_id: Id | None = None
+    scorer_id: int | None = None
     field_spec: str | None = Field(default=None, min_length=1, max_length=2000)
     rows: int | None = Field(default=None, ge=1, le=MAX_ROWS)
     options: Options | None = None

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from app.bodies import Body, Id, Name, Out, PositiveTimeout, TeamIds
+from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
 
 # One rule for header names and values, whoever the headers are for.
 from app.endpoints.schemas import _check_headers
@@ -135,7 +135,7 @@ class JudgeRead(Out):
 
 
 class JudgeTest(Body):
-    book_id: Id
+    book_id: int
     n: int = Field(default=5, ge=1, le=20)
 
 
@@ -161,7 +161,7 @@ class JudgeTestRead(Out):
 
 
 class JudgeRunCreate(Body):
-    judge_id: Id
+    judge_id: int
     pairs: PairsChoice = "unjudged"
     limit: int | None = Field(default=None, ge=1, le=1_000_000)
     budget_usd: float | None = Field(default=None, gt=0, le=1_000_000)

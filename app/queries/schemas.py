@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.bodies import Body, Id, Options, Out, QueryText
+from app.bodies import Body, Options, Out, QueryText
 from app.queries.bulk_lines import BulkLineError, parse_line
 
 # Tags and weights (API.md): a query's segment labels and its share of the case score.
@@ -54,7 +54,7 @@ class QueryRead(Out):
 class QueriesPatch(Body):
     """Edit many queries of a case at once: add or remove tags, set one weight."""
 
-    query_ids: list[Id] = Field(min_length=1, max_length=20_000)
+    query_ids: list[int] = Field(min_length=1, max_length=20_000)
     add_tags: Tags = Field(default_factory=list)
     remove_tags: Tags = Field(default_factory=list)
     weight: Weight | None = None

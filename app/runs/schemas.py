@@ -7,12 +7,12 @@ from typing import Any
 
 from pydantic import Field
 
-from app.bodies import Body, Id, Out
+from app.bodies import Body, Out
 from app.vocabulary import QueryStatus, RunStatus
 
 
 class RunCreate(Body):
-    try_number: Id | None = None
+    try_number: int | None = Field(default=None, ge=1)
     explain: bool = False
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from app.bodies import Body, Id, Name, Out, TeamIds
+from app.bodies import Body, Name, Out, TeamIds
 
 
 def _in_utc(value: datetime) -> datetime:
@@ -41,13 +41,13 @@ class ScheduleRead(Out):
 
 class AlertCreate(Body):
     kind: AlertKind
-    metric_scorer_id: Id | None = None
+    metric_scorer_id: int | None = None
     points: float | None = Field(default=None, gt=0, le=100)
     baseline_run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
     alpha: float = Field(default=0.05, gt=0, lt=1)
     threshold: float | None = Field(default=None, ge=0, le=100)
     error_share: float = Field(default=0.2, ge=0, le=1)
-    webhook_ids: list[Id] = Field(default_factory=list, max_length=20)
+    webhook_ids: list[int] = Field(default_factory=list, max_length=20)
     email: list[str] = Field(default_factory=list, max_length=20)
 
 
@@ -57,7 +57,7 @@ class AlertUpdate(Body):
     alpha: float | None = Field(default=None, gt=0, lt=1)
     threshold: float | None = Field(default=None, ge=0, le=100)
     error_share: float | None = Field(default=None, ge=0, le=1)
-    webhook_ids: list[Id] | None = Field(default=None, max_length=20)
+    webhook_ids: list[int] | None = Field(default=None, max_length=20)
     email: list[str] | None = Field(default=None, max_length=20)
 
 

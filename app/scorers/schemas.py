@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from app.bodies import Body, Id, Name, Out, TeamIds
+from app.bodies import Body, Name, Out, TeamIds
 from app.vocabulary import QueryStatus, ScorerKind
 
 # What a JavaScript scorer's code runs in: Relevo's documented helpers, or Quepid's
@@ -54,7 +54,7 @@ class ScorerRead(Out):
 
 
 class ScoreRequest(Body):
-    scorer_id: Id | None = None
+    scorer_id: int | None = None
     scorer: ScorerCreate | None = None
     docs: list[str] = Field(max_length=10_000)
     ratings: dict[str, float | None] = Field(default_factory=dict)

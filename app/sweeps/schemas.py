@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import AllowInfNan, Field, Strict
 
-from app.bodies import Body, Id, Out
+from app.bodies import Body, Out
 from app.runs.schemas import RecordedMetric
 from app.vocabulary import RunStatus
 
@@ -23,7 +23,7 @@ class SweepCreate(Body):
 
 
 class SweepApply(Body):
-    run_id: Id
+    run_id: int
     confirm_partial: bool = Field(
         default=False,
         description="Required to apply a run that is not complete (errors or unscored queries)",
