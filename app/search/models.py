@@ -54,6 +54,9 @@ class EndpointConfig:
     secrets_error: str | None = field(default=None, repr=False)
     # searchapi: the JavaScript that turns an answer into docs (docsMapper and friends).
     mapper_code: str | None = field(default=None, repr=False)
+    # Whose share of the JavaScript sandbox the mapper runs in (a user id): the caller of a
+    # try, the case's owner in a run. The sandbox is fair between owners, as for scorers.
+    sandbox_owner: int | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
