@@ -30,9 +30,13 @@ from app.vocabulary import QueryStatus, RunStatus
 def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, RunQuery] | None:
     """Re-score one query of the latest run with its current ratings, without refetching."""
     latest = latest_with_row(session=session, case=case, query=query, lock=True)
-    if latest.run is None or latest.row is None:
-        return None
-    if rescore_row(session=session, case=case, query=query, run=latest.run, row=latest.row) is None:
+    if (
+        latest.run is None
+        or latest.row is None
+        or rescore_row(session=session, case=case, query=query, run=latest.run, row=latest.row)
+        is None
+    ):
+        session.commit()  # let go of the run's lock
         return None
     return latest.run, latest.row
 
