@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import false, select
 from sqlalchemy.orm import Session
 
 from app import access
@@ -42,7 +43,7 @@ def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[st
         .where(Pair.book_id == book.id, Judgement.rating.is_not(None))
     )
     if body.method == "rater":
-        stmt = stmt.where(Judgement.user_id == body.user_id)
+        stmt = stmt.where(_by(Judgement.user_id, body.user_id))
     judged = (
         select(Pair.query_text, Pair.doc_id, JudgeJudgement.rating)
         .join(JudgeJudgement, JudgeJudgement.pair_id == Pair.id)
@@ -50,7 +51,7 @@ def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[st
     )
     one_judge = body.method == "rater" and body.judge_id is not None
     if one_judge:
-        judged = judged.where(JudgeJudgement.judge_id == body.judge_id)
+        judged = judged.where(_by(JudgeJudgement.judge_id, body.judge_id))
     sources = []
     if not one_judge and body.judges != "only":
         sources.append(stmt)
@@ -66,6 +67,12 @@ def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[st
         if value is not None:
             result[key] = value
     return result
+
+
+def _by(column: Any, rater_id: int | None) -> Any:
+    # An id beyond any row's has judged nothing, like any other unknown rater: the database
+    # would refuse it rather than find nothing.
+    return column == rater_id if rater_id is not None and access.valid_id(rater_id) else false()
 
 
 def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: User) -> SyncResult:

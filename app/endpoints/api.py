@@ -114,10 +114,12 @@ async def upload_results(
 
 
 @router.post("/{endpoint_id}/try", response_model=TryResult)
-async def try_endpoint(body: TryRequest, endpoint: EndpointDep, session: SessionDep) -> TryResult:
+async def try_endpoint(
+    body: TryRequest, endpoint: EndpointDep, user: CurrentUser, session: SessionDep
+) -> TryResult:
     """Send one query and return the raw answer (first 20,000 characters) and the docs."""
     if endpoint.engine == Engine.STATIC:
         return await run_in_threadpool(
             trying.try_static, session=session, endpoint=endpoint, body=body
         )
-    return await trying.try_endpoint(endpoint=endpoint, body=body)
+    return await trying.try_endpoint(endpoint=endpoint, body=body, user_id=user.id)

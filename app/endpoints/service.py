@@ -164,11 +164,13 @@ def _has_results(endpoint: SearchEndpoint) -> bool:
     return results.has_results(session=session, endpoint_id=endpoint.id)
 
 
-def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
+def engine_config(endpoint: SearchEndpoint, *, sandbox_owner: int | None = None) -> EndpointConfig:
     """Return the plain engine settings the search adapters take, secrets decrypted.
 
     Secrets that cannot be decrypted (the key they were sealed with is gone) leave the
     config without them and with ``secrets_error``: each query then fails saying so.
+    ``sandbox_owner``: the user whose share of the JavaScript sandbox a mapper takes (the
+    caller, the case's owner); the endpoint's owner when not given.
     """
     secrets_error = None
     try:
@@ -188,6 +190,7 @@ def engine_config(endpoint: SearchEndpoint) -> EndpointConfig:
         requests_per_minute=endpoint.requests_per_minute,
         max_concurrency=endpoint.max_concurrency,
         mapper_code=endpoint.mapper_code,
+        sandbox_owner=endpoint.owner_id if sandbox_owner is None else sandbox_owner,
     )
 
 

@@ -50,9 +50,16 @@ def try_static(*, session: Session, endpoint: SearchEndpoint, body: TryRequest) 
 
 
 async def try_endpoint(
-    *, endpoint: SearchEndpoint, body: TryRequest, http: httpx.AsyncClient | None = None
+    *,
+    endpoint: SearchEndpoint,
+    body: TryRequest,
+    http: httpx.AsyncClient | None = None,
+    user_id: int | None = None,
 ) -> TryResult:
-    """Send one query to a live endpoint and return its raw answer and mapped docs."""
+    """Send one query to a live endpoint and return its raw answer and mapped docs.
+
+    ``user_id``: the caller, whose share of the JavaScript sandbox a mapper takes.
+    """
     engine = Engine(endpoint.engine)
     request = SearchRequest(
         template=body.template or DEFAULT_TEMPLATES[engine],
@@ -60,17 +67,14 @@ async def try_endpoint(
         field_spec=body.field_spec or TEST_FIELD_SPECS[engine],
         rows=body.rows,
     )
+    config = engine_config(endpoint, sandbox_owner=user_id)
     seen = _Seen()
     try:
         if http is None:
             async with engine_http_client() as own:  # guarded, as every outbound call
-                result = await SearchClient(own, attempts=1).trial(
-                    engine_config(endpoint), request, seen
-                )
+                result = await SearchClient(own, attempts=1).trial(config, request, seen)
         else:
-            result = await SearchClient(http, attempts=1).trial(
-                engine_config(endpoint), request, seen
-            )
+            result = await SearchClient(http, attempts=1).trial(config, request, seen)
     except SearchError as exc:
         raw = seen.raw[-1] if seen.raw else ""
         return TryResult(status=seen.status, raw=raw, docs=[], num_found=None, error=exc.message)

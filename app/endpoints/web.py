@@ -158,7 +158,7 @@ async def try_endpoint(
             trying.try_static, session=session, endpoint=endpoint, body=body
         )
     else:
-        tried = await trying.try_endpoint(endpoint=endpoint, body=body)
+        tried = await trying.try_endpoint(endpoint=endpoint, body=body, user_id=user.id)
     if is_htmx(request):
         context = {"endpoint": endpoint_service.to_read(endpoint), "tried": tried, "typed": typed}
         return render(request, "partials/endpoint_try.html", context)

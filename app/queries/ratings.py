@@ -39,25 +39,23 @@ def rate(
     current, raters = query_service.set_ratings_with_raters(
         session=session, query=query, scorer=case.scorer, ratings=ratings, user=user
     )
-    latest = rescoring.latest_with_row(session=session, case=case, query=query)
-    rescored = (
-        latest.run is not None
-        and latest.row is not None
-        and rescoring.rescore_row(
-            session=session,
-            case=case,
-            query=query,
-            run=latest.run,
-            row=latest.row,
-            ratings=current,
+    # The run is locked before the ratings are read for its re-score: concurrent ratings of
+    # the case take turns there, each scoring with every rating committed before it.
+    latest = rescoring.latest_with_row(session=session, case=case, query=query, lock=True)
+    scored = None
+    if latest.run is not None and latest.row is not None:
+        scored = rescoring.rescore_row(
+            session=session, case=case, query=query, run=latest.run, row=latest.row
         )
-    )
-    # Without a run, or when the engine failed this query, it is shown as it is.
+    if scored is None:
+        session.commit()  # let go of the run's lock
+    # Without a run, or when the engine failed this query, it is shown as it is. Re-scored,
+    # it shows the ratings it was scored with (others' given meanwhile included).
     return Rated(
-        ratings=current,
+        ratings=current if scored is None else scored,
         run=latest.run,
         row=latest.row,
-        rescored=rescored,
+        rescored=scored is not None,
         raters=raters,
         chosen=latest.chosen,
     )

@@ -137,10 +137,11 @@ def patch_queries(*, session: Session, case: Case, body: QueriesPatch) -> list[Q
     A query id the case does not have is a 404 and nothing changes.
     """
     wanted = set(body.query_ids)
+    # An id beyond any row's is missing like any other (the database would refuse it).
     found = list(
         session.scalars(
             select(Query)
-            .where(Query.case_id == case.id, Query.id.in_(wanted))
+            .where(Query.case_id == case.id, Query.id.in_([i for i in wanted if valid_id(i)]))
             .order_by(Query.position, Query.id)
         )
     )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.errors import NotFound
@@ -27,23 +27,16 @@ from app.scoring.types import StoredDocs
 from app.vocabulary import QueryStatus, RunStatus
 
 
-def rescore_query(
-    *,
-    session: Session,
-    case: Case,
-    query: Query,
-    ratings: Mapping[str, float] | None = None,
-) -> tuple[Run, RunQuery] | None:
-    """Re-score one query of the latest run with its current ratings, without refetching.
-
-    ``ratings`` are the query's current ratings when the caller holds them already.
-    """
-    latest = latest_with_row(session=session, case=case, query=query)
-    if latest.run is None or latest.row is None:
-        return None
-    if not rescore_row(
-        session=session, case=case, query=query, run=latest.run, row=latest.row, ratings=ratings
+def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, RunQuery] | None:
+    """Re-score one query of the latest run with its current ratings, without refetching."""
+    latest = latest_with_row(session=session, case=case, query=query, lock=True)
+    if (
+        latest.run is None
+        or latest.row is None
+        or rescore_row(session=session, case=case, query=query, run=latest.run, row=latest.row)
+        is None
     ):
+        session.commit()  # let go of the run's lock
         return None
     return latest.run, latest.row
 
@@ -57,8 +50,12 @@ class LatestRow:
     chosen: Try | None
 
 
-def latest_with_row(*, session: Session, case: Case, query: Query) -> LatestRow:
-    """Return the latest finished run with the query's row and the run's try, in one statement."""
+def latest_with_row(*, session: Session, case: Case, query: Query, lock: bool = False) -> LatestRow:
+    """Return the latest finished run with the query's row and the run's try, in one statement.
+
+    With ``lock``, the run's row is held first, until the transaction ends (see lock_run),
+    and the run and row are read after it: what a re-score of the row needs.
+    """
     latest = (
         select(Run.id)
         .where(Run.case_id == case.id, Run.status == RunStatus.FINISHED)
@@ -66,11 +63,16 @@ def latest_with_row(*, session: Session, case: Case, query: Query) -> LatestRow:
         .limit(1)
         .scalar_subquery()
     )
+    if lock:
+        latest = session.scalar(_locking(Run.id == latest).returning(Run.id))
+        if latest is None:
+            return LatestRow(run=None, row=None, chosen=None)
     stmt = (
         select(Run, RunQuery, Try)
         .outerjoin(RunQuery, (RunQuery.run_id == Run.id) & (RunQuery.query_id == query.id))
         .outerjoin(Try, (Try.case_id == Run.case_id) & (Try.number == Run.try_number))
         .where(Run.id == latest)
+        .execution_options(populate_existing=lock)
     )
     found = session.execute(stmt).first()
     if found is None:
@@ -80,24 +82,18 @@ def latest_with_row(*, session: Session, case: Case, query: Query) -> LatestRow:
 
 
 def rescore_row(
-    *,
-    session: Session,
-    case: Case,
-    query: Query,
-    run: Run,
-    row: RunQuery,
-    ratings: Mapping[str, float] | None = None,
-) -> bool:
-    """Re-score the query's row with the run's scorer and refresh the run's totals.
+    *, session: Session, case: Case, query: Query, run: Run, row: RunQuery
+) -> dict[str, float] | None:
+    """Re-score the query's row with its current ratings and refresh the run's totals.
 
-    Returns False (and changes nothing) when there is no ranking or scorer to score.
+    The caller holds the run's lock (``latest_with_row(lock=True)``). Returns the ratings it
+    scored with; None (and changes nothing) when there is no ranking or scorer to score.
     """
     # The run's scorer is usually the case's, already loaded: no look-up then.
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
     if scorer is None or not has_ranking(row):
-        return False
-    if ratings is None:
-        ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
+        return None
+    ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
     stored = stored_input(row, ratings, query.options or {}, case.options or {})
     outcome = score_queries(config_of(scorer), [stored])[0]
     _apply(row, outcome, ratings)
@@ -110,14 +106,36 @@ def rescore_row(
     session.flush()
     refresh_totals_of(session=session, run=run, weighted=case.aggregate == "weighted_mean")
     session.commit()
-    return True
+    return ratings
+
+
+def lock_run(*, session: Session, run_id: int) -> bool:
+    """Hold the run's row until the transaction ends; False when the run is gone.
+
+    Re-scores of a run's rows take turns on it, each reading the ratings after the previous
+    one committed: without it, two ratings of one case given at once were each re-scored
+    from the ratings its own request had seen, and the later commit left a stale score.
+    """
+    return session.execute(_locking(Run.id == run_id).returning(Run.id)).first() is not None
+
+
+def _locking(where: Any) -> Any:
+    # A write rather than SELECT ... FOR UPDATE: SQLite has no row locks, and there the first
+    # write of a transaction is what takes the database's lock (reads before it would see
+    # data older than the lock).
+    return (
+        update(Run)
+        .where(where)
+        .values(case_score=Run.case_score)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def rescore_run(*, session: Session, run: Run) -> Run:
     """Re-score every stored ranking of a run with the current ratings, without refetching."""
     case = session.get(Case, run.case_id)
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
-    if case is None or scorer is None:
+    if case is None or scorer is None or not lock_run(session=session, run_id=run.id):
         raise NotFound("The run's case or scorer no longer exists.")
     rows = [r for r in run_queries(session=session, run=run) if r.query_id is not None]
     fetched = [r for r in rows if has_ranking(r)]

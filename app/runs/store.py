@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, func, insert, select, update
+from sqlalchemy.exc import DataError, DBAPIError, StatementError
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
@@ -69,7 +70,7 @@ def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None 
         )
     return RunPlan(
         run_id=run.id,
-        endpoint=engine_config(endpoint),
+        endpoint=engine_config(endpoint, sandbox_owner=case.owner_id),
         template=chosen.query_template,
         field_spec=chosen.field_spec,
         rows=chosen.rows,
@@ -173,8 +174,7 @@ def store_chunk(
             delete(RunQuery).where(RunQuery.run_id == run.id, RunQuery.query_id.in_(query_ids))
         )
     rows = _result_rows(plan, fetched, outcomes, ratings, metric_scores)
-    if rows:
-        session.execute(insert(RUN_QUERIES), rows)
+    _insert_results(session, rows)
     done_chunks = sorted({*(run.chunks_done or []), chunk})
     finished = len(done_chunks) >= (run.chunks or 0)
     refresh_totals(session=session, run_id=run.id)
@@ -309,8 +309,7 @@ def finish_run(
         session.rollback()
         return
     rows = _result_rows(plan, fetched, outcomes, ratings, metric_scores)
-    if rows:
-        session.execute(insert(RUN_QUERIES), rows)
+    _insert_results(session, rows)
     refresh_totals(session=session, run_id=plan.run_id)
     run = session.get(Run, plan.run_id)
     session.execute(
@@ -324,6 +323,58 @@ def finish_run(
         )
     )
     session.commit()
+
+
+UNSTORABLE = "The engine's answer for this query could not be stored ({reason})."
+
+
+def _insert_results(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert a run's result rows; a row the database refuses becomes that query's error.
+
+    The docs are cleaned where answers become docs (app.search.storable); this is the last
+    line: one hostile answer must not lose the other queries' results, nor fail the run.
+    """
+    if not rows:
+        return
+    try:
+        with session.begin_nested():
+            session.execute(insert(RUN_QUERIES), rows)
+        return
+    except (StatementError, OverflowError) as exc:
+        if _not_the_data(exc):
+            raise
+    for row in rows:  # one at a time, to find the ones refused
+        try:
+            with session.begin_nested():
+                session.execute(insert(RUN_QUERIES), [row])
+        except (StatementError, OverflowError) as exc:
+            if _not_the_data(exc):
+                raise
+            cause = getattr(exc, "orig", None) or exc
+            with session.begin_nested():
+                session.execute(insert(RUN_QUERIES), [_refused(row, type(cause).__name__)])
+
+
+def _not_the_data(exc: Exception) -> bool:
+    # A value the database or its driver refuses (DataError; SQLite's driver raises
+    # OverflowError for an integer beyond 64 bits) is the row's fault; a lost connection,
+    # a lock or a deadlock is not, and fails the chunk as before.
+    return isinstance(exc, DBAPIError) and not isinstance(exc, DataError)
+
+
+def _refused(row: dict[str, Any], reason: str) -> dict[str, Any]:
+    return {
+        **row,
+        "status": QueryStatus.ERROR,
+        "score": None,
+        "raw_score": None,
+        "reason": None,
+        "error": UNSTORABLE.format(reason=reason),
+        "num_found": None,
+        "docs": [],
+        "log": [],
+        "metric_scores": {key: None for key in row["metric_scores"] or {}} or None,
+    }
 
 
 def _result_rows(

@@ -118,7 +118,9 @@ async def parse_answer(
     if endpoint.engine == Engine.SEARCHAPI:
         text = answer.content.decode("utf-8", "replace")
         usable = body if body is not None and body is not _TOO_DEEP else None
-        return await map_answer(endpoint.mapper_code or "", usable, text, rows)
+        return await map_answer(
+            endpoint.mapper_code or "", usable, text, rows, owner=endpoint.sandbox_owner
+        )
     if body is _TOO_DEEP:
         raise EngineResponseError(f"the answer from {endpoint.safe_url} is nested too deeply")
     if body is None:

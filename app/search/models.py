@@ -9,6 +9,13 @@ from typing import Any
 
 import httpx
 
+from app.search.storable import (
+    MAX_EXPLAIN_DEPTH,
+    MAX_FIELD_DEPTH,
+    storable,
+    storable_count,
+    storable_text,
+)
 from app.vocabulary import Engine, HttpMethod
 
 __all__ = [
@@ -54,6 +61,9 @@ class EndpointConfig:
     secrets_error: str | None = field(default=None, repr=False)
     # searchapi: the JavaScript that turns an answer into docs (docsMapper and friends).
     mapper_code: str | None = field(default=None, repr=False)
+    # Whose share of the JavaScript sandbox the mapper runs in (a user id): the caller of a
+    # try, the case's owner in a run. The sandbox is fair between owners, as for scorers.
+    sandbox_owner: int | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -101,12 +111,22 @@ class SearchRequest:
 
 @dataclass(frozen=True)
 class Doc:
-    """One ranked document: its id, 1-based position, displayed fields and explain."""
+    """One ranked document: its id, 1-based position, displayed fields and explain.
+
+    Every engine's answer becomes these, so this is where what it says is made storable
+    and showable (:mod:`app.search.storable`): a hostile answer cannot fail a write.
+    """
 
     id: str
     position: int
     fields: dict[str, Any]
     explain: Any | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", storable_text(self.id))
+        object.__setattr__(self, "fields", storable(self.fields, MAX_FIELD_DEPTH + 1))
+        if self.explain is not None:
+            object.__setattr__(self, "explain", storable(self.explain, MAX_EXPLAIN_DEPTH))
 
 
 @dataclass(frozen=True)
@@ -115,3 +135,6 @@ class SearchResult:
 
     docs: list[Doc]
     num_found: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "num_found", storable_count(self.num_found))

@@ -52,11 +52,18 @@ def mapped_result(docs: list[dict[str, Any]], num_found: int, rows: int) -> Sear
     return SearchResult(docs=kept, num_found=num_found)
 
 
-async def map_answer(code: str, body: Any, text: str, rows: int) -> SearchResult:
-    """Return the mapper's reading of an answer (``body`` parsed JSON or None for text)."""
+async def map_answer(
+    code: str, body: Any, text: str, rows: int, *, owner: int | None = None
+) -> SearchResult:
+    """Return the mapper's reading of an answer (``body`` parsed JSON or None for text).
+
+    ``owner`` (a user id) is whose share of the sandbox's workers the mapper takes.
+    """
     is_json = body is not None
     try:
-        mapped = await in_scoring_thread(functools.partial(run_mapper, code, text, is_json=is_json))
+        mapped = await in_scoring_thread(
+            functools.partial(run_mapper, code, text, is_json=is_json, owner=owner)
+        )
     except MapperError as exc:
         raise EngineResponseError(str(exc)) from exc
     return mapped_result(mapped.docs, mapped.num_found, rows)

@@ -53,6 +53,10 @@ __all__ = [
 
 DEFAULT_KNOB = 10.0
 SAMPLE_QUERY = "test"
+# A JSON body may nest this deep: far beyond any real query, and well within the recursion
+# the standard library's parser and encoder (and the engine's) can take.
+MAX_BODY_DEPTH = 100
+_TOO_DEEP = f"template nests objects and lists more than {MAX_BODY_DEPTH} deep"
 
 _TOKEN = re.compile(
     r"#\$(?P<name>[^#|\s]+)(?:\|(?P<default>[^#]*))?##|##(?P<knob>[A-Za-z_][A-Za-z0-9_]*)##"
@@ -213,9 +217,27 @@ def parse_json_body(rendered: str) -> dict[str, Any]:
             f"template is not valid JSON after rendering: {exc.msg} at line {exc.lineno}, "
             f"column {exc.colno}: {snippet!r}"
         ) from None
+    except RecursionError:  # far deeper than the bound below
+        raise TemplateError(_TOO_DEEP) from None
+    if _deeper_than(body, MAX_BODY_DEPTH):
+        raise TemplateError(_TOO_DEEP)
     if not isinstance(body, dict):
         raise TemplateError("template must render to a JSON object ({...})")
     return body
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Return whether ``value`` nests lists and objects more than ``limit`` deep."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return False
 
 
 def _render_solr_text(text: str, ctx: RenderContext, whole: str) -> str:

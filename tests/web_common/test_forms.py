@@ -176,7 +176,10 @@ def test_settings_errors_come_all_at_once_and_change_nothing(
         "rows": "Rows must be a whole number from 1 to 500.",
     }
     knobs_error = one(page, "#settings-form fieldset.knobs p.field-error")
-    assert knobs_error.get_text() == "Knob titleBoost must be a number from 0 to 1,000,000,000, not 'lots'."
+    assert (
+        knobs_error.get_text()
+        == "Knob titleBoost must be a number from 0 to 1,000,000,000, not 'lots'."
+    )
     summary = [li.get_text(strip=True) for li in page.select("#settings .form-errors li")]
     assert summary == list(_errors(page).values())  # in the order of the fields on the page
     assert one(page, "#settings-form input[name='knob.titleBoost']")["value"] == "lots"

@@ -12,6 +12,7 @@ message (status "error").
 from __future__ import annotations
 
 import json
+import math
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -124,7 +125,7 @@ def _docs(value: Any) -> list[dict[str, Any]]:
 def _count(value: Any, docs: list[dict[str, Any]]) -> int:
     if value is None:
         return len(docs)
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise MapperError("numberOfResultsMapper(data) must return a number")
     return int(value)
 
@@ -159,6 +160,8 @@ def run_mapper(
         result = json.loads(outcome.reason or "")
     except ValueError as exc:
         raise MapperError("the mapper returned something that is not JSON") from exc
+    except RecursionError:
+        raise MapperError("the mapper returned docs nested too deeply to read") from None
     if not isinstance(result, dict):
         raise MapperError("the mapper returned nothing usable")
     docs = _docs(result.get("docs"))

@@ -90,6 +90,9 @@ class JsPool:
         self.idle: list[WorkerProcess] = []
         self.workers: list[WorkerProcess] = []
         self.held: dict[object, int] = {}
+        # Per owner, how many batches (or mappers) had to wait for a worker: what fairness
+        # between owners is about.
+        self.waited: dict[object, int] = {}
         # Threads that may wait for a worker: many (a waiting thread costs little) and apart
         # from the event loop's default executor, which database work uses.
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="relevo-scoring")
@@ -113,8 +116,12 @@ class JsPool:
         most = self.settings.workers
         cap = max(1, most - 1)
         with self.lock:
+            waits = False
             while self.held.get(owner, 0) >= cap or (not self.idle and len(self.workers) >= most):
+                waits = True
                 self.lock.wait()
+            if waits:
+                self.waited[owner] = self.waited.get(owner, 0) + 1
             self.held[owner] = self.held.get(owner, 0) + 1
             if self.idle:
                 return self.idle.pop()
