@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["SHIPPED", "ShippedScorer", "shipped_scorer"]
+__all__ = ["QUEPID_NAMES", "SHIPPED", "ShippedScorer", "shipped_scorer"]
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,12 @@ _ALL = (
 )
 
 SHIPPED: Mapping[str, ShippedScorer] = {s.name.lower(): s for s in _ALL}
+# The names of the scorers Quepid installs (its db/scorers and migrations), case-folded:
+# a scorer exported under one of them would be scored by Quepid's own code.
+QUEPID_NAMES = frozenset(
+    [s.quepid_name.casefold() for s in _ALL]
+    + ["ndcg@5", "dcg@5", "cg@5", "p@5", "ap@5", "v1 (legacy)"]
+)
 # Other names Quepid has used for the same scorers.
 _ALIASES = {"ndcg_cut@10": "ndcg_cut@10", "v1": "classic", "quepid classic": "classic"}
 
