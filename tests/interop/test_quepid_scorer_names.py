@@ -113,3 +113,13 @@ def test_a_changed_quepid_scorer_or_ones_own_goes_out_under_a_name_to_create(
     scorer = export(api, case["id"])["scorer"]
     assert (scorer["name"], scorer["environment"]) == ("Mine", "relevo")
     assert "written for Relevo's environment" in scorer["quepid_scorer_to_create"]
+
+
+def test_an_imported_ndcg_scores_as_quepid_does(api: ApiUser) -> None:
+    """Issue 36 item 1: SCORING.md's data Z through the scorer a case file naming nDCG@10 gets."""
+    case = imported(api, _case_with_scorer({"name": "nDCG@10"}))
+    ratings = {"a": 3, "b": 3, "c": 0, "y": 1} | {f"x{n}": 3 for n in range(1, 10)}
+    body = {"scorer_id": case["scorer_id"], "docs": ["a", "b", "c"], "ratings": ratings}
+    answer = api.post("/api/v1/score", json=body).json()
+    assert answer["status"] == "scored"
+    assert answer["score"] == pytest.approx(33.5506, abs=5e-5)  # 35.8954 if cut at ten docs
