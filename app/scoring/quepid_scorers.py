@@ -171,7 +171,13 @@ QUEPID_NAMES = frozenset(
     + ["ndcg@5", "dcg@5", "cg@5", "p@5", "ap@5", "v1 (legacy)"]
 )
 # Other names Quepid has used for the same scorers.
-_ALIASES = {"ndcg_cut@10": "ndcg_cut@10", "v1": "classic", "quepid classic": "classic"}
+# ("v1 (legacy)": Quepid's migrations sync a communal scorer of that name from v1.js.)
+_ALIASES = {
+    "ndcg_cut@10": "ndcg_cut@10",
+    "v1": "classic",
+    "v1 (legacy)": "classic",
+    "quepid classic": "classic",
+}
 
 
 def shipped_scorer(name: str) -> ShippedScorer | None:

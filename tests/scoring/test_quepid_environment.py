@@ -183,6 +183,7 @@ def test_shipped_scorers_are_found_by_any_spelling_of_their_name() -> None:
     assert found is not None and found.name == "AP@10" and found.scale == [0, 1]
     classic = shipped_scorer("v1")
     assert classic is not None and classic.name == "Classic"
+    assert shipped_scorer("v1 (legacy)") == classic
     # Quepid finds a case's scorer by its exact, case-sensitive name.
     assert {s.name: s.quepid_name for s in SHIPPED.values()} == {
         "NDCG@10": "nDCG@10",
