@@ -13,6 +13,9 @@ from app.cases import service as case_service
 from app.interop.quepid_import import _shipped
 from app.interop.quepid_parse import QUEPID_ENGINE_NAMES, QUEPID_SUFFIX, READ_BATCH, RELEVO_KEY
 from app.models import Case, Query, Rating, Scorer
+from app.scoring.presets import is_builtin_name
+from app.scoring.quepid_code import builtin_code
+from app.scoring.quepid_scorers import QUEPID_NAMES, ShippedScorer
 from app.vocabulary import Engine, ScorerKind
 
 
@@ -20,12 +23,73 @@ def _json_number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _quepid_name_of(scorer: Scorer) -> str:
-    """Return the scorer's name for Quepid: Quepid's own name for its shipped scorers."""
-    shipped = _shipped(scorer.name) if scorer.name.endswith(QUEPID_SUFFIX) else None
-    if shipped is not None and scorer.code == shipped.code:
-        return shipped.name
-    return scorer.name
+def _same_in_quepid(scorer: Scorer) -> ShippedScorer | None:
+    """Return Quepid's shipped scorer when this one is it: its code, run as Quepid runs it."""
+    shipped = _shipped(scorer.name)
+    if (
+        shipped is None
+        or scorer.kind != ScorerKind.JAVASCRIPT
+        or scorer.environment != "quepid"
+        or scorer.code != shipped.code
+    ):
+        return None
+    return shipped
+
+
+def _name_to_create(scorer: Scorer) -> str:
+    """Return a name for the scorer that no scorer Quepid ships has (nor a Relevo built-in)."""
+    name = scorer.name.removesuffix(QUEPID_SUFFIX).strip()
+    if name.casefold() in QUEPID_NAMES or is_builtin_name(name) or name != scorer.name:
+        return f"{name} (Relevo)"
+    return name
+
+
+def quepid_scorer(scorer: Scorer) -> dict[str, Any]:
+    """Return the file's "scorer": Quepid's exact name when Quepid's scorer of that name
+    computes the same numbers, else a scorer to create in Quepid first, with its code.
+
+    Quepid finds a case's scorer by exact name and refuses the file (400, "needs to be
+    migrated over first") when it has none; a name it has but that computes other numbers
+    would import and score differently. Quepid reads the name only; the rest is for Relevo
+    and for the user.
+    """
+    shipped = _same_in_quepid(scorer)
+    if scorer.kind == ScorerKind.JAVASCRIPT:
+        code, top, environment = scorer.code, scorer.max_score, scorer.environment
+    else:
+        code = builtin_code(scorer.kind, scorer.params, [float(v) for v in scorer.scale])
+        top, environment = 100.0, "quepid"
+    out: dict[str, Any] = {
+        "name": shipped.quepid_name if shipped is not None else _name_to_create(scorer),
+        "code": code,
+        "scale": [_json_number(v) for v in scorer.scale],
+        "max_score": _json_number(top),
+        "environment": environment,
+    }
+    if shipped is None:
+        out["quepid_scorer_to_create"] = _to_create(scorer, out["name"])
+    return out
+
+
+def _to_create(scorer: Scorer, name: str) -> str:
+    """Return what the user does in Quepid before importing the file."""
+    if scorer.kind != ScorerKind.JAVASCRIPT:
+        what = (
+            f'Relevo\'s built-in "{scorer.name}" ({scorer.kind}) as Relevo computes it, on '
+            "0-100; a query Relevo leaves unscored though it has results and ratings (no "
+            "relevant rating) scores 0 in Quepid"
+        )
+    elif scorer.environment == "quepid":
+        what = f'the scorer "{scorer.name}", whose code runs unchanged in Quepid'
+    else:
+        what = (
+            f'the scorer "{scorer.name}", written for Relevo\'s environment: in Quepid a '
+            "value that is not a number scores 0 instead of an error"
+        )
+    return (
+        f"Quepid has no scorer that gives these numbers. Before importing this file into "
+        f'Quepid, create a scorer named "{name}" there with this code and scale: {what}.'
+    )
 
 
 def export_case(session: Session, case: Case) -> Iterator[str]:
@@ -33,13 +97,7 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
     current = case_service.current_try(session=session, case=case)
     endpoint = current.search_endpoint
     scorer = case.scorer
-    scorer_out: dict[str, Any] = {"name": _quepid_name_of(scorer)}
-    if scorer.kind == ScorerKind.JAVASCRIPT:
-        # Quepid's own exports name the scorer only; the code and scale make the file whole.
-        scorer_out["code"] = scorer.code
-        scorer_out["scale"] = [_json_number(v) for v in scorer.scale]
-        scorer_out["max_score"] = _json_number(scorer.max_score)
-        scorer_out["environment"] = scorer.environment
+    scorer_out = quepid_scorer(scorer)
     engine = Engine(endpoint.engine)
     url = endpoint.url if engine == Engine.SOLR else endpoint.url.rstrip("/") + "/_search"
     head: dict[str, Any] = {

@@ -32,7 +32,7 @@ from app.models.base import utcnow
 from app.models.scorers import build_config, config_of
 from app.queries.bulk_lines import from_options
 from app.scorers import service as scorer_service
-from app.scoring import PRESETS
+from app.scoring.presets import is_builtin_name
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import extract_knobs
 from app.vocabulary import Engine, ScorerKind
@@ -41,6 +41,23 @@ from app.vocabulary import Engine, ScorerKind
 def quepid_scorer_name(name: str) -> str:
     """Return the name an imported Quepid scorer gets: "AP@10 (Quepid)", never a built-in's."""
     return f"{name}{QUEPID_SUFFIX}"
+
+
+IMPORTED_SUFFIX = " (imported)"
+
+
+def _imported_name(name: str, warnings: list[str]) -> str:
+    """Return the name for a file's own scorer code: its name, unless a built-in has it."""
+    if not is_builtin_name(name):
+        return name
+    # Other code under a built-in's name (an older Quepid AP@10, say) would be taken for
+    # the built-in, which computes other numbers.
+    renamed = f"{name.strip()}{IMPORTED_SUFFIX}"
+    warnings.append(
+        f'The file\'s scorer "{name}" has code of its own, and "{name}" is the name of a '
+        f'built-in scorer that computes other numbers: it is imported as "{renamed}".'
+    )
+    return renamed
 
 
 def _shipped(name: str) -> ShippedScorer | None:
@@ -186,7 +203,7 @@ def _scorer_for(
                 # Quepid's own scorer (its code unchanged) is named as every import names it.
                 name=quepid_scorer_name(shipped.name)
                 if shipped is not None and same
-                else wanted.name,
+                else _imported_name(wanted.name, warnings),
                 code=wanted.code,
                 scale=scale,
                 max_score=top,
@@ -263,11 +280,10 @@ def _relevo_scorer(
     for scorer in candidates:
         if config_of(scorer) == config:
             return scorer, False
-    builtin = {p.name.lower() for p in PRESETS}
     scorer = Scorer(
         owner_id=user.id,
         # Never a built-in's name: this one computes something else.
-        name=f"{name} (imported)"[:MAX_NAME_CHARS] if name.lower() in builtin else name,
+        name=f"{name}{IMPORTED_SUFFIX}"[:MAX_NAME_CHARS] if is_builtin_name(name) else name,
         kind=kind,
         params=dict(config.params),
         code=config.code,

@@ -30,6 +30,7 @@ from app.scoring import (
     ScorerConfig,
     score_queries,
 )
+from app.scoring.presets import is_builtin_name
 from app.teams import service as teams
 
 DEFAULT_PRESET = "Classic"
@@ -92,6 +93,7 @@ def config_of_spec(spec: ScorerCreate) -> ScorerConfig:
 
 def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer:
     """Validate and store a new scorer of the user's."""
+    _not_a_builtin_name(body.name)
     config = config_of_spec(body)
     shared = teams.teams_for_sharing(session=session, user=user, team_ids=body.team_ids)
     scorer = Scorer(owner_id=user.id, name=body.name, kind=body.kind)
@@ -106,6 +108,8 @@ def update_scorer(*, session: Session, user: User, scorer: Scorer, body: ScorerU
     """Change a user's scorer and (its owner only) who it is shared with; presets are read-only."""
     teams.set_sharing(session=session, user=user, obj=scorer, team_ids=body.team_ids)
     _writable(scorer)
+    if body.name is not None and body.name != scorer.name:
+        _not_a_builtin_name(body.name)
     changes = body.model_dump(exclude_unset=True, exclude={"team_ids"})
     merged: dict[str, Any] = {
         "params": scorer.params,
@@ -133,6 +137,16 @@ def delete_scorer(*, session: Session, user: User, scorer: Scorer) -> None:
         raise Conflict("This scorer is used by cases; give them another scorer first.")
     session.delete(scorer)
     session.commit()
+
+
+def _not_a_builtin_name(name: str) -> None:
+    """Refuse a user's scorer named as a built-in (in any case): a case would not say which."""
+    if is_builtin_name(name):
+        raise Invalid(
+            "name",
+            f'"{name}" is the name of a built-in scorer; give yours another name '
+            f'(for example "{name} (mine)").',
+        )
 
 
 def _writable(scorer: Scorer) -> None:

@@ -236,6 +236,30 @@ def err(params: Mapping[str, Any], top: float) -> Metric:
     return run
 
 
+# The kinds whose value grows with the grade itself (not only with grade >= threshold).
+GRADED_KINDS = frozenset(
+    {ScorerKind.CLASSIC, ScorerKind.NDCG, ScorerKind.DCG, ScorerKind.CG, ScorerKind.ERR}
+)
+
+
+def without_negative_gain(metric: Metric) -> Metric:
+    """Return the metric reading a negative grade as 0: judged, no gain (as trec_eval does).
+
+    On a scale such as -1..4 (trec_eval's qrels.rel_level) a negative grade would otherwise
+    subtract from a DCG, a CG or a mean. The thresholded kinds need no such step: a negative
+    grade is below any positive threshold.
+    """
+
+    def run(query: QueryInput) -> Outcome:
+        ratings = query.ratings
+        if any(rating < 0 for rating in ratings.values()):
+            ratings = {doc: max(rating, 0.0) for doc, rating in ratings.items()}
+            query = query._replace(ratings=ratings)
+        return metric(query)
+
+    return run
+
+
 METRICS: dict[str, Callable[[Mapping[str, Any], float], Metric]] = {
     ScorerKind.CLASSIC: classic,
     ScorerKind.NDCG: ndcg,

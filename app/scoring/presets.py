@@ -44,3 +44,11 @@ PRESETS: tuple[Preset, ...] = (
     Preset("RR@10", "reciprocal_rank", {"k": 10, "threshold": 1}, _BINARY, None),
     Preset("ERR@10", "err", {"k": 10}, _GRADED, None),
 )
+
+
+_BUILTIN_NAMES = frozenset(preset.name.casefold() for preset in PRESETS)
+
+
+def is_builtin_name(name: str) -> bool:
+    """Return whether the name is a built-in preset's, in any case (spaces trimmed)."""
+    return " ".join(name.split()).casefold() in _BUILTIN_NAMES

@@ -4,7 +4,8 @@ A Quepid case export usually names its scorer without the code (``{"name": "AP@1
 For each name Quepid ships, this is JavaScript that computes what that Quepid scorer
 computes, run with ``environment: "quepid"`` (so NaN becomes 0, as Quepid shows it). These
 are not Relevo's built-in presets of the same names, whose numbers differ on purpose (for
-example Quepid's NDCG@10 takes its ideal from the returned docs only).
+example Quepid's nDCG@10 uses gain 2^g - 1 and sums its ideal over every rated doc of the
+query, not only the first k).
 
 Each scorer reports Quepid's raw value; ``max_score`` maps it onto Relevo's 0-100 (1 for
 the 0-1 metrics; the largest value possible on the scale for CG and DCG).
@@ -16,7 +17,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["SHIPPED", "ShippedScorer", "shipped_scorer"]
+__all__ = ["QUEPID_NAMES", "SHIPPED", "ShippedScorer", "shipped_scorer"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class ShippedScorer:
     scale: list[int]
     max_score: float
     labels: dict[str, str]
+    # The name Quepid gives it, exactly: Quepid finds a case's scorer by case-sensitive name.
+    quepid_name: str
 
 
 _GRADED = {"0": "Poor", "1": "Fair", "2": "Good", "3": "Perfect"}
@@ -47,15 +50,18 @@ for (var i = 0; i < k; i++) grades.push(hasDocRating(i) ? docRating(i) : 0);
 _NDCG = (
     _TOP_GRADES
     + """
-// Linear gain; the ideal is the same ten grades, best first (Quepid's local ideal).
-var dcgOf = function (list) {
-  var sum = 0;
-  for (var i = 0; i < k; i++) sum += list[i] / Math.log2(i + 2);
-  return sum;
-};
-var ideal = grades.slice().sort(function (a, b) { return b - a; });
-var best = dcgOf(ideal);
-setScore(best ? dcgOf(grades) / best : 0);
+// Quepid's nDCG@10 since Quepid 8.1: gain 2^g - 1 and a log2(rank + 1) discount. The ideal
+// is every rated doc of the query, best first, and its DCG runs over all of them (more than
+// k when more than k docs are rated), so a query with many good docs cannot reach 1.
+var gainOf = function (grade) { return Math.pow(2, grade) - 1; };
+var dcg = 0;
+for (var i = 0; i < k; i++) dcg += gainOf(grades[i]) / Math.log2(i + 2);
+var ideal = [];
+eachDocWithRating(function (doc) { ideal.push(doc.rating); });
+ideal.sort(function (a, b) { return b - a; });
+var best = 0;
+for (var j = 0; j < ideal.length; j++) best += gainOf(ideal[j]) / Math.log2(j + 2);
+setScore(best ? dcg / best : 0);
 """
 )
 
@@ -144,20 +150,34 @@ setScore(score);
 """
 
 _ALL = (
-    ShippedScorer("NDCG@10", _NDCG.strip() + "\n", [0, 1, 2, 3], 1.0, _GRADED),
-    ShippedScorer("NDCG_CUT@10", _NDCG_CUT.strip() + "\n", [0, 1, 2, 3], 1.0, _GRADED),
-    ShippedScorer("DCG@10", _DCG.strip() + "\n", [0, 1, 2, 3], _MAX_DCG, _GRADED),
-    ShippedScorer("CG@10", _CG.strip() + "\n", [0, 1, 2, 3], float(_MAX_CG), _GRADED),
-    ShippedScorer("P@10", _PRECISION.strip() + "\n", [0, 1], 1.0, _BINARY),
-    ShippedScorer("AP@10", _AVERAGE_PRECISION.strip() + "\n", [0, 1], 1.0, _BINARY),
-    ShippedScorer("RR@10", _RECIPROCAL_RANK.strip() + "\n", [0, 1], 1.0, _BINARY),
-    ShippedScorer("ERR@10", _ERR.strip() + "\n", [0, 1, 2, 3], 1.0, _GRADED),
-    ShippedScorer("Classic", _CLASSIC.strip() + "\n", list(range(1, 11)), 100.0, {}),
+    ShippedScorer("NDCG@10", _NDCG.strip() + "\n", [0, 1, 2, 3], 1.0, _GRADED, "nDCG@10"),
+    ShippedScorer(
+        "NDCG_CUT@10", _NDCG_CUT.strip() + "\n", [0, 1, 2, 3], 1.0, _GRADED, "NDCG_CUT@10"
+    ),
+    ShippedScorer("DCG@10", _DCG.strip() + "\n", [0, 1, 2, 3], _MAX_DCG, _GRADED, "DCG@10"),
+    ShippedScorer("CG@10", _CG.strip() + "\n", [0, 1, 2, 3], float(_MAX_CG), _GRADED, "CG@10"),
+    ShippedScorer("P@10", _PRECISION.strip() + "\n", [0, 1], 1.0, _BINARY, "P@10"),
+    ShippedScorer("AP@10", _AVERAGE_PRECISION.strip() + "\n", [0, 1], 1.0, _BINARY, "AP@10"),
+    ShippedScorer("RR@10", _RECIPROCAL_RANK.strip() + "\n", [0, 1], 1.0, _BINARY, "RR@10"),
+    ShippedScorer("ERR@10", _ERR.strip() + "\n", [0, 1, 2, 3], 1.0, _GRADED, "ERR@10"),
+    ShippedScorer("Classic", _CLASSIC.strip() + "\n", list(range(1, 11)), 100.0, {}, "v1"),
 )
 
 SHIPPED: Mapping[str, ShippedScorer] = {s.name.lower(): s for s in _ALL}
+# The names of the scorers Quepid installs (its db/scorers and migrations), case-folded:
+# a scorer exported under one of them would be scored by Quepid's own code.
+QUEPID_NAMES = frozenset(
+    [s.quepid_name.casefold() for s in _ALL]
+    + ["ndcg@5", "dcg@5", "cg@5", "p@5", "ap@5", "v1 (legacy)"]
+)
 # Other names Quepid has used for the same scorers.
-_ALIASES = {"ndcg_cut@10": "ndcg_cut@10", "v1": "classic", "quepid classic": "classic"}
+# ("v1 (legacy)": Quepid's migrations sync a communal scorer of that name from v1.js.)
+_ALIASES = {
+    "ndcg_cut@10": "ndcg_cut@10",
+    "v1": "classic",
+    "v1 (legacy)": "classic",
+    "quepid classic": "classic",
+}
 
 
 def shipped_scorer(name: str) -> ShippedScorer | None:

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from app.scoring.errors import ScorerConfigError
 from app.scoring.js_limits import Limits
-from app.scoring.metrics import METRICS, Metric
+from app.scoring.metrics import GRADED_KINDS, METRICS, Metric, without_negative_gain
 from app.scoring.sandbox.pool import score_javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 from app.scoring.validation import normalize_params
@@ -18,7 +18,10 @@ from app.vocabulary import QueryStatus, ScorerKind
 
 def _prepare(config: ScorerConfig) -> Metric:
     params = normalize_params(config.kind, config.params, config.scale)
-    return METRICS[config.kind](params, config.scale[-1])
+    metric = METRICS[config.kind](params, config.scale[-1])
+    if config.scale[0] < 0 and config.kind in GRADED_KINDS:
+        return without_negative_gain(metric)
+    return metric
 
 
 def _diagnose(config: ScorerConfig, query: QueryInput) -> str | None:

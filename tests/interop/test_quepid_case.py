@@ -456,6 +456,12 @@ def test_export_is_quepids_case_shape_and_round_trips(api: ApiUser) -> None:
             "scale": [1, 2, 3, 4],
             "max_score": 100,
             "environment": "quepid",
+            # Quepid has no scorer of that name: the file says to create it there first.
+            "quepid_scorer_to_create": (
+                "Quepid has no scorer that gives these numbers. Before importing this file "
+                'into Quepid, create a scorer named "Perfect in top 5" there with this code '
+                'and scale: the scorer "Perfect in top 5", whose code runs unchanged in Quepid.'
+            ),
         },
         "try": {
             "escape_query": False,

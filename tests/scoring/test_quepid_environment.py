@@ -127,9 +127,9 @@ def shipped(name: str, docs: Sequence[str], ratings: Mapping[str, float]) -> Out
         ("AP@10", ["1", "2"], {"1": 0, "2": 1, "3": 1}, 0.25),
         ("CG@10", ["1", "2", "3"], {"1": 0, "2": 3, "3": 1}, 4.0),
         ("P@10", ["1", "2"], {"1": 1, "2": 0}, 0.5),
-        # Data X: NDCG@10 takes its ideal from the returned docs (Relevo's ideal=results),
-        # NDCG_CUT@10 from all ratings with exponential gain.
-        ("NDCG@10", *DATA_X, 0.8162468467),
+        # Data X: both nDCGs use gain 2^g - 1 and take their ideal from all the ratings;
+        # with five rated docs (fewer than k) they agree.
+        ("NDCG@10", *DATA_X, 0.5159779304),
         ("NDCG_CUT@10", *DATA_X, 0.5159779304),
         ("DCG@10", *DATA_X, 6.8868528072),
         ("CG@10", *DATA_X, 6.0),
@@ -152,10 +152,48 @@ def test_shipped_scorers_give_quepids_numbers(
     assert outcome.raw_score == pytest.approx(raw, abs=1e-9)
 
 
+# SCORING.md's data Z: eleven docs rated 3 (a, b and nine not returned), y rated 1, c rated 0.
+DATA_Z = (["a", "b", "c"], {"a": 3, "b": 3, "c": 0, "y": 1} | {f"x{n}": 3 for n in range(1, 10)})
+
+
+@pytest.mark.parametrize(
+    ("name", "score"),
+    [
+        # DCG = 7/log2(2) + 7/log2(3) = 11.416508. Quepid's nDCG@10 sums its ideal over all
+        # 13 rated docs: 7 x (1/log2(2) + ... + 1/log2(12)) + 1/log2(13) = 34.027754.
+        ("NDCG@10", 33.5506),
+        # NDCG_CUT@10 (and Quepid's nDCG@10 before 8.1) cut the ideal at ten docs: 31.804915.
+        ("NDCG_CUT@10", 35.8954),
+    ],
+)
+def test_quepids_ndcg_takes_its_ideal_from_every_rated_doc(name: str, score: float) -> None:
+    outcome = shipped(name, *DATA_Z)
+    assert outcome.status == "scored"
+    assert outcome.score == pytest.approx(score, abs=5e-5)
+
+
+def test_quepids_ndcg_has_no_score_above_zero_without_relevant_ratings() -> None:
+    assert shipped("NDCG@10", ["a", "b"], {"a": 0, "z": 0}).score == 0.0
+    assert shipped("NDCG@10", [], {"z": 2}).score == 0.0  # no results: 0, as Quepid shows
+
+
 def test_shipped_scorers_are_found_by_any_spelling_of_their_name() -> None:
     assert len(SHIPPED) == 9
     found = shipped_scorer("  ap@10 ")
     assert found is not None and found.name == "AP@10" and found.scale == [0, 1]
     classic = shipped_scorer("v1")
     assert classic is not None and classic.name == "Classic"
+    assert shipped_scorer("v1 (legacy)") == classic
+    # Quepid finds a case's scorer by its exact, case-sensitive name.
+    assert {s.name: s.quepid_name for s in SHIPPED.values()} == {
+        "NDCG@10": "nDCG@10",
+        "NDCG_CUT@10": "NDCG_CUT@10",
+        "DCG@10": "DCG@10",
+        "CG@10": "CG@10",
+        "P@10": "P@10",
+        "AP@10": "AP@10",
+        "RR@10": "RR@10",
+        "ERR@10": "ERR@10",
+        "Classic": "v1",
+    }
     assert shipped_scorer("My own scorer") is None
