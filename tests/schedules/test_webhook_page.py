@@ -23,6 +23,9 @@ def test_a_webhook_is_added_listed_and_deleted_in_the_page(
     page = soup(client.get(f"/webhooks?case_id={case_id}"))
     assert one(page, "#no-webhooks").get_text() == "No webhooks yet."
     assert attr(one(page, "#back-to-alerts"), "href").endswith(f"/cases/{case_id}/watch")
+    twin = one(page, 'head link[rel=alternate][type="application/json"]')
+    assert attr(twin, "href").endswith("/api/v1/webhooks")
+    assert one(page, "nav.mainnav")  # the page keeps its navigation
     form = {
         "csrf_token": token,
         "case_id": str(case_id),
