@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "listen_url"]
 
 SECRET_FILE = "secret_key"
 
@@ -23,6 +23,9 @@ class Settings:
     session_max_age_s: int = 14 * 24 * 3600
     https_only_cookies: bool = False
     base_url: str | None = None
+    # The address `relevo serve` or `relevo demo` binds (as listen_url() writes it): alert
+    # links use it when base_url is unset, so they reach this server on whatever port.
+    listen_url: str | None = None
     session_idle_timeout_s: int = 8 * 3600
     max_body_bytes: int = 10 * 1024 * 1024
     max_upload_bytes: int = 200 * 1024 * 1024
@@ -118,6 +121,19 @@ class Settings:
             path.write_text(key + "\n")
             path.chmod(0o600)
         return replace(self, secret_key=key)
+
+
+def listen_url(host: str, port: int) -> str:
+    """Return the http:// address of a server bound to ``host``:``port``, as a link on this
+    machine reaches it (a wildcard bind, 0.0.0.0 or ::, becomes the loopback address)."""
+    name = host.strip() or "127.0.0.1"
+    if name == "0.0.0.0":
+        name = "127.0.0.1"
+    elif name.strip("[]") == "::":
+        name = "::1"
+    if ":" in name and not name.startswith("["):
+        name = f"[{name}]"
+    return f"http://{name}:{port}"
 
 
 RUN_QUEUES = ("inprocess", "postgres")

@@ -10,7 +10,7 @@ import sys
 from dataclasses import replace
 
 from app.cli.encryption import check_stored_secrets
-from app.config import Settings
+from app.config import Settings, listen_url
 from app.runtime import serve_until_stopped
 from app.schedules import hooks as schedule_hooks
 from app.schedules.delivery import config_from as delivery_config_from
@@ -38,7 +38,14 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         )
         return 2
     check_stored_secrets(settings)  # before any process starts (the app checks again)
-    supervisor = _worker_supervisor(workers, args.concurrency) if settings.uses_queue else None
+    # Without RELEVO_BASE_URL, alert links point at the address served here (and so do
+    # those of the workers started here, which end the runs).
+    settings = replace(settings, listen_url=listen_url(args.host, args.port))
+    supervisor = (
+        _worker_supervisor(workers, args.concurrency, settings.listen_url)
+        if settings.uses_queue
+        else None
+    )
 
     def serve() -> None:
         if supervisor is not None:
@@ -54,7 +61,7 @@ def _nothing() -> None:
     return None
 
 
-def _worker_supervisor(count: int, concurrency: int) -> WorkerSupervisor:
+def _worker_supervisor(count: int, concurrency: int, link_base: str | None) -> WorkerSupervisor:
     """Return the supervisor of `serve`'s workers; it logs to the server's stderr."""
     logger = logging.getLogger(WorkerSupervisor.__module__)
     if not logger.handlers:
@@ -72,6 +79,7 @@ def _worker_supervisor(count: int, concurrency: int) -> WorkerSupervisor:
         str(concurrency),
         "--parent-pid",
         str(os.getpid()),
+        *(["--listen-url", link_base] if link_base else []),
     ]
     return WorkerSupervisor(command, count)
 
@@ -91,6 +99,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per engine request
     if args.parent_pid is not None:
         exit_with_parent(args.parent_pid, grace_s=GRACEFUL_STOP_S + 10)
+    if args.listen_url:
+        settings = replace(settings, listen_url=args.listen_url)
     after_reap = [sweep_service.close_finished_sweeps]  # the sweeps whose runs have all ended
     # Alerts evaluated when this worker ends a run link to the server and may e-mail;
     # the queue's minute task fires the schedules.
@@ -105,7 +115,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from app.demo.run import DEMO_ENGINE_PORT, serve_demo
 
-    settings = replace(settings, run_queue="inprocess")  # the demo is one process
+    # The demo is one process; its alert links point at it unless RELEVO_BASE_URL says else.
+    settings = replace(settings, run_queue="inprocess", listen_url=listen_url(args.host, args.port))
     check_stored_secrets(settings)
 
     engine_port = DEMO_ENGINE_PORT if args.engine_port is None else args.engine_port
@@ -137,6 +148,11 @@ def register_worker(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=int,
         default=None,
         help="stop when this process, the worker's parent, ends (`relevo serve` sets it)",
+    )
+    worker.add_argument(
+        "--listen-url",
+        default=None,
+        help="where alert links point without RELEVO_BASE_URL (`relevo serve` sets it)",
     )
     worker.set_defaults(func=cmd_worker)
 

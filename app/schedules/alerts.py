@@ -20,17 +20,34 @@ from app.schedules.schemas import (
     EventRead,
 )
 from app.schedules.service import as_utc
+from app.scoring.significance import FLIPS
 
 __all__ = [
+    "KIND_LABELS",
     "create_alert",
     "delete_alert",
     "email_problem",
     "get_alert",
     "list_alerts",
     "list_events",
+    "min_changed_queries",
+    "notes",
     "to_read",
     "update_alert",
 ]
+
+# What a person reads for each kind of rule (the API keeps the kinds' names).
+KIND_LABELS = {
+    "drop": "Drop",
+    "drop_from_baseline": "Drop from a baseline",
+    "significant_drop": "Significant drop",
+    "below": "Below a threshold",
+    "run_failed": "Run failed",
+}
+NO_SMTP = (
+    "No SMTP server is configured (RELEVO_SMTP_URL): the e-mail addresses are kept, but "
+    "each e-mail will fail when the alert fires."
+)
 
 MAX_EMAIL = 320
 # One plain address per entry: a dot-atom local part (RFC 5321, ASCII) and a dotted host
@@ -65,6 +82,46 @@ def email_problem(address: str) -> str | None:
             "(ASCII; an international domain in its xn-- form)."
         )
     return None
+
+
+def min_changed_queries(alpha: float) -> int | None:
+    """Return the fewest queries whose score must change for a significant_drop at ``alpha``
+    to be able to fire, or None when no number can.
+
+    The paired randomization test (app.scoring.significance) flips the signs of the deltas;
+    unchanged queries flip nothing. With n changed queries, the observed signs and their
+    mirror image are 2 of the 2ⁿ patterns at least as extreme, so p is at least 2 / 2ⁿ
+    (the estimate from FLIPS draws at least 1 / (1 + FLIPS)): it falls below alpha only
+    once 2 / 2ⁿ < alpha.
+    """
+    if alpha <= 1 / (1 + FLIPS):
+        return None
+    n = 1
+    while 2.0 ** (1 - n) >= alpha:
+        n += 1
+    return n
+
+
+def notes(alert: Alert, *, email_enabled: bool) -> list[str]:
+    """Return what a person should know about the rule: when it cannot fire, or cannot
+    deliver."""
+    said = []
+    if alert.kind == "significant_drop":
+        least = min_changed_queries(alert.alpha)
+        if least is None:
+            said.append(
+                f"With alpha = {alert.alpha:g} this rule can never fire: the test's p-value "
+                f"never goes below 1/{1 + FLIPS}."
+            )
+        else:
+            said.append(
+                f"Fires only when at least {least} queries changed score between the two "
+                f"runs: with fewer, the sign-flip test's p-value cannot go below "
+                f"alpha = {alert.alpha:g} (it is at least 2/2^n with n changed queries)."
+            )
+    if alert.email and not email_enabled:
+        said.append(NO_SMTP)
+    return said
 
 
 def _emails(values: list[str]) -> list[str]:
@@ -161,9 +218,12 @@ def delete_alert(*, session: Session, alert: Alert) -> None:
     session.commit()
 
 
-def to_read(alert: Alert) -> AlertRead:
-    """Return the API view of an alert rule."""
-    return AlertRead.model_validate(alert)
+def to_read(alert: Alert, *, email_enabled: bool = True) -> AlertRead:
+    """Return the API view of an alert rule, with its notes (``email_enabled``: whether this
+    process may send e-mail, RELEVO_SMTP_URL)."""
+    read = AlertRead.model_validate(alert)
+    read.notes = notes(alert, email_enabled=email_enabled)
+    return read
 
 
 def list_events(*, session: Session, case: Case, limit: int = 100) -> list[EventRead]:

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Response
 from app.accounts.deps import CaseDep, CurrentUser
 from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
+from app.schedules.delivery import current_config
 from app.schedules.deps import AlertDep, AnnotationDep, WebhookDep
 from app.schedules.page_data import watch_page
 from app.schedules.schemas import (
@@ -28,6 +29,10 @@ from app.schedules.schemas import (
 from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["schedules"])
+
+
+def _email_enabled() -> bool:
+    return current_config().email_enabled
 
 
 @router.get("/cases/{case_id}/schedule", response_model=ScheduleRead)
@@ -53,14 +58,20 @@ def delete_schedule(case: CaseDep, session: SessionDep) -> Response:
 def create_alert(
     body: AlertCreate, case: CaseDep, user: CurrentUser, session: SessionDep
 ) -> AlertRead:
-    """Add an alert rule, evaluated whenever a run of the case ends."""
-    return alerts.to_read(alerts.create_alert(session=session, case=case, user=user, body=body))
+    """Add an alert rule, evaluated whenever a run of the case ends (its notes say when it
+    cannot fire or deliver)."""
+    alert = alerts.create_alert(session=session, case=case, user=user, body=body)
+    return alerts.to_read(alert, email_enabled=_email_enabled())
 
 
 @router.get("/cases/{case_id}/alerts", response_model=list[AlertRead])
 def list_alerts(case: CaseDep, session: SessionDep) -> list[AlertRead]:
     """Return the case's alert rules."""
-    return [alerts.to_read(a) for a in alerts.list_alerts(session=session, case=case)]
+    email = _email_enabled()
+    return [
+        alerts.to_read(a, email_enabled=email)
+        for a in alerts.list_alerts(session=session, case=case)
+    ]
 
 
 @router.get("/cases/{case_id}/alerts/events", response_model=list[EventRead])
@@ -72,7 +83,7 @@ def list_events(case: CaseDep, session: SessionDep) -> list[EventRead]:
 @router.get("/cases/{case_id}/alerts/{alert_id}", response_model=AlertRead)
 def get_alert(alert: AlertDep, case: CaseDep, session: SessionDep) -> AlertRead:
     """Return one alert rule."""
-    return alerts.to_read(alert)
+    return alerts.to_read(alert, email_enabled=_email_enabled())
 
 
 @router.patch("/cases/{case_id}/alerts/{alert_id}", response_model=AlertRead)
@@ -81,7 +92,8 @@ def update_alert(
 ) -> AlertRead:
     """Change an alert rule."""
     return alerts.to_read(
-        alerts.update_alert(session=session, case=case, user=user, alert=alert, body=body)
+        alerts.update_alert(session=session, case=case, user=user, alert=alert, body=body),
+        email_enabled=_email_enabled(),
     )
 
 

@@ -81,6 +81,8 @@ def _alerts_add(args: argparse.Namespace, session: Session) -> None:
     )
     alert = alerts.create_alert(session=session, case=case, user=case.owner, body=body)
     print(f"Alert {alert.id} ({alert.kind}) added to case {case.id}.")
+    for note in alerts.notes(alert, email_enabled=True):
+        print(f"Note: {note}")
 
 
 def _alerts_list(args: argparse.Namespace, session: Session) -> None:

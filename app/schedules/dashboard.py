@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app import access
-from app.models import Alert, AlertCheck, Run, User
-from app.schedules.schemas import Dashboard, DashboardCase
+from app.models import Alert, AlertCheck, AlertEvent, Run, User
+from app.schedules.schemas import Dashboard, DashboardAlert, DashboardCase
 from app.schedules.service import as_utc, next_runs
 from app.vocabulary import RunStatus
 
@@ -26,33 +26,92 @@ def _delta_7d(runs: list[tuple[float, datetime]], now: datetime) -> float | None
     return round(recent[-1] - recent[0], 4) if len(recent) >= 2 else None
 
 
+def _standing_alerts(
+    session: Session, ids: list[int]
+) -> tuple[set[int], dict[int, DashboardAlert]]:
+    """Return the cases with alert rules, and each case's newest alert event that stands.
+
+    An event stands until a later run of its case was evaluated with the rule firing nothing
+    on it: any such run for a ``run_failed`` rule, a finished run with a score for the rules
+    on the score (a run that failed cannot tell whether the score came back).
+    """
+    scope = ids or [-1]
+    with_alerts = set(
+        session.scalars(select(Alert.case_id).where(Alert.case_id.in_(scope)).distinct())
+    )
+    checked = select(Run.case_id, func.max(Run.id)).join(AlertCheck, AlertCheck.run_id == Run.id)
+    last_checked: dict[int, int] = {
+        case_id: run_id
+        for case_id, run_id in session.execute(
+            checked.where(Run.case_id.in_(scope)).group_by(Run.case_id)
+        )
+    }
+    last_scored: dict[int, int] = {
+        case_id: run_id
+        for case_id, run_id in session.execute(
+            checked.where(
+                Run.case_id.in_(scope),
+                Run.status == RunStatus.FINISHED,
+                Run.case_score.is_not(None),
+            ).group_by(Run.case_id)
+        )
+    }
+    newest = (
+        select(func.max(AlertEvent.id))
+        .where(AlertEvent.case_id.in_(scope))
+        .group_by(AlertEvent.alert_id)
+    )
+    standing: dict[int, DashboardAlert] = {}
+    events = session.execute(
+        select(AlertEvent, Alert.kind)
+        .join(Alert, Alert.id == AlertEvent.alert_id)
+        .where(AlertEvent.id.in_(newest))
+        .order_by(AlertEvent.id)
+    ).all()
+    for event, kind in events:
+        after = last_checked if kind == "run_failed" else last_scored
+        if after.get(event.case_id, 0) > event.run_id:
+            continue  # cleared by a later run
+        reason = (event.payload or {}).get("alert", {}).get("reason")
+        standing[event.case_id] = DashboardAlert(
+            alert_id=event.alert_id,
+            kind=kind,
+            reason=str(reason or kind),
+            run_id=event.run_id,
+            created_at=as_utc(event.created_at),
+        )
+    return with_alerts, standing
+
+
 def dashboard(*, session: Session, user: User, now: datetime | None = None) -> Dashboard:
-    """Return the user's cases with score, sparkline, delta_7d, runs and alert state."""
+    """Return the user's cases with score, sparkline, deltas, runs and alert state."""
     moment = as_utc(now or datetime.now(UTC))
     cases = access.visible_cases(session=session, user=user)
     ids = [c.id for c in cases]
     finished: dict[int, list[tuple[float, datetime]]] = defaultdict(list)
-    last_ended: dict[int, tuple[int, datetime | None]] = {}
+    last_ended: dict[int, tuple[int, datetime | None, bool]] = {}
     if ids:
         rows = session.execute(
-            select(Run.case_id, Run.id, Run.status, Run.case_score, Run.finished_at)
+            select(
+                Run.case_id,
+                Run.id,
+                Run.status,
+                Run.case_score,
+                Run.finished_at,
+                Run.errors,
+                Run.total,
+            )
             .where(Run.case_id.in_(ids), Run.status.in_([RunStatus.FINISHED, RunStatus.FAILED]))
             .order_by(Run.id)
         ).all()
-        for case_id, run_id, status, score, at in rows:
-            last_ended[case_id] = (run_id, at)
+        for case_id, run_id, status, score, at, errors, total in rows:
+            # A run whose every query errored has no score: it failed as surely as one that
+            # could not run at all, and the score shown is then an older run's.
+            failed = status == RunStatus.FAILED or (bool(total) and errors >= total)
+            last_ended[case_id] = (run_id, at, failed)
             if status == RunStatus.FINISHED and score is not None and at is not None:
                 finished[case_id].append((float(score), as_utc(at)))
-    with_alerts = set(
-        session.scalars(select(Alert.case_id).where(Alert.case_id.in_(ids or [-1])).distinct())
-    )
-    checks = dict(
-        session.execute(
-            select(AlertCheck.run_id, AlertCheck.triggered).where(
-                AlertCheck.run_id.in_([r for r, _ in last_ended.values()] or [-1])
-            )
-        ).all()
-    )
+    with_alerts, standing = _standing_alerts(session, ids)
     upcoming = next_runs(session=session, case_ids=ids)
     items = []
     for case in cases:
@@ -60,7 +119,7 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
         ended = last_ended.get(case.id)
         state = None
         if case.id in with_alerts:
-            state = "triggered" if ended is not None and checks.get(ended[0]) else "ok"
+            state = "triggered" if case.id in standing else "ok"
         items.append(
             DashboardCase(
                 id=case.id,
@@ -71,6 +130,9 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
                 last_run_at=None if ended is None or ended[1] is None else as_utc(ended[1]),
                 next_run_at=upcoming.get(case.id),
                 alert_state=state,
+                delta_last_run=round(runs[-1][0] - runs[-2][0], 4) if len(runs) >= 2 else None,
+                last_run_failed=ended is not None and ended[2],
+                alert=standing.get(case.id),
             )
         )
     items.sort(

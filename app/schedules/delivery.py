@@ -87,7 +87,7 @@ def install_config(config: DeliveryConfig) -> DeliveryConfig:
 def config_from(settings: Settings) -> DeliveryConfig:
     """Return the delivery settings a process's Settings describe."""
     return DeliveryConfig(
-        base_url=settings.base_url or "http://127.0.0.1:8000",
+        base_url=settings.base_url or settings.listen_url or DeliveryConfig.base_url,
         smtp_url=settings.smtp_url,
         email_from=settings.alert_email_from,
     )

@@ -12,7 +12,7 @@ from app.schedules.alerts import get_alert
 from app.schedules.notes import get_annotation
 from app.schedules.webhooks import visible_webhook
 
-__all__ = ["AlertDep", "AnnotationDep", "WebAlertDep", "WebhookDep"]
+__all__ = ["AlertDep", "AnnotationDep", "WebAlertDep", "WebWebhookDep", "WebhookDep"]
 
 AlertDep = Annotated[Alert, Depends(owned(get_alert, "alert_id", inside=("case", CaseDep)))]
 WebAlertDep = Annotated[Alert, Depends(owned(get_alert, "alert_id", inside=("case", WebCaseDep)))]
@@ -20,3 +20,4 @@ AnnotationDep = Annotated[
     Annotation, Depends(owned(get_annotation, "annotation_id", inside=("case", CaseDep)))
 ]
 WebhookDep = Annotated[Webhook, Depends(owned(visible_webhook, "webhook_id"))]
+WebWebhookDep = Annotated[Webhook, Depends(owned(visible_webhook, "webhook_id", page=True))]

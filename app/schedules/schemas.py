@@ -74,6 +74,11 @@ class AlertRead(Out):
     webhook_ids: list[int]
     email: list[str]
     created_at: datetime
+    notes: list[str] = Field(
+        default_factory=list,
+        description="When the rule cannot fire or deliver: the fewest changed queries a "
+        "significant_drop needs at its alpha; e-mail addresses with no SMTP server configured",
+    )
 
 
 class DeliveryRead(Out):
@@ -144,6 +149,16 @@ class AnnotationRead(Out):
     )
 
 
+class DashboardAlert(Out):
+    """An alert that triggered and that no later run has cleared yet."""
+
+    alert_id: int
+    kind: str
+    reason: str
+    run_id: int
+    created_at: datetime
+
+
 class DashboardCase(Out):
     id: int
     name: str
@@ -152,7 +167,25 @@ class DashboardCase(Out):
     sparkline: list[float]
     last_run_at: datetime | None
     next_run_at: datetime | None
-    alert_state: Literal["ok", "triggered"] | None
+    alert_state: Literal["ok", "triggered"] | None = Field(
+        description="triggered while an alert event stands: no later run has cleared it "
+        "(null: the case has no alert rules)"
+    )
+    delta_last_run: float | None = Field(
+        default=None,
+        description="The latest finished run's score minus the finished run's before it "
+        "(null without two)",
+    )
+    last_run_failed: bool = Field(
+        default=False,
+        description="The latest ended run failed, or every one of its queries errored "
+        "(score is then the score of an earlier run)",
+    )
+    alert: DashboardAlert | None = Field(
+        default=None,
+        description="The newest alert event that stands: a run after it cleared it when that "
+        "run was evaluated and the rule did not fire (for score rules, a run with a score)",
+    )
 
 
 class Dashboard(Out):
@@ -169,3 +202,8 @@ class WatchPage(Out):
     events: list[EventRead] = Field(description="The latest triggered alerts, newest first")
     annotations: list[AnnotationRead]
     webhooks: list[WebhookRead] = Field(description="The webhooks the caller may alert")
+    email_enabled: bool = Field(
+        default=True,
+        description="Whether alerts may be e-mailed: an SMTP server is configured "
+        "(RELEVO_SMTP_URL)",
+    )

@@ -13,11 +13,18 @@ from starlette.datastructures import FormData
 from app.accounts.deps import WebCaseDep, WebUser
 from app.errors import Invalid, RelevoError
 from app.models import Case, User
-from app.schedules import alerts, notes, service
+from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
-from app.schedules.deps import WebAlertDep
+from app.schedules.deps import WebAlertDep, WebWebhookDep
 from app.schedules.page_data import watch_page
-from app.schedules.schemas import AlertCreate, AnnotationCreate, ScheduleBody
+from app.schedules.schemas import (
+    AlertCreate,
+    AlertRead,
+    AnnotationCreate,
+    ScheduleBody,
+    WebhookCreate,
+)
+from app.teams import service as teams
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.templating import is_htmx, render
@@ -30,7 +37,8 @@ def dashboard_page(request: Request, user: WebUser, session: SessionDep) -> Resp
     """The cases the user may see, what got worse first (for htmx: only what got worse)."""
     data = dashboard(session=session, user=user)
     name = "partials/worse.html" if is_htmx(request) else "dashboard.html"
-    return render(request, name, {"user": user, "dashboard": data})
+    context = {"user": user, "dashboard": data, "kind_labels": alerts.KIND_LABELS}
+    return render(request, name, context)
 
 
 @router.get("/cases/{case_id}/watch", name="case_watch_page")
@@ -46,11 +54,26 @@ def _watch(
     session: SessionDep,
     error: str | None = None,
     status_code: int = 200,
+    added_id: int | None = None,
 ) -> Response:
     data = watch_page(session=session, case=case, user=user)
-    context = {"user": user, "watch": data, "error": error}
+    context = {
+        "user": user,
+        "watch": data,
+        "error": error,
+        "kind_labels": alerts.KIND_LABELS,
+        "webhook_names": {w.id: w.name for w in data.webhooks},
+        "added": _added(request, data.alerts, added_id),
+        "least_changed": alerts.min_changed_queries(0.05),
+    }
     name = "partials/watch.html" if is_htmx(request) else "case_watch.html"
     return render(request, name, context, status_code=status_code)
+
+
+def _added(request: Request, rules: list[AlertRead], added_id: int | None) -> AlertRead | None:
+    """Return the rule just added (``?added=<id>`` after the form), to say what to know."""
+    wanted = str(added_id) if added_id is not None else request.query_params.get("added", "")
+    return next((a for a in rules if str(a.id) == wanted), None)
 
 
 def _number(form: FormData, name: str) -> float | None:
@@ -76,14 +99,17 @@ def _done(
     work: Callable[[], object],
 ) -> Response:
     try:
-        work()
+        done = work()
     except (RelevoError, ValidationError) as exc:
         session.rollback()
         message = exc.message if isinstance(exc, RelevoError) else _first(exc)
         return _watch(request, case, user, session, error=message, status_code=422)
-    if is_htmx(request):
-        return _watch(request, case, user, session)
     target = request.url_for("case_watch_page", case_id=case.id)
+    if isinstance(done, int):  # a rule was added: its notes show beside the form
+        target = target.include_query_params(added=done)
+    if is_htmx(request):
+        added = done if isinstance(done, int) else None
+        return _watch(request, case, user, session, added_id=added)
     return RedirectResponse(str(target), status_code=303)
 
 
@@ -126,7 +152,7 @@ def alert_submit(
 ) -> Response:
     """Add an alert rule from the card's form."""
 
-    def work() -> None:
+    def work() -> int:
         emails = [e.strip() for e in str(form.get("email") or "").split(",") if e.strip()]
         body = AlertCreate(
             kind=str(form.get("kind") or ""),
@@ -138,7 +164,7 @@ def alert_submit(
             webhook_ids=[int(str(v)) for v in form.getlist("webhook_ids") if str(v).isdigit()],
             email=emails,
         )
-        alerts.create_alert(session=session, case=case, user=user, body=body)
+        return alerts.create_alert(session=session, case=case, user=user, body=body).id
 
     return _done(request, case, user, session, work)
 
@@ -176,3 +202,99 @@ def annotation_submit(
         notes.create_annotation(session=session, case=case, user=user, body=body)
 
     return _done(request, case, user, session, work)
+
+
+@router.get("/webhooks", name="webhooks_page")
+def webhooks_page(request: Request, user: WebUser, session: SessionDep) -> Response:
+    """The webhooks the user may use, and a form to add one."""
+    return _webhooks(request, user, session)
+
+
+def _case_back(request: Request, raw: object) -> int | None:
+    # The watch page links here with ?case_id= so that this page leads back to it.
+    text = str(raw or "")
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+def _webhooks(
+    request: Request,
+    user: User,
+    session: SessionDep,
+    *,
+    error: str | None = None,
+    typed: dict[str, object] | None = None,
+    case_id: int | None = None,
+    status_code: int = 200,
+) -> Response:
+    hooks = webhooks.list_webhooks(session=session, user=user)
+    my_teams = teams.list_teams(session=session, user=user)
+    names = {t.id: t.name for t in my_teams}
+    context = {
+        "user": user,
+        "webhooks": [webhooks.to_read(w) for w in hooks],
+        "owned": {w.id for w in hooks if w.owner_id == user.id},
+        "teams": my_teams,
+        "team_names": names,
+        "error": error,
+        "typed": typed or {},
+        "case_id": case_id
+        if case_id is not None
+        else _case_back(request, request.query_params.get("case_id")),
+    }
+    return render(request, "webhooks.html", context, status_code=status_code)
+
+
+@router.post("/webhooks", name="webhooks_submit")
+def webhooks_submit(
+    request: Request, user: WebUser, session: SessionDep, form: FormDep, _csrf: CsrfChecked
+) -> Response:
+    """Add a webhook from the page's form (a refusal shows the form again, as typed)."""
+    case_id = _case_back(request, form.get("case_id"))
+    team_ids = [int(str(v)) for v in form.getlist("team_ids") if str(v).isdigit()]
+    typed: dict[str, object] = {
+        "name": str(form.get("name") or ""),
+        "url": str(form.get("url") or ""),
+        "team_ids": team_ids,
+    }
+    try:
+        body = WebhookCreate(
+            name=str(typed["name"]),
+            url=str(typed["url"]).strip(),
+            secret=str(form.get("secret") or "") or None,
+            team_ids=team_ids,
+        )
+        webhooks.create_webhook(session=session, user=user, body=body)
+    except (RelevoError, ValidationError) as exc:
+        session.rollback()
+        message = exc.message if isinstance(exc, RelevoError) else _first(exc)
+        return _webhooks(
+            request, user, session, error=message, typed=typed, case_id=case_id, status_code=422
+        )
+    target = request.url_for("webhooks_page")
+    if case_id is not None:
+        target = target.include_query_params(case_id=case_id)
+    return RedirectResponse(str(target), status_code=303)
+
+
+@router.post("/webhooks/{webhook_id}/delete", name="webhook_delete")
+def webhook_delete(
+    request: Request,
+    webhook: WebWebhookDep,
+    user: WebUser,
+    session: SessionDep,
+    form: FormDep,
+    _csrf: CsrfChecked,
+) -> Response:
+    """Delete a webhook (its owner only; alert rules naming it send nothing there after)."""
+    case_id = _case_back(request, form.get("case_id"))
+    try:
+        webhooks.delete_webhook(session=session, user=user, webhook=webhook)
+    except RelevoError as exc:
+        session.rollback()
+        return _webhooks(
+            request, user, session, error=exc.message, case_id=case_id, status_code=exc.status_code
+        )
+    target = request.url_for("webhooks_page")
+    if case_id is not None:
+        target = target.include_query_params(case_id=case_id)
+    return RedirectResponse(str(target), status_code=303)

@@ -16,7 +16,7 @@ from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
-from app.models import Alert, AlertCheck, Query
+from app.models import Alert, AlertCheck, AlertEvent, Query
 from tests.browser.live import PASSWORD, serving
 from tests.schedules.helpers import add_run
 
@@ -50,8 +50,19 @@ def _cases(factory: sessionmaker[Session]) -> dict[str, int]:
                 for i, s in enumerate(scores)
             ]
             if name == "Slipping":
-                session.add(Alert(case_id=case.id, kind="drop", points=5))
+                rule = Alert(case_id=case.id, kind="drop", points=5)
+                session.add(rule)
+                session.flush()
                 session.add(AlertCheck(run_id=ran[-1].id, triggered=True))
+                reason = "score fell 19.00 points from the previous run"
+                session.add(
+                    AlertEvent(
+                        alert_id=rule.id,
+                        case_id=case.id,
+                        run_id=ran[-1].id,
+                        payload={"alert": {"reason": reason}},
+                    )
+                )
                 session.commit()
             ids[name] = case.id
     return ids
@@ -95,7 +106,14 @@ def test_the_dashboard_shows_what_got_worse_first(
         names = page.locator("#dashboard tbody tr td:first-child").all_inner_texts()
         assert names == ["Slipping", "Steady", "New"]
         assert page.locator("#dashboard .delta-7d").all_inner_texts() == ["-19.00", "+2.00", "—"]
-        assert page.locator("#dashboard .alert-state").all_inner_texts() == ["triggered", "—", "—"]
+        states = page.locator("#dashboard .alert-state").all_inner_texts()
+        assert states[0].startswith("Drop: score fell 19.00 points from the previous run (run ")
+        assert states[1:] == ["—", "—"]
+        assert page.locator("#dashboard .delta-last-run").all_inner_texts() == [
+            "-19.00",
+            "+2.00",
+            "—",
+        ]
         assert page.locator("#dashboard tr.dashboard-case >> nth=0 >> svg polyline").count() == 1
 
         # The case page loads its schedule card with htmx; saving swaps it in place.

@@ -83,6 +83,11 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
         )
         == 0
     )
+    capsys.readouterr()
+    assert main(["alerts", "add", str(case_id), "--kind", "significant_drop"]) == 0
+    added, note = capsys.readouterr().out.splitlines()
+    assert added.endswith(f"(significant_drop) added to case {case_id}.")
+    assert note.startswith("Note: Fires only when at least 6 queries changed score")
     assert main(["alerts", "add", str(case_id), "--kind", "below"]) == 2  # no threshold
     assert main(["alerts", "add", str(case_id), "--kind", "below", "--threshold", "500"]) == 2
     assert main(["schedules", "list"]) == 0
@@ -90,8 +95,9 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
     with factory() as session:
         schedule = session.get(CaseSchedule, case_id)
         assert schedule is not None and schedule.cron == "@weekly"
-        (alert,) = session.scalars(select(Alert))
+        alert, significant = session.scalars(select(Alert).order_by(Alert.id))
         assert (alert.kind, alert.points, alert.webhook_ids) == ("drop", 3.0, [hook["id"]])
+        assert significant.kind == "significant_drop"
         (webhook,) = session.scalars(select(Webhook))
         assert webhook.secret is not None and webhook.secret.startswith("sealed:v2:")
         assert opened(webhook, "secret") == "hook-secret"

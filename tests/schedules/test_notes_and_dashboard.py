@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Alert, AlertCheck, Annotation, Case, Try
+from app.models import Alert, AlertCheck, AlertEvent, Annotation, Case, Try
 from app.schedules import service
 from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
@@ -59,9 +59,11 @@ def test_dashboard_puts_what_got_worse_first(api: ApiUser, db: Session) -> None:
     latest = add_run(db, worse, wq, [60], finished_at=now - timedelta(hours=1))
     add_run(db, better, bq, [50], finished_at=now - timedelta(days=2))
     add_run(db, better, bq, [55], finished_at=now - timedelta(days=1))
-    db.add(Alert(case_id=worse, kind="drop", points=5))
-    db.add(Alert(case_id=better, kind="drop", points=5))
+    rule = Alert(case_id=worse, kind="drop", points=5)
+    db.add_all([rule, Alert(case_id=better, kind="drop", points=5)])
+    db.flush()
     db.add(AlertCheck(run_id=latest.id, triggered=True))
+    db.add(AlertEvent(alert_id=rule.id, case_id=worse, run_id=latest.id, payload={}))
     case = db.get(Case, quiet)
     assert case is not None
     service.set_schedule(session=db, case=case, body=ScheduleBody(cron="@daily"))
