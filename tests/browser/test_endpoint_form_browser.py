@@ -1,12 +1,17 @@
-"""The endpoint form in a real Chromium: only the chosen engine's fields show."""
+"""The endpoint page in a real Chromium: only the chosen engine's fields show, and a
+result upload lands on its outcome."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.browser.live import LiveApp
+from app.accounts import service as user_service
+from app.endpoints import service as endpoint_service
+from app.endpoints.schemas import EndpointCreate
+from tests.browser.live import EMAIL, LiveApp
 from tests.browser.live import login as _login
 
 pytestmark = pytest.mark.browser
@@ -56,5 +61,37 @@ def test_the_endpoint_form_shows_only_the_chosen_engines_fields(
         expect(page.locator("#save-note")).to_be_visible()
         expect(page.locator("#save-warning")).to_have_count(0)
         expect(field("url")).to_be_hidden()  # a stored endpoint's form too
+    finally:
+        context.close()
+
+
+def test_a_result_upload_lands_on_its_outcome(
+    browser: Any, live_app: LiveApp, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    with live_app.session_factory() as session:
+        user = user_service.get_by_email(session=session, email=EMAIL)
+        assert user is not None
+        endpoint = endpoint_service.create_endpoint(
+            session=session, user=user, body=EndpointCreate(name="offline", engine="static")
+        )
+        endpoint_id = endpoint.id
+    bad = tmp_path / "run.txt"
+    bad.write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 oops\n")
+    context = browser.new_context(viewport={"width": 1280, "height": 700})
+    page = context.new_page()
+    try:
+        _login(page, live_app)
+        page.goto(f"{live_app.url}/endpoints/{endpoint_id}")
+        page.set_input_files("#results-form input[type=file]", str(bad))
+        page.click("#results-form button[type=submit]")
+        page.wait_for_url(f"{live_app.url}/endpoints/{endpoint_id}?upload=*#results-problem")
+        problem = page.locator("#results-problem")
+        expect(problem).to_contain_text("line 2")
+        expect(problem).to_be_in_viewport()  # where the page lands, not below the fold
+        # A refresh shows the same outcome and uploads nothing (no resubmission prompt).
+        page.reload()
+        expect(page.locator("#results-problem")).to_contain_text("line 2")
     finally:
         context.close()
