@@ -95,3 +95,36 @@ def test_a_result_upload_lands_on_its_outcome(
         expect(page.locator("#results-problem")).to_contain_text("line 2")
     finally:
         context.close()
+
+
+def test_picking_an_endpoint_for_a_new_case_swaps_in_its_template(
+    browser: Any, live_app: LiveApp
+) -> None:
+    from playwright.sync_api import expect
+
+    with live_app.session_factory() as session:
+        user = user_service.get_by_email(session=session, email=EMAIL)
+        assert user is not None
+        static = endpoint_service.create_endpoint(
+            session=session, user=user, body=EndpointCreate(name="zz file", engine="static")
+        )
+        static_id = str(static.id)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        _login(page, live_app)
+        page.goto(f"{live_app.url}/")
+        select = "#new-case-form select[name=search_endpoint_id]"
+        area = page.locator("#new-case-template")
+        first = area.input_value()
+        assert "multi_match" in first or "#$query##" in first
+        page.select_option(select, static_id)
+        expect(area).to_have_value("#$query##")
+        page.select_option(select, index=0)
+        expect(area).to_have_value(first)
+        # A template the person wrote stays whatever is picked.
+        area.fill('{"query": {"match_all": {}}}')
+        page.select_option(select, static_id)
+        expect(area).to_have_value('{"query": {"match_all": {}}}')
+    finally:
+        context.close()
