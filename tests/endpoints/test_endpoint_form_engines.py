@@ -55,6 +55,10 @@ def test_saving_a_result_file_endpoint_calls_nothing_and_says_whether_results_ar
     assert one(page, "#save-note").get_text() == (
         "No results stored yet: upload a result file below."
     )
+    # Nothing on the page calls a result file over HTTP or asks for a template it ignores.
+    assert page.select("#test-connection") == []
+    assert one(page, "#try-form").select("textarea[name=template]") == []
+    assert one(page, "#result-file")
 
 
 def test_saving_a_post_search_api_sends_a_json_test_query(
