@@ -118,19 +118,45 @@
     }
   });
 
+  // Endpoint form: show only the fields the chosen engine uses (each names its engines in
+  // data-engines). Without this script every field shows; hidden ones are still sent.
+  function showEngineFields(select) {
+    var form = document.getElementById(select.getAttribute("data-engine-fields"));
+    if (!form) return;
+    var parts = form.querySelectorAll("[data-engines]");
+    for (var i = 0; i < parts.length; i++) {
+      var engines = parts[i].getAttribute("data-engines").split(" ");
+      parts[i].hidden = engines.indexOf(select.value) < 0;
+    }
+  }
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (select.matches && select.matches("select[data-engine-fields]")) showEngineFields(select);
+  });
+  function showAllEngineFields() {
+    var selects = document.querySelectorAll("select[data-engine-fields]");
+    for (var i = 0; i < selects.length; i++) showEngineFields(selects[i]);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", showAllEngineFields);
+  } else {
+    showAllEngineFields();
+  }
+
   // New case: picking an endpoint swaps in its engine's default template while untouched.
   document.addEventListener("change", function (event) {
     var select = event.target;
     if (!select.matches || !select.matches("select[data-template-target]")) return;
     var area = document.getElementById(select.getAttribute("data-template-target"));
     var option = select.selectedOptions[0];
-    var engine = option && option.getAttribute("data-engine");
-    if (!area || !engine) return;
-    var defaults = ["solr", "elasticsearch", "opensearch"].map(function (name) {
-      return area.getAttribute("data-default-" + name);
+    if (!area || !option || !option.hasAttribute("data-template")) return;
+    // A template is untouched while it is blank or some endpoint's default.
+    var defaults = Array.prototype.map.call(select.options, function (each) {
+      return each.getAttribute("data-template");
     });
-    if (!area.value.trim() || defaults.indexOf(area.value) >= 0) {
-      area.value = area.getAttribute("data-default-" + engine) || area.value;
+    var current = area.value.replace(/\r\n/g, "\n");
+    if (!current.trim() || defaults.indexOf(current) >= 0) {
+      area.value = option.getAttribute("data-template");
     }
   });
 })();

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
 from app.accounts.deps import WebBookDep, WebUser
 from app.books import io as book_io
@@ -15,7 +18,8 @@ from app.books import service as book_service
 from app.books import sync as book_sync
 from app.books.pages_api import parse_skip
 from app.books.schemas import BookCreate, JudgementPut, Populate, SyncBody
-from app.errors import Invalid
+from app.errors import Conflict, Invalid
+from app.models import Book, User
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute, error_page
@@ -68,9 +72,50 @@ async def import_book(
 
 @router.get("/books/{book_id}", name="book_page")
 def book_page(request: Request, book: WebBookDep, user: WebUser, session: SessionDep) -> Response:
-    """Show a book: agreement, raters' counts, the most disputed pairs and its forms."""
+    """Show a book: agreement, raters' counts, the most disputed pairs and its forms.
+
+    After a fill or a sync the address says what it did and what was chosen: the page says
+    it under that form, with the form's fields as they were.
+    """
+    return _book(request, user, session, book, _outcome(request.query_params))
+
+
+# What a fill or a sync puts in the address of the page it redirects to.
+_OUTCOME_KEYS = (
+    "populate_case",
+    "depth",
+    "added",
+    "existing",
+    "sync_case",
+    "method",
+    "rater",
+    "set",
+    "unchanged",
+    "without",
+)
+
+
+def _outcome(params: Mapping[str, str]) -> dict[str, str]:
+    """Keep the outcome's values that are what a fill or a sync writes (short words, numbers)."""
+    return {
+        key: params[key]
+        for key in _OUTCOME_KEYS
+        if key in params and re.fullmatch(r"[a-z0-9]{1,20}", params[key])
+    }
+
+
+def _book(
+    request: Request,
+    user: User,
+    session: Session,
+    book: Book,
+    outcome: dict[str, str],
+    status_code: int = 200,
+) -> Response:
     data = book_pages.book_page(session=session, user=user, book=book)
-    return render(request, "book.html", {"user": user, "page": data})
+    names = {str(c.id): c.name for c in data.cases}
+    context = {"user": user, "page": data, "outcome": outcome, "case_names": names}
+    return render(request, "book.html", context, status_code=status_code)
 
 
 @router.post("/books/{book_id}/populate", name="book_populate_submit")
@@ -82,17 +127,28 @@ def populate(
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
-    """Fill the book from a case's latest finished run."""
+    """Fill the book from a case's latest finished run; the book page says what was added."""
+    chosen = {
+        "populate_case": field_text(form, "case_id")[:20],
+        "depth": field_text(form, "depth")[:20] or "10",
+    }
     try:
         body = Populate.model_validate(
-            {"case_id": field_text(form, "case_id"), "depth": field_text(form, "depth") or 10}
+            {"case_id": chosen["populate_case"], "depth": chosen["depth"]}
         )
     except ValidationError:
-        return error_page(request, 422, "Choose a case and a depth from 1 to 500.")
-    book_service.populate(
-        session=session, user=user, book=book, case_id=body.case_id, depth=body.depth
+        problem = "Choose a case and a depth from 1 to 500."
+        return _book(request, user, session, book, {**chosen, "populate_problem": problem}, 422)
+    try:
+        added, existing = book_service.populate(
+            session=session, user=user, book=book, case_id=body.case_id, depth=body.depth
+        )
+    except Conflict as exc:
+        return _book(request, user, session, book, {**chosen, "populate_problem": exc.message}, 409)
+    url = request.url_for("book_page", book_id=book.id).include_query_params(
+        **chosen, added=added, existing=existing
     )
-    return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
+    return RedirectResponse(f"{url}#populate-done", status_code=303)
 
 
 @router.post("/books/{book_id}/sync", name="book_sync_submit")
@@ -104,17 +160,33 @@ def sync(
     form: FormDep,
     _csrf: CsrfChecked,
 ) -> Response:
-    """Sync the book into a case and open the case page, which names the book."""
+    """Sync the book into a case; the book page says what was written, with a link to it."""
     rater = field_text(form, "user_id").strip()
+    chosen = {
+        "sync_case": field_text(form, "case_id")[:20],
+        "method": field_text(form, "method")[:20],
+        "rater": rater[:20],
+    }
     try:
         body = SyncBody.model_validate(
             {"method": field_text(form, "method"), "user_id": rater or None}
         )
         case_id = int(field_text(form, "case_id"))
     except (ValidationError, ValueError):
-        return error_page(request, 422, "Choose a case and a method (and a rater for 'rater').")
-    book_sync.sync(session=session, case_id=case_id, book=book, body=body, user=user)
-    return RedirectResponse(str(request.url_for("case_page", case_id=case_id)), status_code=303)
+        problem = "Choose a case and a method (and a rater for 'rater')."
+        return _book(request, user, session, book, {**chosen, "sync_problem": problem}, 422)
+    try:
+        done = book_sync.sync(session=session, case_id=case_id, book=book, body=body, user=user)
+    except (Invalid, Conflict) as exc:
+        failed = {**chosen, "sync_problem": exc.message}
+        return _book(request, user, session, book, failed, exc.status_code)
+    url = request.url_for("book_page", book_id=book.id).include_query_params(
+        **chosen,
+        set=done.ratings_set,
+        unchanged=done.ratings_unchanged,
+        without=done.pairs_without_query,
+    )
+    return RedirectResponse(f"{url}#sync-done", status_code=303)
 
 
 @router.get("/books/{book_id}/judge", name="judge_page")

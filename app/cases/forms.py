@@ -42,6 +42,7 @@ class CaseChoices:
     scorer_ids: frozenset[str]
     options: Mapping[str, Any] = field(default_factory=dict)  # the case's, for its template
     endpoint_id: str = ""  # the endpoint a blank choice keeps (settings only)
+    templates: Mapping[str, str] = field(default_factory=dict)  # endpoint id → its default
 
 
 class _CaseForm(WebForm):
@@ -94,8 +95,13 @@ class NewCaseForm(_CaseForm):
         """Return the case to create; a blank template takes the endpoint's engine default."""
         values: dict[str, Any] = {k: self.text(k) for k in self.fields if self.text(k)}
         engine = self.check_choices(choices)
-        if not values.get("query_template") and engine is not None:
-            values["query_template"] = DEFAULT_TEMPLATES[engine]
+        template = str(values.get("query_template", "")).replace("\r\n", "\n")
+        # The form starts with the first endpoint's default; a default left untouched while
+        # another endpoint was picked (no script to swap it) is that endpoint's default.
+        untouched = {*DEFAULT_TEMPLATES.values(), *choices.templates.values()}
+        if engine is not None and (not template.strip() or template in untouched):
+            chosen = choices.templates.get(self.text("search_endpoint_id"))
+            values["query_template"] = DEFAULT_TEMPLATES[engine] if chosen is None else chosen
         self.check_search(engine, values.get("query_template", ""), choices.options)
         return self.validate(CaseCreate, values)
 

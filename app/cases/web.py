@@ -52,12 +52,15 @@ def cases_page(request: Request, user: WebUser, session: SessionDep, show: str =
 
 def new_case_form(data: CasesPage) -> NewCaseForm:
     """Return the new-case form as the cases list first shows it."""
-    engine = data.endpoints[0].engine if data.endpoints else Engine.OPENSEARCH
+    # The endpoint list starts on its first endpoint, so the template starts as its default.
+    first = data.endpoints[0] if data.endpoints else None
     return NewCaseForm(
         {
             "name": "",
             "search_endpoint_id": "",
-            "query_template": DEFAULT_TEMPLATES[engine],
+            "query_template": DEFAULT_TEMPLATES[Engine.OPENSEARCH]
+            if first is None
+            else first.default_template,
             "field_spec": DEFAULT_FIELD_SPEC,
             "rows": "10",
             "scorer_id": str(data.default_scorer_id or ""),
@@ -82,6 +85,7 @@ def create_case(
     choices = CaseChoices(
         engines={str(e.id): e.engine for e in data.endpoints},
         scorer_ids=frozenset(str(s.id) for s in data.scorers),
+        templates={str(e.id): e.default_template for e in data.endpoints},
     )
     try:
         body = new.body(choices)

@@ -169,6 +169,7 @@ class EndpointOption(Out):
     id: int
     name: str
     engine: Engine
+    default_template: str = ""  # the template a new case on it starts with
 
 
 class EndpointsPage(Out):

@@ -21,7 +21,7 @@ from app.endpoints.schemas import (
     engine_problem,
 )
 from app.errors import Conflict, Invalid
-from app.models import SearchEndpoint, Try, User
+from app.models import Case, SearchEndpoint, Try, User
 from app.search import (
     DEFAULT_FIELD_SPEC,
     ConnectionReport,
@@ -32,7 +32,7 @@ from app.search import (
 from app.search.transport import engine_http_client
 from app.secret_box import SecretUnreadable, opened
 from app.teams import service as teams
-from app.vocabulary import Engine
+from app.vocabulary import Engine, HttpMethod
 
 _JSON_TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}'
 DEFAULT_TEMPLATES: dict[Engine, str] = {
@@ -41,8 +41,11 @@ DEFAULT_TEMPLATES: dict[Engine, str] = {
     Engine.OPENSEARCH: _JSON_TEMPLATE,
     Engine.SEARCHAPI: "q=#$query##",
     Engine.VESPA: '{"yql": "select * from sources * where userQuery()", "query": "#$query##"}',
-    Engine.STATIC: "",
+    # A result file is read by the query text, never rendered: the template says just that.
+    Engine.STATIC: "#$query##",
 }
+# A POST search API is sent its template as a JSON body, so its default is JSON.
+SEARCHAPI_POST_TEMPLATE = '{"q": "#$query##"}'
 # What the endpoint page's connection test shows unless told otherwise: Solr's unique key
 # is a stored field, the others' is the document's _id.
 TEST_FIELD_SPECS: dict[Engine, str] = {
@@ -53,6 +56,13 @@ TEST_FIELD_SPECS: dict[Engine, str] = {
     Engine.VESPA: "id:id title:title",
     Engine.STATIC: "id:id",
 }
+
+
+def default_template(engine: Engine | str, method: HttpMethod | str = HttpMethod.GET) -> str:
+    """Return the template a new case on such an endpoint starts with."""
+    if engine == Engine.SEARCHAPI and method == HttpMethod.POST:
+        return SEARCHAPI_POST_TEMPLATE
+    return DEFAULT_TEMPLATES[Engine(engine)]
 
 
 def list_endpoints(*, session: Session, user: User) -> list[SearchEndpoint]:
@@ -201,6 +211,7 @@ async def check_connection(
     template: str | None,
     field_spec: str,
     timeout_s: float | None = None,
+    knobs: dict[str, float] | None = None,
 ) -> ConnectionReport:
     """Send one query to the endpoint and report the hit count, a sample doc or the error.
 
@@ -208,10 +219,11 @@ async def check_connection(
     the user wait for a host that never answers).
     """
     request = SearchRequest(
-        template=template or DEFAULT_TEMPLATES[endpoint.engine],
+        template=template or default_template(endpoint.engine, endpoint.method),
         query_text=query,
         field_spec=field_spec,
         rows=1,
+        knobs=knobs or {},
     )
     config = engine_config(endpoint)
     if timeout_s is not None:
@@ -220,10 +232,63 @@ async def check_connection(
         return await try_connection(http, config, request)
 
 
+@dataclasses.dataclass(frozen=True)
+class SaveCheck:
+    """What the check after a save found: a failure to warn about, or a note."""
+
+    warning: str | None = None
+    note: str | None = None
+
+
+async def check_after_save(
+    *, session: Session, user: User, endpoint: SearchEndpoint, timeout_s: float
+) -> SaveCheck:
+    """Check a saved endpoint the way a run would use it.
+
+    A result-file endpoint is read, not called: the check is whether results are stored.
+    Another is sent one query with the template of the user's latest case on it (knobs
+    included), or else the template a new case on it would start with.
+    """
+    if endpoint.engine == Engine.STATIC:
+        if results.has_results(session=session, endpoint_id=endpoint.id):
+            return SaveCheck()
+        return SaveCheck(note="No results stored yet: upload a result file below.")
+    latest = session.scalars(
+        select(Try)
+        .join(Case, Case.id == Try.case_id)
+        .where(
+            Try.search_endpoint_id == endpoint.id,
+            Try.number == Case.current_try_number,
+            Case.owner_id == user.id,
+        )
+        .order_by(Try.id.desc())
+        .limit(1)
+    ).first()
+    report = await check_connection(
+        endpoint=endpoint,
+        query="test",
+        template=latest.query_template if latest is not None else None,
+        field_spec=TEST_FIELD_SPECS[Engine(endpoint.engine)],
+        timeout_s=timeout_s,
+        knobs=dict(latest.knobs) if latest is not None else None,
+    )
+    if report.ok:
+        return SaveCheck()
+    return SaveCheck(
+        warning=f"The endpoint is saved, but a test query to {endpoint.url} failed: "
+        f"{report.message}"
+    )
+
+
 def endpoint_options(*, session: Session, user: User) -> list[EndpointOption]:
     """Return the endpoints the user may pick for a case, as form choices."""
     return [
-        EndpointOption(id=e.id, name=e.name, engine=e.engine)
+        EndpointOption(
+            id=e.id,
+            name=e.name,
+            engine=e.engine,
+            default_template=default_template(e.engine, e.method),
+        )
         for e in list_endpoints(session=session, user=user)
     ]
 

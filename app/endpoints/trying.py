@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.endpoints import results
 from app.endpoints.schemas import TryDoc, TryRequest, TryResult
-from app.endpoints.service import DEFAULT_TEMPLATES, TEST_FIELD_SPECS, engine_config
+from app.endpoints.service import TEST_FIELD_SPECS, default_template, engine_config
 from app.models import SearchEndpoint
 from app.search import SearchClient, SearchError, SearchRequest, SearchResult
 from app.search.transport import engine_http_client
@@ -62,7 +62,7 @@ async def try_endpoint(
     """
     engine = Engine(endpoint.engine)
     request = SearchRequest(
-        template=body.template or DEFAULT_TEMPLATES[engine],
+        template=body.template or default_template(engine, endpoint.method),
         query_text=body.query_text,
         field_spec=body.field_spec or TEST_FIELD_SPECS[engine],
         rows=body.rows,

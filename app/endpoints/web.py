@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.accounts.deps import WebEndpointDep, WebUser
+from app.config import Settings
 from app.endpoints import results, trying
 from app.endpoints import service as endpoint_service
 from app.endpoints.forms import EndpointForm
 from app.endpoints.schemas import EndpointRead, TryRequest, TryResult
 from app.errors import ImportRejected, Invalid
-from app.models import User
+from app.models import SearchEndpoint, User
 from app.search import ConnectionReport
 from app.search.static import ResultFormat
 from app.vocabulary import Engine
+from app.web_common import parked
 from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
@@ -65,25 +70,36 @@ def create_endpoint(
 
 
 @router.get("/endpoints/{endpoint_id}", name="endpoint_page")
-async def endpoint_page(request: Request, endpoint: WebEndpointDep, user: WebUser) -> Response:
+async def endpoint_page(
+    request: Request, endpoint: WebEndpointDep, user: WebUser, session: SessionDep
+) -> Response:
     """Show an endpoint's form; secrets appear only as header names and 'basic auth set'.
 
-    Right after a save the endpoint is sent one test query: if it does not answer, the page
-    says so beside "Saved" (the endpoint is saved all the same).
+    Right after a save the endpoint is checked as a run would use it (one test query, or
+    for a result file whether results are stored): a failure is said beside "Saved" (the
+    endpoint is saved all the same).
     """
     read = endpoint_service.to_read(endpoint)
     saved = request.query_params.get("saved") == "1"
-    warning = None
+    check = endpoint_service.SaveCheck()
     if saved:
-        report = await endpoint_service.check_connection(
-            endpoint=endpoint,
-            query="test",
-            template=None,
-            field_spec=endpoint_service.TEST_FIELD_SPECS[endpoint.engine],
-            timeout_s=SAVE_CHECK_TIMEOUT_S,
+        check = await endpoint_service.check_after_save(
+            session=session, user=user, endpoint=endpoint, timeout_s=SAVE_CHECK_TIMEOUT_S
         )
-        warning = None if report.ok else report.message
-    return _form(request, user, read, EndpointForm.of(read), saved=saved, warning=warning)
+    upload = None
+    if token := request.query_params.get("upload", ""):
+        upload = parked.read_json(
+            data_dir=_data_dir(request), kind="results", owner_id=user.id, token=token
+        )
+    return _form(
+        request,
+        user,
+        read,
+        EndpointForm.of(read),
+        saved=saved,
+        check=check,
+        upload=upload if isinstance(upload, dict) else None,
+    )
 
 
 @router.post("/endpoints/{endpoint_id}", name="endpoint_update_submit")
@@ -174,22 +190,36 @@ async def upload_results(
     session: SessionDep,
     _csrf: CsrfChecked,
 ) -> Response:
-    """Replace a result-file endpoint's results with an uploaded TREC run or CSV."""
+    """Replace a result-file endpoint's results with an uploaded TREC run or CSV.
+
+    The outcome is kept briefly and shown on the endpoint page the browser is sent to, at
+    the outcome itself: a refresh there re-posts nothing.
+    """
     form = await request.form()
     upload = form.get("file")
     chosen = form.get("format") or "trec"
     fmt: ResultFormat = "csv" if chosen == "csv" else "trec"
-    read = endpoint_service.to_read(endpoint)
-    problem = None
+    outcome: dict[str, Any]
     if chosen not in ("trec", "csv"):
         problem = f"{str(chosen)[:40]!r} is not a result format: choose TREC run or CSV."
-    elif not isinstance(upload, UploadFile):
-        problem = "Choose a file to upload."
-    if problem is not None or not isinstance(upload, UploadFile):
-        upload_report: dict[str, Any] = {"problem": problem, "errors": []}
-        return _form(
-            request, user, read, EndpointForm.of(read), upload=upload_report, status_code=422
-        )
+        outcome = {"problem": problem, "errors": []}
+    elif not isinstance(upload, UploadFile) or not upload.filename:
+        outcome = {"problem": "Choose a file to upload.", "errors": []}
+    else:
+        outcome = await _store_results(session, endpoint, upload, fmt)
+    token = parked.park_json(
+        data_dir=_data_dir(request), kind="results", owner_id=user.id, value=outcome
+    )
+    anchor = "results-uploaded" if "summary" in outcome else "results-problem"
+    url = request.url_for("endpoint_page", endpoint_id=endpoint.id).include_query_params(
+        upload=token
+    )
+    return RedirectResponse(f"{url}#{anchor}", status_code=303)
+
+
+async def _store_results(
+    session: Session, endpoint: SearchEndpoint, upload: UploadFile, fmt: ResultFormat
+) -> dict[str, Any]:
     # Closed by the wrapper below once the results have been read from it.
     raw = await spool_upload(upload)
 
@@ -200,14 +230,15 @@ async def upload_results(
     try:
         summary = await run_in_threadpool(work)
     except ImportRejected as exc:
-        upload_report = {"problem": exc.message, "errors": exc.errors}
+        return {"problem": exc.message, "errors": exc.errors}
     except UnicodeDecodeError:
-        upload_report = {"problem": "The file is not UTF-8 text; nothing was stored.", "errors": []}
-    else:
-        upload_report = {"summary": summary, "format": fmt}
-        read = endpoint_service.to_read(endpoint)
-        return _form(request, user, read, EndpointForm.of(read), upload=upload_report)
-    return _form(request, user, read, EndpointForm.of(read), upload=upload_report, status_code=422)
+        return {"problem": "The file is not UTF-8 text; nothing was stored.", "errors": []}
+    return {"summary": dataclasses.asdict(summary), "format": fmt}
+
+
+def _data_dir(request: Request) -> Path:
+    settings: Settings = request.app.state.settings
+    return settings.data_dir
 
 
 def _form(
@@ -220,7 +251,7 @@ def _form(
     report: ConnectionReport | None = None,
     test: dict[str, str] | None = None,
     saved: bool = False,
-    warning: str | None = None,
+    check: endpoint_service.SaveCheck | None = None,
     tried: TryResult | None = None,
     typed: dict[str, str] | None = None,
     upload: dict[str, Any] | None = None,
@@ -235,7 +266,7 @@ def _form(
         "errors": editor.errors,
         "report": report,
         "saved": saved,
-        "warning": warning,
+        "check": check or endpoint_service.SaveCheck(),
         "test": test or {"query": "test", "field_spec": test_spec},
         "tried": tried,
         "typed": typed or {"query_text": "test", "template": ""},

@@ -100,19 +100,49 @@ def test_populate_and_sync_forms(
     case_id, qids, _run = case_with_run(api, session_factory, {"batman": ["b1", "b2"]})
     book = make_book(api)
     token = login(client)
-    response = client.post(
+    filled = client.post(
         f"/books/{book['id']}/populate",
         data={"case_id": case_id, "depth": "1", "csrf_token": token},
+        follow_redirects=False,
     )
-    assert response.status_code == 200
-    assert one(soup(response), ".pair-count").get_text() == "1"
+    assert filled.status_code == 303  # Post/Redirect/Get: a refresh re-posts nothing
+    assert filled.headers["location"].endswith("#populate-done")
+    page = soup(client.get(filled.headers["location"]))
+    assert one(page, ".pair-count").get_text() == "1"
+    case_name = api.get(f"/api/v1/cases/{case_id}").json()["name"]
+    assert one(page, "#populate-done").get_text() == (
+        f"Added 1 new pair from the latest run of {case_name} (top 1 per query)."
+    )
+    # The form shows what was chosen.
+    assert one(page, "#populate-form select[name=case_id] option[selected]")["value"] == str(
+        case_id
+    )
+    assert one(page, "#populate-form input[name=depth]")["value"] == "1"
+    again = client.post(
+        f"/books/{book['id']}/populate",
+        data={"case_id": case_id, "depth": "2", "csrf_token": token},
+    )
+    assert one(soup(again), "#populate-done").get_text() == (
+        f"Added 1 new pair from the latest run of {case_name} (top 2 per query); "
+        "1 was already in the book."
+    )
     pair_id = api.get(f"/api/v1/books/{book['id']}/pairs").json()[0]["id"]
     judge(api, book["id"], pair_id, 2)
-    response = client.post(
+    synced = client.post(
         f"/books/{book['id']}/sync",
         data={"case_id": case_id, "method": "median", "user_id": "", "csrf_token": token},
+        follow_redirects=False,
     )
-    source = one(soup(response), "#ratings-source")
+    assert synced.status_code == 303 and synced.headers["location"].endswith("#sync-done")
+    page = soup(client.get(synced.headers["location"]))
+    done = one(page, "#sync-done")
+    assert done.get_text() == (
+        f"Wrote 1 rating into {case_name} and re-scored its latest run; 0 unchanged."
+    )
+    assert one(done, "a")["href"] == f"http://testserver/cases/{case_id}"
+    assert one(page, "#sync-form select[name=method] option[selected]")["value"] == "median"
+    assert one(page, "#sync-form select[name=case_id] option[selected]")["value"] == str(case_id)
+    source = one(soup(client.get(f"/cases/{case_id}")), "#ratings-source")
     assert source["data-method"] == "median" and source["data-book-id"] == str(book["id"])
     ratings = api.get(f"/api/v1/cases/{case_id}/queries/{qids['batman']}/ratings").json()
     assert [(r["doc_id"], r["rating"]) for r in ratings["ratings"]] == [("b1", 2.0)]
@@ -120,9 +150,20 @@ def test_populate_and_sync_forms(
 
     empty = movies_case(api)
     refused = client.post(
-        f"/books/{book['id']}/populate", data={"case_id": empty, "csrf_token": token}
+        f"/books/{book['id']}/populate", data={"case_id": empty, "depth": "3", "csrf_token": token}
     )
     assert refused.status_code == 409
+    page = soup(refused)
+    assert "has no finished run yet" in one(page, "#populate-problem").get_text()
+    assert one(page, "#populate-form input[name=depth]")["value"] == "3"
+    assert one(page, "nav.mainnav")
+    bad = client.post(
+        f"/books/{book['id']}/sync",
+        data={"case_id": case_id, "method": "rater", "user_id": "", "csrf_token": token},
+    )
+    assert bad.status_code == 422
+    assert "user_id" in one(soup(bad), "#sync-problem").get_text()
+    assert one(soup(bad), "#sync-form select[name=method] option[selected]")["value"] == "rater"
 
 
 def test_someone_elses_book_pages_are_404(

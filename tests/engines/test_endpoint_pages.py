@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -111,39 +112,51 @@ def test_a_mapper_that_throws_is_shown_as_the_error(
     assert "publication_id" in one(panel, "#try-raw").get_text()  # what the service answered
 
 
+def _upload(client: TestClient, endpoint_id: int, token: str, fmt: str, body: bytes) -> Any:
+    """Upload a result file; return the redirect's target path (with its fragment)."""
+    sent = client.post(
+        f"/endpoints/{endpoint_id}/results",
+        data={"csrf_token": token, "format": fmt},
+        files={"file": ("run.txt", body, "text/plain")},
+        follow_redirects=False,
+    )
+    assert sent.status_code == 303, sent.text  # Post/Redirect/Get: a refresh re-posts nothing
+    location = str(sent.headers["location"])
+    assert location.startswith(f"http://testserver/endpoints/{endpoint_id}?upload=")
+    return location.removeprefix("http://testserver")
+
+
 def test_a_result_file_is_uploaded_on_the_page_and_tried(api: ApiUser, client: TestClient) -> None:
     token = login(client)
     created = api.post("/api/v1/search-endpoints", json={"name": "run", "engine": "static"}).json()
     page = soup(client.get(f"/endpoints/{created['id']}"))
     assert "No results yet." in one(page, "#result-file").get_text()
-    bad = client.post(
-        f"/endpoints/{created['id']}/results",
-        data={"csrf_token": token, "format": "trec"},
-        files={"file": ("run.txt", b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 oops\n", "text/plain")},
-    )
-    assert bad.status_code == 422
-    problem = one(soup(bad), "#results-problem").get_text()
+    bad = _upload(client, created["id"], token, "trec", b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 oops\n")
+    # The page lands on the outcome, which sits under the upload form.
+    assert bad.endswith("#results-problem")
+    shown = soup(client.get(bad))
+    problem = one(shown, "#result-file #results-problem").get_text()
     assert "nothing was stored" in problem and "line 2" in problem
+    # Read again (a refresh): the same outcome, nothing re-posted.
+    assert one(soup(client.get(bad)), "#results-problem").get_text() == problem
     run = b"q1 Q0 d9 1 1.0 t\nq2 Q0 d3 1 4.0 t\nq2 Q0 d4 2 9.0 t\n"
-    xml = client.post(
-        f"/endpoints/{created['id']}/results",
-        data={"csrf_token": token, "format": "xml"},
-        files={"file": ("run.txt", run, "text/plain")},
-    )
-    assert xml.status_code == 422
-    assert one(soup(xml), "#results-problem").get_text().strip() == (
+    xml = soup(client.get(_upload(client, created["id"], token, "xml", run)))
+    assert one(xml, "#results-problem").get_text().strip() == (
         "'xml' is not a result format: choose TREC run or CSV."
     )
-    assert "No results yet." in one(soup(xml), "#result-file").get_text()
-    good = client.post(
-        f"/endpoints/{created['id']}/results",
-        data={"csrf_token": token, "format": "trec"},
-        files={"file": ("run.txt", run, "text/plain")},
-    )
-    assert good.status_code == 200
-    assert one(soup(good), "#results-uploaded").get_text().strip() == (
+    assert "No results yet." in one(xml, "#result-file").get_text()
+    good = _upload(client, created["id"], token, "trec", run)
+    assert good.endswith("#results-uploaded")
+    assert one(soup(client.get(good)), "#result-file #results-uploaded").get_text().strip() == (
         "Stored 3 result lines for 2 queries."
     )
+    again = _upload(client, created["id"], token, "trec", run)
+    assert one(soup(client.get(again)), "#results-uploaded").get_text().strip() == (
+        "Stored 3 result lines for 2 queries, replacing the previous file."
+    )
+    # A token that was never given out (or has expired) shows no outcome.
+    unknown = soup(client.get(f"/endpoints/{created['id']}?upload=AAAAAAAAAAAAAAAAAAAAAAAA"))
+    assert unknown.select("#results-uploaded, #results-problem") == []
     tried = soup(
         client.post(
             f"/endpoints/{created['id']}/try", data={"csrf_token": token, "query_text": "q2"}

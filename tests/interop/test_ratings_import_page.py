@@ -97,3 +97,54 @@ def test_rre_and_qrels_by_text_from_the_case_page(api: ApiUser, client: TestClie
     assert one(shown, "#import-query-match").get_text() == (
         "QIDs matched by text: 0 by query id, 1 by query text."
     )
+
+
+def test_an_import_after_a_preview_uses_the_kept_file_and_keeps_the_navigation(
+    api: ApiUser, client: TestClient
+) -> None:
+    case_id = movies_case(api, scorer_id=scorer_id(api, "NDCG@10"))
+    ids = add_queries(api, case_id, ["alien"])
+    token = login(client)
+    qrels = f"{ids['alien']} 0 348 3\nalien 0 349 1\n".encode()
+    preview = client.post(
+        f"/cases/{case_id}/ratings/import",
+        data={"csrf_token": token, "action": "preview", "format": "trec"},
+        files={"file": ("mine.qrels", qrels, "text/plain")},
+    )
+    shown = soup(preview)
+    assert one(shown, "nav.mainnav a[href='http://testserver/']")  # the site navigation
+    form = one(shown, "#ratings-import-form")
+    assert one(form, "#kept-file strong").get_text() == "mine.qrels"
+    assert attr(one(form, "select[name=format] option[selected]"), "value") == "trec"
+    assert not one(form, "input[type=file]").has_attr("required")
+    kept = {str(field["name"]): str(field["value"]) for field in form.select("input[type=hidden]")}
+    assert set(kept) == {"csrf_token", "upload_token", "upload_name"}
+    # Import as the browser sends it: the file input left empty, the kept file's token.
+    done = client.post(
+        f"/cases/{case_id}/ratings/import",
+        data={**kept, "action": "import", "format": "trec"},
+        files={"file": ("", b"", "application/octet-stream")},
+    )
+    assert done.status_code == 200, done.text
+    page = soup(done)
+    assert one(page, "h1").get_text().startswith("Ratings imported")
+    assert one(page, "#import-summary .ratings-set").get_text() == "2"
+    assert one(page, "nav.mainnav")
+    ratings = api.get(f"/api/v1/cases/{case_id}/queries/{ids['alien']}/ratings").json()
+    assert {r["doc_id"]: r["rating"] for r in ratings["ratings"]} == {"348": 3, "349": 1}
+    # Imported: the kept copy is gone, and so is another account's or a made-up token's.
+    again = client.post(
+        f"/cases/{case_id}/ratings/import",
+        data={**kept, "action": "import", "format": "trec"},
+    )
+    assert again.status_code == 422
+    assert (
+        one(soup(again), "#import-problem")
+        .get_text()
+        .startswith("The file from the preview is no longer kept")
+    )
+    assert one(soup(again), "nav.mainnav")
+    nothing = client.post(
+        f"/cases/{case_id}/ratings/import", data={"csrf_token": token, "action": "import"}
+    )
+    assert one(soup(nothing), "#import-problem").get_text() == "Choose a file to import."
