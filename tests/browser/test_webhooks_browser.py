@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.browser.live import EMAIL, LiveApp, login, seed, serving
+from tests.fixtures.outbound import SUITE_HOSTS
 
 pytestmark = pytest.mark.browser
 
@@ -24,6 +25,7 @@ def hooks_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApp]:
     data_dir: Path = tmp_path_factory.mktemp("webhooks-app")
     app = create_app(
         Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
             data_dir=data_dir,
             database_url=f"sqlite:///{data_dir}/relevo.db",
             secret_key="webhooks-test-secret",
