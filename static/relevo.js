@@ -250,4 +250,32 @@
       if (details && kept[id].open) details.open = true;
     });
   });
+
+  // A form marked data-busy says it is at work while its slow answer is on its way (a
+  // judge trial asks a model about several pairs): its status line shows the data-busy
+  // text ({n}: the form's n field) and its button cannot be pressed twice.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (event.defaultPrevented || !form.matches || !form.matches("form[data-busy]")) return;
+    var n = form.elements.n ? form.elements.n.value : "";
+    var note = form.querySelector(".busy-note");
+    if (note) note.textContent = form.getAttribute("data-busy").replace("{n}", n);
+    form.setAttribute("aria-busy", "true");
+    var buttons = form.querySelectorAll("button");
+    // Disabled once the submission has its values (a disabled button would be left out).
+    setTimeout(function () {
+      for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
+    }, 0);
+  });
+
+  // Back on such a page from the history, its forms are ready again.
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return;
+    document.querySelectorAll("form[data-busy][aria-busy]").forEach(function (form) {
+      form.removeAttribute("aria-busy");
+      var note = form.querySelector(".busy-note");
+      if (note) note.textContent = "";
+      form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+    });
+  });
 })();

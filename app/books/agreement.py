@@ -19,6 +19,7 @@ from sqlalchemy import Integer, func, select
 from sqlalchemy.orm import Session
 
 from app.books.schemas import AgreementRead, KappaRead
+from app.judges.titles import pair_title, title_fields
 from app.models import Book, Judgement, Pair, User
 
 DISPUTED_LIMIT = 10
@@ -39,6 +40,7 @@ class Disputed:
     doc_id: str
     ratings: list[float]
     spread: float
+    doc_title: str | None = None
 
 
 def numeric_judgements(*, session: Session, book: Book) -> list[tuple[int, int, float]]:
@@ -148,6 +150,7 @@ def disputed_pairs(*, session: Session, book: Book, limit: int = DISPUTED_LIMIT)
     pairs: Mapping[int, Pair] = {
         p.id: p for p in session.scalars(select(Pair).where(Pair.id.in_(ids)))
     }
+    names = title_fields(session=session, book_id=book.id)
     return [
         Disputed(
             pair_id=i,
@@ -155,6 +158,7 @@ def disputed_pairs(*, session: Session, book: Book, limit: int = DISPUTED_LIMIT)
             doc_id=pairs[i].doc_id,
             ratings=sorted(ratings[i]),
             spread=max(ratings[i]) - min(ratings[i]),
+            doc_title=pair_title(pairs[i].fields, names),
         )
         for i in ids
     ]

@@ -13,7 +13,7 @@ import math
 import statistics
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sklearn.metrics import cohen_kappa_score
 from sqlalchemy import select
@@ -49,6 +49,7 @@ def agreement(*, session: Session, book: Book) -> AgreementRead:
             judge=judged[j],
             scale=book.scale,
             people_agreement=base,
+            person_names={u: n for (kind, u), n in names.items() if kind == "user"},
         )
         for j in sorted(judged)
     ]
@@ -140,8 +141,9 @@ def calibrate(
     judge: dict[int, float],
     scale: Sequence[float],
     people_agreement: AgreementRead,
+    person_names: Mapping[int, str] | None = None,
 ) -> JudgeCalibration:
-    """Return one judge's agreement with the people, and the verdict."""
+    """Return one judge's agreement with the people (each named), and the verdict."""
     per_user: dict[int, dict[int, float]] = defaultdict(dict)
     for pair_id, user_id, rating in people:
         per_user[user_id][pair_id] = rating
@@ -152,7 +154,13 @@ def calibrate(
             [per_user[user_id][p] for p in shared], [judge[p] for p in shared]
         )
         kappa_with.append(
-            KappaWith(user_id=user_id, n=len(shared), kappa=plain, weighted_kappa=weighted)
+            KappaWith(
+                user_id=user_id,
+                name=(person_names or {}).get(user_id, f"user {user_id}"),
+                n=len(shared),
+                kappa=plain,
+                weighted_kappa=weighted,
+            )
         )
     person_kappas = [k.kappa for k in people_agreement.cohen_kappa if k.kappa is not None]
     mean_person = float(statistics.fmean(person_kappas)) if person_kappas else None

@@ -34,6 +34,8 @@ class DisputedRow(Out):
     pair_id: int
     query_text: str
     doc_id: str
+    # The document's title from the pair's stored fields (None when they hold none).
+    doc_title: str | None = None
     ratings: list[float]
     spread: float
 

@@ -20,6 +20,7 @@ from app.books.pages_api import parse_skip
 from app.books.schemas import BookCreate, JudgementPut, Populate, SyncBody
 from app.errors import Conflict, Invalid
 from app.models import Book, User
+from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute, error_page
@@ -116,6 +117,35 @@ def _book(
     names = {str(c.id): c.name for c in data.cases}
     context = {"user": user, "page": data, "outcome": outcome, "case_names": names}
     return render(request, "book.html", context, status_code=status_code)
+
+
+@router.get("/books/{book_id}/delete", name="book_delete_page")
+def confirm_book(
+    request: Request, book: WebBookDep, user: WebUser, session: SessionDep
+) -> Response:
+    """Ask before deleting a book, saying how many pairs and ratings go with it."""
+    pairs = book_service.pair_counts(session=session, book_ids=[book.id])[book.id]
+    doomed = Doomed(
+        kind="book",
+        name=book.name,
+        consequence=(
+            f"Its {pairs} {'pair' if pairs == 1 else 'pairs'}, every rating people and judges "
+            "gave them and its judge runs are deleted with it; cases synced from it keep "
+            "the ratings they were given."
+        ),
+        action=str(request.url_for("book_delete_submit", book_id=book.id)),
+        back=str(request.url_for("book_page", book_id=book.id)),
+    )
+    return confirm_page(request, user, doomed)
+
+
+@router.post("/books/{book_id}/delete", name="book_delete_submit")
+def delete_book(
+    request: Request, book: WebBookDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Delete a book (its owner only: 403 page otherwise) and go back to the books."""
+    book_service.delete_book(session=session, user=user, book=book)
+    return gone(request, str(request.url_for("books_page")))
 
 
 @router.post("/books/{book_id}/populate", name="book_populate_submit")

@@ -12,6 +12,10 @@ between one pair's attempts together (backoff is cut to what is left of it; a 42
 for longer than what is left fails the pair at once, saying so, rather than sleeping). A
 trial also waits at most ``timeout_s`` for its turn within the limits.
 
+The requests/minute limit is a window of a minute, not an even spacing: up to that many
+calls go at once when the concurrency allows (a trial of 5 pairs does not wait a second
+between calls), and never more in any minute.
+
 The judge's requests/minute, tokens/minute and max concurrency are held per account (the
 provider, URL, key and headers with those limits) by the client: the process has one
 client for its runs and trials (the run manager's, or the worker's), so they hold across
@@ -34,7 +38,6 @@ import httpx
 
 from app.judges.providers import Call, ReplyRejected, build_call, parse_judgement, parse_wire
 from app.search.errors import EngineUnavailable
-from app.search.limits import RateLimiter
 from app.search.policy import OutboundPolicy, check_destination, current_policy
 
 __all__ = ["JudgeClient", "JudgeConfig", "Outcome", "estimate_tokens"]
@@ -63,6 +66,11 @@ class JudgeConfig:
     timeout_s: float = 30.0
     price_input_per_mtok: float | None = None
     price_output_per_mtok: float | None = None
+
+    @property
+    def priced(self) -> bool:
+        """Whether the judge has a price: without one, its costs are unknown (not free)."""
+        return self.price_input_per_mtok is not None or self.price_output_per_mtok is not None
 
     def cost(self, tokens_in: int, tokens_out: int) -> float:
         """Return the price of these tokens in USD (0 where no price is set)."""
@@ -117,9 +125,10 @@ class _TokenWindow:
 class _RequestWindow:
     """At most ``per_minute`` requests in any window of a minute, counted when they leave.
 
-    The even spacing of :class:`RateLimiter` alone can let one more through in a window when
-    the event loop delays one request and the next catch up; this log of actual send times
-    (over a minute and a margin for the network's jitter) is the guarantee.
+    A burst up to the whole budget goes at once; then each call waits until the oldest has
+    left the window. This log of actual send times (over a minute and a margin for the
+    network's jitter) holds the limit in every minute, where a token bucket of the same size
+    would let nearly twice the budget through in the minute after a burst (its refill on top).
     """
 
     def __init__(self, per_minute: int, sleep: Sleep, clock: Callable[[], float]) -> None:
@@ -142,7 +151,6 @@ class _RequestWindow:
 class _Limits:
     def __init__(self, config: JudgeConfig, sleep: Sleep, clock: Callable[[], float]) -> None:
         self.semaphore = asyncio.Semaphore(max(1, config.max_concurrency))
-        self.rate = RateLimiter(config.requests_per_minute, sleep=sleep, clock=clock)
         self.window = _RequestWindow(config.requests_per_minute, sleep, clock)
         self.tokens = _TokenWindow(config.tokens_per_minute, sleep, clock)
 
@@ -151,7 +159,6 @@ class _Limits:
         await self.semaphore.acquire()
         try:
             await self.tokens.acquire(tokens)
-            await self.rate.acquire()
             await self.window.acquire()
         except BaseException:  # cancelled or timed out while waiting: the slot goes back
             self.semaphore.release()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app import access
@@ -13,7 +13,17 @@ from app.judges import runs
 from app.judges import service as judges
 from app.judges.consensus import aggregate
 from app.judges.schemas import JudgeRead, JudgeRunRead
-from app.models import Book, JudgeFailure, JudgeJudgement, Judgement, Pair, User
+from app.judges.titles import pair_title, title_fields
+from app.models import (
+    Book,
+    Judge,
+    JudgeFailure,
+    JudgeJudgement,
+    Judgement,
+    JudgeRun,
+    Pair,
+    User,
+)
 
 REVIEW_LIMIT = 50
 REVIEW_GAP = 2.0
@@ -33,6 +43,8 @@ class ReviewRow(Out):
     pair_id: int
     query_text: str
     doc_id: str
+    # The document's title from the pair's stored fields (None when they hold none).
+    doc_title: str | None = None
     judge_name: str
     judge_rating: float | None
     people_rating: float | None
@@ -65,17 +77,31 @@ def judges_page(*, session: Session, user: User) -> JudgesPage:
     )
 
 
+def run_count(*, session: Session, judge: Judge) -> int:
+    """Return how many runs the judge has had (on any book)."""
+    found = session.scalar(
+        select(func.count()).select_from(JudgeRun).where(JudgeRun.judge_id == judge.id)
+    )
+    return int(found or 0)
+
+
 def judging_page(*, session: Session, user: User, book: Book) -> JudgingPage:
     """Return a book's judges to choose from, its judge runs and the review queue."""
     mine = judges.list_judges(session=session, user=user)
     names = {j.id: j.name for j in mine}
+    priced = {j.id: judges.is_priced(j) for j in mine}
     book_runs = runs.list_runs(session=session, book=book)
     return JudgingPage(
         book_id=book.id,
         book_name=book.name,
         judges=[judges.to_read(j) for j in mine],
         runs=[
-            runs.to_read(session=session, run=r, judge_name=names.get(r.judge_id))
+            runs.to_read(
+                session=session,
+                run=r,
+                judge_name=names.get(r.judge_id),
+                judge_priced=priced.get(r.judge_id),
+            )
             for r in book_runs
         ],
         review=review_queue(session=session, book=book),
@@ -125,11 +151,13 @@ def review_queue(*, session: Session, book: Book, limit: int = REVIEW_LIMIT) -> 
     pairs = {
         p.id: p for p in session.scalars(select(Pair).where(Pair.id.in_({r[1] for r in rows})))
     }
+    fields = title_fields(session=session, book_id=book.id) if pairs else []
     return [
         ReviewRow(
             pair_id=pair_id,
             query_text=pairs[pair_id].query_text,
             doc_id=pairs[pair_id].doc_id,
+            doc_title=pair_title(pairs[pair_id].fields, fields),
             judge_name=names.get(judge_id, f"judge {judge_id}"),
             judge_rating=rating,
             people_rating=majority.get(pair_id),

@@ -153,8 +153,7 @@ def estimate(
     calls = [j for j in jobs if j.key not in cached]
     tokens_in = sum(prompt_tokens(j.prompt) for j in calls)
     tokens_out = len(calls) * min(judge.max_output_tokens, TYPICAL_OUTPUT_TOKENS)
-    priced = judge.price_input_per_mtok is not None or judge.price_output_per_mtok is not None
-    cost = judges.config_of(judge).cost(tokens_in, tokens_out) if priced else None
+    cost = judges.config_of(judge).cost(tokens_in, tokens_out) if judges.is_priced(judge) else None
     return JudgeRunEstimate(
         pairs=len(jobs),
         calls=len(calls),
@@ -172,11 +171,7 @@ def create_run(
 
     One active run per judge: its rate limits are then held by one process, whichever.
     """
-    if (
-        body.budget_usd is not None
-        and judge.price_input_per_mtok is None
-        and (judge.price_output_per_mtok is None)
-    ):
+    if body.budget_usd is not None and not judges.is_priced(judge):
         raise Invalid("budget_usd", "A budget in USD needs the judge's prices per million tokens.")
     judges.config_of(judge)  # secrets readable, or 409 now rather than a run of failures
     active = session.scalar(
@@ -363,12 +358,18 @@ def failures(*, session: Session, run: JudgeRun) -> list[FailureRead]:
 
 
 def to_read(
-    *, session: Session, run: JudgeRun, with_failures: bool = False, judge_name: str | None = None
+    *,
+    session: Session,
+    run: JudgeRun,
+    with_failures: bool = False,
+    judge_name: str | None = None,
+    judge_priced: bool | None = None,
 ) -> JudgeRunRead:
     """Return the public view of a run (with its failures when asked)."""
-    if judge_name is None:
+    if judge_name is None or judge_priced is None:
         judge = session.get(Judge, run.judge_id)
-        judge_name = judge.name if judge is not None else f"judge {run.judge_id}"
+        judge_name = judge_name or (judge.name if judge is not None else f"judge {run.judge_id}")
+        judge_priced = judge is not None and judges.is_priced(judge)
     return JudgeRunRead(
         id=run.id,
         book_id=run.book_id,
@@ -389,6 +390,8 @@ def to_read(
         created_at=run.created_at,
         finished_at=run.finished_at,
         resumable=run.status == "paused" or is_stale(run),
+        # A cost already counted stays known when the judge's prices are removed later.
+        priced=judge_priced or run.cost_usd > 0,
         failures=failures(session=session, run=run) if with_failures else None,
     )
 

@@ -147,6 +147,8 @@ class JudgeTestItem(Out):
     pair_id: int
     query_text: str
     doc_id: str
+    # The document's title from the pair's stored fields (None when they hold none).
+    doc_title: str | None = None
     prompt: str
     reply: str | None
     rating: float | None
@@ -161,6 +163,8 @@ class JudgeTestItem(Out):
 class JudgeTestRead(Out):
     judge_id: int
     book_id: int
+    # False when the judge has no prices: every cost_usd is then 0 for unknown, not free.
+    priced: bool = True
     items: list[JudgeTestItem]
 
 
@@ -208,6 +212,8 @@ class JudgeRunRead(Out):
     finished_at: datetime | None
     # Paused, or running in a process that stopped: POST .../resume goes on where it was.
     resumable: bool = False
+    # False when the judge has no prices and nothing was costed: cost_usd 0 means unknown.
+    priced: bool = True
     failures: list[FailureRead] | None = None
 
 
@@ -234,6 +240,8 @@ class RaterRef(Out):
 
 class KappaWith(Out):
     user_id: int
+    # The person's e-mail (the raters' names on the book page).
+    name: str = ""
     n: int
     kappa: float | None
     weighted_kappa: float | None

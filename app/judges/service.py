@@ -194,6 +194,11 @@ def config_of(judge: Judge) -> JudgeConfig:
     )
 
 
+def is_priced(judge: Judge) -> bool:
+    """Whether the judge has a price: without one, its costs are unknown (not free)."""
+    return judge.price_input_per_mtok is not None or judge.price_output_per_mtok is not None
+
+
 def judge_names(*, session: Session, judge_ids: list[int]) -> dict[int, str]:
     """Return judge id → name for these ids (missing ids are left out)."""
     if not judge_ids:

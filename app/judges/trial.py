@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,18 +15,40 @@ from app.judges import service as judges
 from app.judges.client import JudgeClient, JudgeConfig
 from app.judges.runs import PairJob
 from app.judges.schemas import JudgeTestItem, JudgeTestRead
+from app.judges.titles import pair_title, title_fields
 from app.models import Book, Judge, Pair, User
+
+
+@dataclass(frozen=True)
+class Picked:
+    """One pair of a trial as plain data (read before any call), with its prompt."""
+
+    pair_id: int
+    query_text: str
+    doc_id: str
+    doc_title: str | None
+    job: PairJob
 
 
 def sample(
     *, session: Session, book: Book, judge: Judge, n: int, seed: int | None = None
-) -> list[tuple[Pair, PairJob]]:
+) -> list[Picked]:
     """Return up to ``n`` of the book's pairs, picked at random, with their prompts."""
     ids = list(session.scalars(select(Pair.id).where(Pair.book_id == book.id).order_by(Pair.id)))
     chosen = sorted(random.Random(seed).sample(ids, min(n, len(ids))))
     jobs = runs.pair_jobs(session=session, book=book, judge=judge, pair_ids=chosen)
     pairs = {p.id: p for p in session.scalars(select(Pair).where(Pair.id.in_(chosen)))}
-    return [(pairs[j.pair_id], j) for j in jobs]
+    names = title_fields(session=session, book_id=book.id)
+    return [
+        Picked(
+            pair_id=j.pair_id,
+            query_text=pairs[j.pair_id].query_text,
+            doc_id=pairs[j.pair_id].doc_id,
+            doc_title=pair_title(pairs[j.pair_id].fields, names),
+            job=j,
+        )
+        for j in jobs
+    ]
 
 
 async def try_judge(
@@ -33,7 +56,7 @@ async def try_judge(
     client: JudgeClient,
     config: JudgeConfig,
     scale: list[float],
-    picked: list[tuple[Pair, PairJob]],
+    picked: list[Picked],
     judge_id: int,
     book_id: int,
 ) -> JudgeTestRead:
@@ -44,16 +67,17 @@ async def try_judge(
     """
     outcomes = await asyncio.gather(
         *(
-            client.judge(config, job.prompt, scale, attempts=2, turn_wait_s=config.timeout_s)
-            for _pair, job in picked
+            client.judge(config, p.job.prompt, scale, attempts=2, turn_wait_s=config.timeout_s)
+            for p in picked
         )
     )
     items = [
         JudgeTestItem(
-            pair_id=pair.id,
-            query_text=pair.query_text,
-            doc_id=pair.doc_id,
-            prompt=job.prompt,
+            pair_id=p.pair_id,
+            query_text=p.query_text,
+            doc_id=p.doc_id,
+            doc_title=p.doc_title,
+            prompt=p.job.prompt,
             reply=outcome.raw_reply,
             rating=outcome.rating,
             explanation=outcome.explanation,
@@ -63,14 +87,14 @@ async def try_judge(
             cost_usd=round(outcome.cost_usd, 6),
             latency_ms=round(outcome.latency_ms, 1),
         )
-        for (pair, job), outcome in zip(picked, outcomes, strict=True)
+        for p, outcome in zip(picked, outcomes, strict=True)
     ]
-    return JudgeTestRead(judge_id=judge_id, book_id=book_id, items=items)
+    return JudgeTestRead(judge_id=judge_id, book_id=book_id, priced=config.priced, items=items)
 
 
 def prepare(
     *, session: Session, user: User, book_id: int, judge: Judge, n: int
-) -> tuple[JudgeConfig, list[float], list[tuple[Pair, PairJob]]]:
+) -> tuple[JudgeConfig, list[float], list[Picked]]:
     """Return what a trial on one of the user's books needs from the database (read before
     any call is made); another user's book is NotFound."""
     book = access.visible_book(session=session, user=user, book_id=book_id)

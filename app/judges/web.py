@@ -12,6 +12,7 @@ from app.accounts.deps import WebBookDep, WebUser, owned
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import launch, page_data, runs, service, trial
 from app.judges.deps import JudgeClientDep, RunManagerDep, WebJudgeRunDep
+from app.judges.prompt import DEFAULT_PROMPT
 from app.judges.schemas import (
     JudgeCreate,
     JudgeRunCreate,
@@ -20,6 +21,7 @@ from app.judges.schemas import (
     JudgeUpdate,
 )
 from app.models import Book, Judge, User
+from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute
@@ -80,7 +82,14 @@ def _list(
     status_code: int = 200,
 ) -> Response:
     page = page_data.judges_page(session=session, user=user)
-    context = {"user": user, "page": page, "form": form, "errors": errors}
+    context = {
+        "user": user,
+        "page": page,
+        "form": form,
+        "errors": errors,
+        "defaults": JudgeCreate.model_construct(name="", provider="openai", base_url="", model=""),
+        "default_prompt": DEFAULT_PROMPT,
+    }
     return render(request, "judges.html", context, status_code)
 
 
@@ -152,6 +161,35 @@ def update_judge(
         return _judge(request, user, session, judge, exc.errors, status_code=422)
     url = request.url_for("judge_model_page", judge_id=judge.id).include_query_params(saved=1)
     return RedirectResponse(str(url), status_code=303)
+
+
+@router.get("/judges/{judge_id}/delete", name="judge_delete_page")
+def confirm_judge(
+    request: Request, judge: WebJudgeDep, user: WebUser, session: SessionDep
+) -> Response:
+    """Ask before deleting a judge, saying what goes with it."""
+    runs_count = page_data.run_count(session=session, judge=judge)
+    doomed = Doomed(
+        kind="judge",
+        name=judge.name,
+        consequence=(
+            f"Its ratings of every book and its {runs_count} "
+            f"{'run' if runs_count == 1 else 'runs'} are deleted with it (a judge with a run "
+            "under way cannot be deleted: cancel the run first); the people's ratings stay."
+        ),
+        action=str(request.url_for("judge_delete_submit", judge_id=judge.id)),
+        back=str(request.url_for("judge_model_page", judge_id=judge.id)),
+    )
+    return confirm_page(request, user, doomed)
+
+
+@router.post("/judges/{judge_id}/delete", name="judge_delete_submit")
+def delete_judge(
+    request: Request, judge: WebJudgeDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
+) -> Response:
+    """Delete a judge (its owner only; 409 page while it has a run under way)."""
+    service.delete_judge(session=session, user=user, judge=judge)
+    return gone(request, str(request.url_for("judges_page")))
 
 
 @router.post("/judges/{judge_id}/test", name="judge_test_submit")

@@ -137,3 +137,68 @@ def test_judge_a_book_estimate_progress_and_retry(browser: Any, judge_app: Judge
     expect(page.locator("#review-queue tbody tr")).to_contain_text("failed:")
     expect(page.locator("#judge-runs tbody tr")).to_have_count(2)
     context.close()
+
+
+def test_new_judge_form_a_busy_trial_and_delete(browser: Any, judge_app: JudgeApp) -> None:
+    from playwright.sync_api import expect
+
+    app = judge_app
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{app.url}/login")
+    page.fill("input[name=email]", EMAIL)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_url(f"{app.url}/")
+    page.goto(f"{app.url}/judges")
+    form = page.locator("#new-judge-form")
+    # Every setting is there at creation, with its default.
+    expect(form.locator("[name=temperature]")).to_have_value("0.0")
+    expect(form.locator("[name=max_concurrency]")).to_have_value("4")
+    form.locator("[name=name]").fill("Careful")
+    form.locator("[name=base_url]").fill(f"{app.llm.url}/v1")
+    form.locator("[name=model]").fill("gpt-fake")
+    form.locator("[name=temperature]").fill("0.3")
+    form.locator("[name=requests_per_minute]").fill("600")
+    form.locator("[name=max_concurrency]").fill("5")
+    form.locator("[name=prompt]").fill("Rate {{doc}} for {{query}} on {{scale}}.")
+    form.locator("button[type=submit]").click()
+    page.wait_for_url(f"{app.url}/judges/*")
+    expect(page.locator("#judge-form [name=temperature]")).to_have_value("0.3")
+    expect(page.locator("#judge-form [name=requests_per_minute]")).to_have_value("600")
+    expect(page.locator("#judge-form [name=max_concurrency]")).to_have_value("5")
+    expect(page.locator("#judge-form [name=prompt]")).to_have_value(
+        "Rate {{doc}} for {{query}} on {{scale}}."
+    )
+    # A trial says it is asking while the model thinks, then shows each pair by title.
+    app.llm.delay_s = 1.0
+    try:
+        # Read from the page itself a moment after the click, while the answer is on its way
+        # (Playwright's own waits would wait for the answer's page).
+        busy = page.evaluate(
+            """() => new Promise((done) => {
+                document.getElementById("judge-test-button").click();
+                setTimeout(() => done([
+                    document.getElementById("judge-test-busy").textContent,
+                    document.getElementById("judge-test-button").disabled,
+                    document.getElementById("judge-test-form").getAttribute("aria-busy"),
+                ]), 200);
+            })"""
+        )
+        assert busy == ["Asking Careful about 5 pairs (up to 5 at once)…", True, "true"]
+        expect(page.locator("#test-results tbody tr")).to_have_count(5, timeout=15_000)
+    finally:
+        app.llm.delay_s = 0.05
+    expect(page.locator("#test-results .doc-title").first).to_contain_text("Film")
+    expect(page.locator("#test-results .test-cost").first).to_have_text("no prices set")
+    # Deleting asks first: dismissing keeps the judge, accepting deletes it.
+    judge_url = page.url
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.click("#delete-judge button")
+    page.wait_for_timeout(300)
+    assert page.url == judge_url
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete-judge button")
+    page.wait_for_url(f"{app.url}/judges")
+    expect(page.locator("#judges .judge-name")).to_have_text(["Fake GPT"])
+    context.close()

@@ -231,7 +231,7 @@ def test_answer_that_is_not_json_at_all(llm: FakeLLM) -> None:
     assert outcome.error is not None and "is not JSON" in outcome.error
 
 
-def test_requests_per_minute_spaces_the_calls(llm: FakeLLM) -> None:
+def test_requests_per_minute_lets_a_burst_go_at_once(llm: FakeLLM) -> None:
     slept: list[float] = []
 
     async def go() -> None:
@@ -243,13 +243,14 @@ def test_requests_per_minute_spaces_the_calls(llm: FakeLLM) -> None:
                 http, sleep=sleep, clock=lambda: 100.0, policy=OutboundPolicy(block_private=False)
             )
             config = openai(llm, requests_per_minute=30)
-            for grade in (1, 2, 3):
+            for grade in (1, 2, 3, 0, 1):
                 await client.judge(config, prompt_for({"grade": grade}), SCALE)
 
     asyncio.run(go())
-    # The clock stands still: the 2nd call waits 2 s, the 3rd 4 s (30 a minute = one per 2 s).
-    assert slept == [2.0, 4.0]
-    assert len(llm.requests) == 3
+    # The clock stands still: five calls fit in 30 a minute, so none waits (no even spacing
+    # of one per 2 s, which made a trial of 5 pairs take 8 s before its last call).
+    assert slept == []
+    assert len(llm.requests) == 5
 
 
 def test_tokens_per_minute_waits_for_the_window(llm: FakeLLM) -> None:
@@ -295,8 +296,8 @@ def test_never_more_than_the_limit_in_any_minute(llm: FakeLLM) -> None:
                 sent.append(now[0])
 
     asyncio.run(go())
-    # Spaced 30 s apart, and the third waits until the first has left the (60.5 s) window.
-    assert sent == [100.0, 130.0, pytest.approx(160.5), pytest.approx(190.5)]
+    # Two go at once, and the third waits until the first has left the (60.5 s) window.
+    assert sent == [100.0, 100.0, pytest.approx(160.5), pytest.approx(160.5)]
     assert all(b - a >= 60 for a, b in zip(sent, sent[2:], strict=False))
 
 
@@ -337,24 +338,24 @@ def test_all_the_waiting_of_one_pair_fits_in_its_timeout(llm: FakeLLM) -> None:
 
 
 def test_one_client_holds_a_judges_limits_for_every_caller(llm: FakeLLM) -> None:
-    # Four trials at once of a judge allowed 3 requests a minute, one at a time: they
-    # share the client's limits, so one request goes, and the others, finding no turn
-    # within the judge's timeout, say so instead of waiting a minute.
-    llm.delay_s = 0.2
+    # Five trials at once of a judge allowed 3 requests a minute, one at a time: they
+    # share the client's limits, so three requests go, one after the other, and the others,
+    # finding no turn within the judge's timeout, say so instead of waiting a minute.
+    llm.delay_s = 0.05
 
     async def go() -> list[Outcome]:
         async with httpx.AsyncClient() as http:
             client = JudgeClient(http, policy=OutboundPolicy(block_private=False))
-            config = openai(llm, requests_per_minute=3, max_concurrency=1, timeout_s=1)
+            config = openai(llm, requests_per_minute=3, max_concurrency=1, timeout_s=3)
             return await asyncio.gather(
                 *(
-                    client.judge(config, prompt_for({"grade": g}), SCALE, turn_wait_s=1)
-                    for g in (0, 1, 2, 3)
+                    client.judge(config, prompt_for({"grade": g}), SCALE, turn_wait_s=3)
+                    for g in (0, 1, 2, 3, 1)
                 )
             )
 
     outcomes = asyncio.run(go())
-    assert len(llm.requests) == 1 and llm.most_in_flight == 1
+    assert len(llm.requests) == 3 and llm.most_in_flight == 1
     refused = [o.error for o in outcomes if o.rating is None]
-    assert len(refused) == 3
+    assert len(refused) == 2
     assert all(e and "no turn within the judge's limits (3 requests a minute" in e for e in refused)
