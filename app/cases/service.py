@@ -17,6 +17,7 @@ from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid
 from app.models import Case, Query, Run, Try, User
 from app.runs.case_data import get_try
+from app.runs.totals import refresh_case_totals
 from app.schedules import notes
 from app.scorers import service as scorer_service
 from app.search import (
@@ -137,8 +138,10 @@ def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate
             primary_id=scorer_id,
             ids=changes.get("metric_scorer_ids", case.metric_scorer_ids or []),
         )
-    if "aggregate" in changes:
+    if changes.get("aggregate", case.aggregate) != case.aggregate:
         case.aggregate = changes["aggregate"]
+        # In this transaction: the badge (a stored total) never lags the metric panel.
+        refresh_case_totals(session=session, case_id=case.id)
     case.scorer_id = scorer_id
     case.options = options
     if wanted != settings:

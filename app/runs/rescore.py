@@ -21,7 +21,7 @@ from app.runs.metrics import metric_configs
 from app.runs.plan import score_metrics
 from app.runs.service import run_queries
 from app.runs.stored import has_ranking
-from app.runs.totals import refresh_totals, refresh_totals_of
+from app.runs.totals import refresh_totals
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
 from app.vocabulary import QueryStatus, RunStatus
@@ -104,7 +104,9 @@ def rescore_row(
             **score_metrics(metrics, [stored])[0],
         }
     session.flush()
-    refresh_totals_of(session=session, run=run, weighted=case.aggregate == "weighted_mean")
+    refresh_totals(
+        session=session, run_id=run.id, weighted=case.aggregate == "weighted_mean", run=run
+    )
     session.commit()
     return ratings
 
