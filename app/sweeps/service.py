@@ -186,7 +186,8 @@ def apply_sweep(
 
 def adopt_run(*, session: Session, case: Case, run: Run) -> Run:
     """Make the applied combination's results the case's latest run: a copy of the run
-    under the case's current try (``trigger: "apply"``), re-scored with today's ratings.
+    under the case's current try (``trigger: "apply"``), re-scored with today's ratings,
+    scorer and metrics.
 
     Without it the case kept showing the sweep's last combination (its newest run), whose
     score and results were not those of the knobs just applied. No engine call is made.
@@ -194,7 +195,7 @@ def adopt_run(*, session: Session, case: Case, run: Run) -> Run:
     copy = Run(
         case_id=case.id,
         try_number=case.current_try_number,
-        scorer_id=run.scorer_id,
+        scorer_id=case.scorer_id,
         status=RunStatus.FINISHED,
         total=run.total,
         done=run.done,
@@ -203,7 +204,7 @@ def adopt_run(*, session: Session, case: Case, run: Run) -> Run:
         recorded_score=run.recorded_score,
         recorded_scorer_id=run.recorded_scorer_id,
         recorded_metrics=run.recorded_metrics,
-        metric_scorer_ids=run.metric_scorer_ids,
+        metric_scorer_ids=list(case.metric_scorer_ids or []),
         trigger="apply",
     )
     session.add(copy)

@@ -160,3 +160,24 @@ def test_the_page_forms_rescore_the_badge_at_once(
     assert _agree(api, client, setup) == plain
     latest = api.get(f"/api/v1/cases/{case_id}/runs/{setup['runs'][-1]}").json()
     assert [m["name"] for m in latest["metrics"]] == ["NDCG@10", "P@10"]
+
+
+def test_every_query_row_lists_the_other_metrics_apart(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _rated_runs(api, session_factory)
+    case_id, ids = setup["case_id"], setup["ids"]
+    run = api.get(f"/api/v1/cases/{case_id}/runs/{setup['runs'][-1]}").json()
+    by_query = {q["query_id"]: q["metric_scores"] for q in run["queries"]}
+    login(client)
+    page = soup(client.get(f"/cases/{case_id}"))
+    rows = page.select("#query-list li.query")
+    assert [int(str(r["data-query-id"])) for r in rows] == list(ids.values())
+    for row in rows:
+        scores = by_query[int(str(row["data-query-id"]))]
+        shown = one(row, ".query-metrics").get_text()
+        # The primary (NDCG@10) is the row's badge, not repeated; values apart, rounded.
+        p10, err = round(scores[str(setup["p10"])]), round(scores[str(setup["err"])])
+        assert shown == f"P@10 {p10} · ERR@10 {err}"
+    # star wars' stored P@10 and ERR@10, pinned: 100 and 50.78 (shown 51).
+    assert one(rows[0], ".query-metrics").get_text() == "P@10 100 · ERR@10 51"
