@@ -181,3 +181,21 @@ def test_every_query_row_lists_the_other_metrics_apart(
         assert shown == f"P@10 {p10} · ERR@10 {err}"
     # star wars' stored P@10 and ERR@10, pinned: 100 and 50.78 (shown 51).
     assert one(rows[0], ".query-metrics").get_text() == "P@10 100 · ERR@10 51"
+
+
+def test_the_history_and_compare_say_which_metric_and_mean(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _rated_runs(api, session_factory)
+    case_id = setup["case_id"]
+    assert api.patch(f"/api/v1/cases/{case_id}", json={"aggregate": "weighted_mean"}).is_success
+    login(client)
+    page = soup(client.get(f"/cases/{case_id}"))
+    assert one(page, "#case-history-chart")["aria-label"] == (
+        "NDCG@10 as recorded when each run finished, over 2 runs"
+    )
+    base, other = setup["runs"]
+    compared = api.get(
+        f"/api/v1/cases/{case_id}/runs/compare", params={"base": base, "other": other}
+    ).json()
+    assert (compared["scorer_name"], compared["aggregate"]) == ("NDCG@10", "weighted_mean")
