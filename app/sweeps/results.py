@@ -1,8 +1,8 @@
 """Reading a sweep: each combination's run as a result, and the best of them.
 
-A partial run (errors or unscored queries) averages fewer queries than the others, so it is
-never the best, however high its score; README, "Partial runs", says the rule and its one
-exception (queries every run left unscored).
+A partial run (a query errored or was not run) averages fewer queries than the others, so
+it is never the best, however high its score; unrated queries, left unscored by every run
+alike, make no run partial (README, "Partial runs").
 """
 
 from __future__ import annotations
