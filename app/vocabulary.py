@@ -18,6 +18,7 @@ __all__ = [
     "RunStatus",
     "ScorerKind",
     "TeamRole",
+    "is_partial",
 ]
 
 
@@ -80,3 +81,15 @@ class TeamRole(StrEnum):
 
     OWNER = "owner"
     MEMBER = "member"
+
+
+def is_partial(scored: int | None, total: int | None, errors: int = 0, unscored: int = 0) -> bool:
+    """Return whether a score is partial: a query errored or was not run.
+
+    A query left unscored (no ratings, or none relevant) is unrated, not a gap in the run:
+    every run of the case leaves it out alike, so it makes no run partial (the pages show it
+    as coverage, "23 of 25 queries rated").
+    """
+    if scored is None or not total:
+        return False
+    return errors > 0 or scored + unscored + errors < total

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 from app.cases.history_schemas import QueryHistory, QueryHistoryPoint, QueryScorePoint
 from app.models import Case, Query, Run, RunQuery, Try
 from app.runs.metrics import metric_defs
-from app.vocabulary import QueryStatus, RunStatus
+from app.runs.stored import has_results
+from app.vocabulary import QueryStatus
 
 __all__ = ["SPARKLINE_RUNS", "effective_knobs", "query_history", "score_histories"]
 
@@ -19,11 +20,7 @@ SPARKLINE_RUNS = 20
 
 
 def _finished_runs(session: Session, case_id: int, limit: int | None) -> list[Run]:
-    stmt = (
-        select(Run)
-        .where(Run.case_id == case_id, Run.status == RunStatus.FINISHED)
-        .order_by(Run.id.desc())
-    )
+    stmt = select(Run).where(Run.case_id == case_id, has_results()).order_by(Run.id.desc())
     if limit is not None:
         stmt = stmt.limit(limit)
     return list(reversed(session.scalars(stmt).all()))

@@ -17,6 +17,8 @@ from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid
 from app.models import Case, Query, Run, Try, User
 from app.runs.case_data import get_try
+from app.runs.stored import has_results
+from app.runs.totals import refresh_case_totals
 from app.schedules import notes
 from app.scorers import service as scorer_service
 from app.search import (
@@ -27,7 +29,7 @@ from app.search import (
     validate_template,
 )
 from app.teams import service as teams
-from app.vocabulary import Engine, RunStatus
+from app.vocabulary import Engine
 
 DEFAULT_KNOB = 10.0
 TRY_FIELDS = ("search_endpoint_id", "query_template", "field_spec", "rows", "knobs")
@@ -137,8 +139,10 @@ def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate
             primary_id=scorer_id,
             ids=changes.get("metric_scorer_ids", case.metric_scorer_ids or []),
         )
-    if "aggregate" in changes:
+    if changes.get("aggregate", case.aggregate) != case.aggregate:
         case.aggregate = changes["aggregate"]
+        # In this transaction: the badge (a stored total) never lags the metric panel.
+        refresh_case_totals(session=session, case_id=case.id)
     case.scorer_id = scorer_id
     case.options = options
     if wanted != settings:
@@ -219,7 +223,7 @@ def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]
     )
     latest_ids = (
         select(func.max(Run.id))
-        .where(Run.case_id.in_(case_ids), Run.status == RunStatus.FINISHED)
+        .where(Run.case_id.in_(case_ids), has_results())
         .group_by(Run.case_id)
     )
     latest = {

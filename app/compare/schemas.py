@@ -112,6 +112,11 @@ class RunComparison(Out):
     case_id: int
     scorer_id: int
     scorer_name: str
+    aggregate: str = Field(
+        default="mean",
+        description='"mean" or "weighted_mean": how both sides\' case scores (re-scored with '
+        "the case's current settings) average their queries",
+    )
     k: int = Field(description="Depth of the top whose entries and exits are listed")
     sort: CompareSort
     base: CompareSide

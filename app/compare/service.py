@@ -143,6 +143,7 @@ def compare_runs(
         case_id=case.id,
         scorer_id=scorer.id,
         scorer_name=scorer.name,
+        aggregate="weighted_mean" if weighted(case) else "mean",
         k=k,
         sort=sort,
         base=base_read,

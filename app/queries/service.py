@@ -15,6 +15,7 @@ from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
 from app.queries.bulk_lines import clean_tags, parse_line
 from app.queries.schemas import QueriesPatch, QueryCreate, QueryUpdate, RatingIn
+from app.runs.totals import refresh_case_totals
 from app.scorers.service import rating_bounds
 
 T = TypeVar("T")
@@ -93,6 +94,7 @@ def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Que
     position = _next_position(session, case)
     result: list[Query] = []
     seen: set[str] = set()
+    weighed = False
     for raw in texts:
         line = parse_line(raw)
         text = line.text
@@ -109,8 +111,10 @@ def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Que
         if line.tags:
             query.tags = _merged(query.tags or [], line.tags, ())
         if line.weight is not None:
-            query.weight = line.weight
+            query.weight, weighed = line.weight, True
         result.append(query)
+    if weighed:
+        refresh_case_totals(session=session, case_id=case.id)
     session.commit()
     return result
 
@@ -127,6 +131,8 @@ def update_query(*, session: Session, case: Case, query: Query, body: QueryUpdat
         if value is None and name in ("text", "options", "position", "tags", "weight"):
             continue
         setattr(query, name, list(clean_tags(value)) if name == "tags" else value)
+    if changes.get("weight") is not None:
+        refresh_case_totals(session=session, case_id=case.id)
     session.commit()
     return query
 
@@ -157,6 +163,8 @@ def patch_queries(*, session: Session, case: Case, body: QueriesPatch) -> list[Q
             query.tags = _merged(query.tags or [], add, remove)
         if body.weight is not None:
             query.weight = body.weight
+    if body.weight is not None:
+        refresh_case_totals(session=session, case_id=case.id)
     session.commit()
     return found
 
@@ -169,8 +177,14 @@ def _merged(tags: Sequence[str], add: Sequence[str], remove: Sequence[str]) -> l
 
 
 def delete_query(*, session: Session, query: Query) -> None:
-    """Delete a query with its ratings; past runs keep their copy of its results."""
+    """Delete a query with its ratings; past runs keep their copy of its results.
+
+    With a weighted mean, a deleted query's rows weigh 1 from now on: the totals follow.
+    """
+    case_id = query.case_id
     session.delete(query)
+    session.flush()
+    refresh_case_totals(session=session, case_id=case_id)
     session.commit()
 
 

@@ -20,11 +20,11 @@ from app.runs import case_data
 from app.runs.metrics import metric_configs
 from app.runs.plan import score_metrics
 from app.runs.service import run_queries
-from app.runs.stored import has_ranking
-from app.runs.totals import refresh_totals, refresh_totals_of
+from app.runs.stored import has_ranking, has_results
+from app.runs.totals import refresh_totals
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
-from app.vocabulary import QueryStatus, RunStatus
+from app.vocabulary import QueryStatus
 
 
 def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, RunQuery] | None:
@@ -58,7 +58,7 @@ def latest_with_row(*, session: Session, case: Case, query: Query, lock: bool = 
     """
     latest = (
         select(Run.id)
-        .where(Run.case_id == case.id, Run.status == RunStatus.FINISHED)
+        .where(Run.case_id == case.id, has_results())
         .order_by(Run.id.desc())
         .limit(1)
         .scalar_subquery()
@@ -104,7 +104,9 @@ def rescore_row(
             **score_metrics(metrics, [stored])[0],
         }
     session.flush()
-    refresh_totals_of(session=session, run=run, weighted=case.aggregate == "weighted_mean")
+    refresh_totals(
+        session=session, run_id=run.id, weighted=case.aggregate == "weighted_mean", run=run
+    )
     session.commit()
     return ratings
 

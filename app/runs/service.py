@@ -27,6 +27,7 @@ from app.runs.schemas import (
     RunSummary,
     TagRead,
 )
+from app.runs.stored import has_results
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES
@@ -109,13 +110,8 @@ def cancel_run(*, session: Session, run: Run) -> Run:
 
 
 def latest_finished_run(*, session: Session, case: Case) -> Run | None:
-    """Return the case's newest finished run."""
-    stmt = (
-        select(Run)
-        .where(Run.case_id == case.id, Run.status == RunStatus.FINISHED)
-        .order_by(Run.id.desc())
-        .limit(1)
-    )
+    """Return the case's newest run with results: finished, or failed with every query errored."""
+    stmt = select(Run).where(Run.case_id == case.id, has_results()).order_by(Run.id.desc()).limit(1)
     return session.scalar(stmt)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, insert, select, update
+from sqlalchemy import Table, and_, case, delete, func, insert, select, update
 from sqlalchemy.exc import DataError, DBAPIError, StatementError
 from sqlalchemy.orm import Session
 
@@ -183,7 +183,7 @@ def store_chunk(
     values["heartbeat_at"] = datetime.now(UTC)
     if finished:
         values.update(
-            status=RunStatus.FINISHED,
+            **_ending(count),
             finished_at=datetime.now(UTC),
             recorded_score=Run.case_score,
             recorded_scorer_id=Run.scorer_id,
@@ -316,6 +316,7 @@ def finish_run(
         update(Run)
         .where(Run.id == plan.run_id)
         .values(
+            **_ending(len(rows)),
             done=len(rows),
             recorded_score=Run.case_score,
             recorded_scorer_id=Run.scorer_id,
@@ -323,6 +324,19 @@ def finish_run(
         )
     )
     session.commit()
+
+
+EVERY_QUERY_ERRORED = "Every query errored: the run has no score."
+
+
+def _ending(count: int) -> dict[str, Any]:
+    # Read after the totals were recounted in this transaction: a run whose every query
+    # errored ends "failed" (API.md), with no score, so a run_failed alert can rely on it.
+    failed = and_(Run.errors > 0, Run.errors >= count)
+    return {
+        "status": case((failed, RunStatus.FAILED), else_=RunStatus.FINISHED),
+        "error": case((failed, EVERY_QUERY_ERRORED), else_=Run.error),
+    }
 
 
 UNSTORABLE = "The engine's answer for this query could not be stored ({reason})."

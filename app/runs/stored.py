@@ -11,23 +11,37 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from app.models import Case, Query, Run, RunQuery, Try
 from app.runs import case_data
 from app.search import FieldSpec, FieldSpecError, parse_field_spec
-from app.vocabulary import QueryStatus
+from app.vocabulary import QueryStatus, RunStatus
 
 __all__ = [
     "doc_title",
     "engine_answered",
     "field_spec_of",
     "has_ranking",
+    "has_results",
     "latest_row",
     "shown_text",
     "spec_of",
 ]
+
+
+def has_results() -> Any:
+    """Return the condition of a run that stored every query's outcome: finished, or failed
+    because every query errored (its errors are its results; a run that failed as a whole,
+    before any query, has none).
+
+    The case's latest such run is the one its pages show, so a run where every query
+    errored shows no score and its errors rather than the run before it.
+    """
+    return or_(
+        Run.status == RunStatus.FINISHED, and_(Run.status == RunStatus.FAILED, Run.errors > 0)
+    )
 
 
 def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery | None:

@@ -1,8 +1,8 @@
 """Reading a sweep: each combination's run as a result, and the best of them.
 
-A partial run (errors or unscored queries) averages fewer queries than the others, so it is
-never the best, however high its score; README, "Partial runs", says the rule and its one
-exception (queries every run left unscored).
+A partial run (a query errored or was not run) averages fewer queries than the others, so
+it is never the best, however high its score; unrated queries, left unscored by every run
+alike, make no run partial (README, "Partial runs").
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.models import Run, RunQuery, Sweep
 from app.runs.schemas import RecordedMetric
 from app.sweeps.schemas import SweepRead, SweepResult
-from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
+from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus, is_partial
 
 __all__ = ["is_complete", "read_sweep"]
 
@@ -24,9 +24,14 @@ def _runs(session: Session, sweep: Sweep) -> list[Run]:
 
 
 def is_complete(run: Run) -> bool:
-    """Return whether a run counts as complete: finished with every one of its queries
-    scored, so that its case score is a mean over the whole case (README, "Knob sweeps")."""
-    return run.status == RunStatus.FINISHED and run.total > 0 and run.scored == run.total
+    """Return whether a run counts as complete: finished, with a score, and no query errored
+    or left out (README, "Partial runs"); unrated queries, left out by every run alike, do
+    not make it partial."""
+    return (
+        run.status == RunStatus.FINISHED
+        and run.scored > 0
+        and not is_partial(run.scored, run.total, run.errors, run.unscored)
+    )
 
 
 def _result(run: Run) -> SweepResult:

@@ -20,7 +20,8 @@ from app.access import valid_id
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.errors import Conflict, Invalid, NotFound
-from app.models import Case, Run, Sweep, User
+from app.models import Case, Run, RunQuery, Sweep, User
+from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.manager import RunManager
 from app.runs.runner import in_thread
@@ -176,9 +177,43 @@ def apply_sweep(
             f"queries ({run.errors} errors, {run.unscored} unscored). "
             "Send confirm_partial: true to apply it anyway."
         )
-    return case_service.apply_settings(
+    case = case_service.apply_settings(
         session=session, user=user, case=case, body=CaseUpdate(knobs=run.knobs or {})
     )
+    adopt_run(session=session, case=case, run=run)
+    return case
+
+
+def adopt_run(*, session: Session, case: Case, run: Run) -> Run:
+    """Make the applied combination's results the case's latest run: a copy of the run
+    under the case's current try (``trigger: "apply"``), re-scored with today's ratings,
+    scorer and metrics.
+
+    Without it the case kept showing the sweep's last combination (its newest run), whose
+    score and results were not those of the knobs just applied. No engine call is made.
+    """
+    copy = Run(
+        case_id=case.id,
+        try_number=case.current_try_number,
+        scorer_id=case.scorer_id,
+        status=RunStatus.FINISHED,
+        total=run.total,
+        done=run.done,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        recorded_score=run.recorded_score,
+        recorded_scorer_id=run.recorded_scorer_id,
+        recorded_metrics=run.recorded_metrics,
+        metric_scorer_ids=list(case.metric_scorer_ids or []),
+        trigger="apply",
+    )
+    session.add(copy)
+    session.flush()
+    columns = [c.key for c in RunQuery.__table__.columns if c.key not in ("id", "run_id")]
+    for row in run_service.run_queries(session=session, run=run):
+        session.add(RunQuery(run_id=copy.id, **{k: getattr(row, k) for k in columns}))
+    session.flush()
+    return rescoring.rescore_run(session=session, run=copy)
 
 
 def _next_run(*, session: Session, sweep_id: int, knobs: dict[str, float]) -> int | None:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.vocabulary import is_partial
+
 __all__ = ["ChartDot", "ScoreChart", "range_hue", "score_chart"]
 
 DotKind = Literal["scored", "partial", "missing"]
@@ -70,7 +72,8 @@ def _kind(point: Any, score: float | None, status_attr: str | None) -> tuple[Dot
         errors = getattr(point, "errors", None)
         return "missing", f"no score ({errors} errors)" if errors else "no score"
     scored, total = getattr(point, "scored", None), getattr(point, "total", None)
-    if scored is not None and total and scored < total:
+    errors, unscored = getattr(point, "errors", 0) or 0, getattr(point, "unscored", 0) or 0
+    if is_partial(scored, total, errors, unscored):
         return "partial", f"{round(score)} over {scored} of {total} queries"
     return "scored", str(round(score))
 

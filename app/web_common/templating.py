@@ -17,7 +17,14 @@ from starlette.responses import Response
 
 from app.search.explain import explain_view
 from app.security import new_csrf_token
-from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, HttpMethod, QueryStatus, RunStatus
+from app.vocabulary import (
+    ACTIVE_RUN_STATUSES,
+    Engine,
+    HttpMethod,
+    QueryStatus,
+    RunStatus,
+    is_partial,
+)
 from app.web_common.charts import range_hue, score_chart
 from app.web_common.urls import url_for
 
@@ -116,13 +123,24 @@ def polyline(points: Sequence[Point]) -> str:
     return " ".join(f"{x},{y}" for x, y in points)
 
 
+def rated(scored: int | None, total: int | None, errors: int = 0, unscored: int = 0) -> str | None:
+    """Return the rating coverage of a score that is not partial ("23 of 25 queries rated"),
+    or None when every query was scored (or the score is partial: coverage says why)."""
+    if scored is None or not total or not unscored:
+        return None
+    if is_partial(scored, total, errors, unscored):
+        return None
+    return f"{total - unscored} of {total} queries rated"
+
+
 def coverage(
     scored: int | None, total: int | None, errors: int = 0, unscored: int = 0
 ) -> str | None:
-    """Return why a score covers fewer than all queries ("21 of 25 queries: 4 errors"),
-    or None when it covers them all (or there is nothing to tell)."""
-    if scored is None or not total or scored >= total:
+    """Return why a partial score covers fewer than all queries ("21 of 25 queries: 4
+    errors"), or None when it is not partial (unrated queries alone: see rated)."""
+    if scored is None or not is_partial(scored, total, errors, unscored):
         return None
+    assert total is not None  # is_partial says so
     reasons = []
     if errors:
         reasons.append(f"{errors} error{'' if errors == 1 else 's'}")
@@ -177,6 +195,7 @@ templates.env.globals.update(
     chart_points=chart_points,
     chart_segments=chart_segments,
     coverage=coverage,
+    rated=rated,
     knobs_text=knobs_text,
     range_hue=range_hue,
     score_chart=score_chart,

@@ -71,10 +71,11 @@ def test_runs_are_named_by_their_knobs_in_the_history_and_the_compare_form(
     }
     assert knobs == {first: "fuzziness=0", second: "fuzziness=1", third: "boost=0.5, fuzziness=2"}
     base_options = [o.get_text() for o in page.select("#compare-form select[name=base] option")]
+    # Each entry says which score it is: the recorded scorer's, as it was at finish.
     assert base_options == [
-        f"Run {third} · try 1 · boost=0.5, fuzziness=2 · 80",
-        f"Run {second} · try 1 · fuzziness=1 · 50",
-        f"Run {first} · try 1 · fuzziness=0 · 50",
+        f"Run {third} · try 1 · boost=0.5, fuzziness=2 · NDCG@10 80 at finish",
+        f"Run {second} · try 1 · fuzziness=1 · NDCG@10 50 at finish",
+        f"Run {first} · try 1 · fuzziness=0 · NDCG@10 50 at finish",
     ]
     other_options = [o.get_text() for o in page.select("#compare-form select[name=other] option")]
     assert other_options[1:] == base_options
@@ -82,12 +83,18 @@ def test_runs_are_named_by_their_knobs_in_the_history_and_the_compare_form(
     compare = soup(
         client.get(f"/cases/{setup['case_id']}/compare", params={"base": second, "other": third})
     )
+    # Each side says its metric and aggregate.
     assert one(compare, "#compare-base .side-label").get_text() == (
-        f"Run {second} · try 1 · fuzziness=1"
+        f"Run {second} · try 1 · fuzziness=1, NDCG@10, mean"
     )
     assert one(compare, "#compare-other .side-label").get_text() == (
-        f"Run {third} · try 1 · boost=0.5, fuzziness=2"
+        f"Run {third} · try 1 · boost=0.5, fuzziness=2, NDCG@10, mean"
     )
+    api.patch(f"/api/v1/cases/{setup['case_id']}", json={"aggregate": "weighted_mean"})
+    weighted = soup(
+        client.get(f"/cases/{setup['case_id']}/compare", params={"base": second, "other": third})
+    )
+    assert one(weighted, "#compare-base .side-basis").get_text() == ", NDCG@10, weighted mean"
 
 
 def test_the_query_history_names_each_run_by_its_knobs(

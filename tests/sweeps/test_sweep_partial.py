@@ -88,23 +88,33 @@ def test_with_unrated_queries_the_best_is_among_runs_that_left_out_only_those(
         assert response.status_code == 200, response.text
         sweep = response.json()
         first, failing = sweep["results"]
+        # Two unrated queries leave every run short alike: unrated, not partial (coverage).
         assert (first["complete"], first["scored"], first["unscored"], first["errors"]) == (
-            False,
+            True,
             23,
             2,
             0,
         )
         assert (failing["scored"], failing["unscored"], failing["errors"]) == (19, 2, 4)
+        assert failing["complete"] is False  # errors make a run partial
         # 19 easy queries at 100, the 4 hard ones with "good" second: 100 / log2(3) each.
         assert first["case_score"] == pytest.approx((19 * 100 + 4 * 63.0929754) / 23, abs=1e-3)
         assert failing["case_score"] == pytest.approx(100.0)  # higher, over fewer queries
         assert sweep["best"]["run_id"] == first["run_id"]
-        assert sweep["best_note"] == (
-            "No run scored every query: 2 queries were unscored in every run (no ratings, or "
-            "none relevant). Best among the runs without errors that scored all the others."
-        )
-        login(client)
+        assert sweep["best_note"] is None
+        token = login(client)
         page = soup(client.get(f"/cases/{case_id}/sweeps/{sweep['id']}"))
-    assert one(page, "#sweep-best").get_text(" ", strip=True).startswith("Best run:")
+    assert one(page, "#sweep-best").get_text(" ", strip=True).startswith("Best complete run:")
     assert one(page, "#sweep-best")["data-run-id"] == str(first["run_id"])
-    assert one(page, "#sweep-best-basis").get_text(strip=True) == sweep["best_note"]
+    # Applying the best asks for no confirmation: it goes straight to the case page.
+    applied = client.post(
+        f"/cases/{case_id}/sweeps/{sweep['id']}/apply",
+        data={"csrf_token": token, "run_id": str(first["run_id"])},
+        follow_redirects=False,
+    )
+    assert applied.status_code == 303, applied.text
+    assert api.get(f"/api/v1/cases/{case_id}").json()["knobs"] == {"k": 1.0}
+    case_page = soup(client.get(f"/cases/{case_id}"))
+    badge = one(case_page, "#case-score")
+    assert badge.select_one(".score-partial") is None
+    assert one(badge, ".score-rated").get_text(strip=True) == "· 23 of 25 queries rated"

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from app.web_common.templating import chart_points, chart_segments, coverage, polyline, templates
+from app.vocabulary import is_partial
+from app.web_common.templating import (
+    chart_points,
+    chart_segments,
+    coverage,
+    polyline,
+    rated,
+    templates,
+)
 
 
 def test_a_missing_score_keeps_its_place_and_is_no_point() -> None:
@@ -51,3 +59,16 @@ def test_coverage_says_what_a_partial_score_leaves_out() -> None:
     assert coverage(3, 5) == "3 of 5 queries: 2 not run"
     assert coverage(25, 25) is None
     assert coverage(0, 0) is None and coverage(None, 10) is None
+
+
+def test_unrated_queries_alone_are_coverage_not_a_partial_score() -> None:
+    # 2 of 25 queries have no ratings: every run leaves them out alike.
+    assert is_partial(23, 25, errors=0, unscored=2) is False
+    assert coverage(23, 25, unscored=2) is None
+    assert rated(23, 25, unscored=2) == "23 of 25 queries rated"
+    # An error or a query not run is partial; the rating coverage then gives way to why.
+    assert is_partial(22, 25, errors=1, unscored=2) is True
+    assert rated(22, 25, errors=1, unscored=2) is None
+    assert is_partial(20, 25, unscored=2) is True
+    assert coverage(20, 25, unscored=2) == "20 of 25 queries: 2 unscored, 3 not run"
+    assert rated(25, 25) is None and is_partial(25, 25) is False
