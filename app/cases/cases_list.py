@@ -13,7 +13,7 @@ from app.cases import service as case_service
 from app.cases.page_schemas import CaseRow, CasesPage, ScorePoint, TeamOption
 from app.endpoints import service as endpoint_service
 from app.models import Case, Run, User
-from app.runs.stored import has_results
+from app.runs.stored import case_run
 from app.schedules import service as schedule_service
 from app.scorers import service as scorer_service
 from app.teams import service as team_service
@@ -78,9 +78,7 @@ def _latest_counts(*, session: Session, case_ids: Sequence[int]) -> dict[int, di
     if not case_ids:
         return {}
     latest = (
-        select(func.max(Run.id))
-        .where(Run.case_id.in_(case_ids), has_results())
-        .group_by(Run.case_id)
+        select(func.max(Run.id)).where(Run.case_id.in_(case_ids), case_run()).group_by(Run.case_id)
     )
     stmt = select(Run.case_id, Run.scored, Run.unscored, Run.errors, Run.total).where(
         Run.id.in_(latest)
@@ -105,7 +103,7 @@ def _score_history(
     ranked = (
         select(Run.case_id, Run.id, Run.case_score, newest)
         # A finished run without a score stays in: the sparkline shows it as a gap.
-        .where(Run.case_id.in_(case_ids), has_results())
+        .where(Run.case_id.in_(case_ids), case_run())
         .subquery()
     )
     stmt = (

@@ -17,7 +17,7 @@ from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
 from app.errors import Invalid
 from app.models import Case, Query, Run, Try, User
 from app.runs.case_data import get_try
-from app.runs.stored import has_results
+from app.runs.stored import case_run
 from app.runs.totals import refresh_case_totals
 from app.schedules import notes
 from app.scorers import service as scorer_service
@@ -222,9 +222,7 @@ def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]
         ).all()
     )
     latest_ids = (
-        select(func.max(Run.id))
-        .where(Run.case_id.in_(case_ids), has_results())
-        .group_by(Run.case_id)
+        select(func.max(Run.id)).where(Run.case_id.in_(case_ids), case_run()).group_by(Run.case_id)
     )
     latest = {
         run.case_id: run for run in session.scalars(select(Run).where(Run.id.in_(latest_ids)))

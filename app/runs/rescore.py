@@ -20,7 +20,7 @@ from app.runs import case_data
 from app.runs.metrics import metric_configs
 from app.runs.plan import score_metrics
 from app.runs.service import run_queries
-from app.runs.stored import has_ranking, has_results
+from app.runs.stored import case_run, has_ranking
 from app.runs.totals import refresh_totals
 from app.scoring import Outcome, QueryInput, score_queries
 from app.scoring.types import StoredDocs
@@ -58,7 +58,7 @@ def latest_with_row(*, session: Session, case: Case, query: Query, lock: bool = 
     """
     latest = (
         select(Run.id)
-        .where(Run.case_id == case.id, has_results())
+        .where(Run.case_id == case.id, case_run())
         .order_by(Run.id.desc())
         .limit(1)
         .scalar_subquery()

@@ -27,7 +27,7 @@ from app.runs.schemas import (
     RunSummary,
     TagRead,
 )
-from app.runs.stored import has_results
+from app.runs.stored import case_run
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES
@@ -111,7 +111,7 @@ def cancel_run(*, session: Session, run: Run) -> Run:
 
 def latest_finished_run(*, session: Session, case: Case) -> Run | None:
     """Return the case's newest run with results: finished, or failed with every query errored."""
-    stmt = select(Run).where(Run.case_id == case.id, has_results()).order_by(Run.id.desc()).limit(1)
+    stmt = select(Run).where(Run.case_id == case.id, case_run()).order_by(Run.id.desc()).limit(1)
     return session.scalar(stmt)
 
 

@@ -20,6 +20,7 @@ from app.search import FieldSpec, FieldSpecError, parse_field_spec
 from app.vocabulary import QueryStatus, RunStatus
 
 __all__ = [
+    "case_run",
     "doc_title",
     "engine_answered",
     "field_spec_of",
@@ -42,6 +43,18 @@ def has_results() -> Any:
     return or_(
         Run.status == RunStatus.FINISHED, and_(Run.status == RunStatus.FAILED, Run.errors > 0)
     )
+
+
+def case_run() -> Any:
+    """Return the condition of a run that speaks for the case as it is set: one with results
+    (``has_results``) that is not a combination of a knob sweep.
+
+    A sweep's combinations search with knobs the case does not have (until one is applied,
+    which adds a run of its own): they stay in the history, but the case's latest run (its
+    badge, the cases list, the dashboard, the run a rating re-scores) and its alerts never
+    come from them.
+    """
+    return and_(has_results(), Run.sweep_id.is_(None))
 
 
 def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery | None:

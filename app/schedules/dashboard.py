@@ -101,7 +101,11 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
                 Run.errors,
                 Run.total,
             )
-            .where(Run.case_id.in_(ids), Run.status.in_([RunStatus.FINISHED, RunStatus.FAILED]))
+            .where(
+                Run.case_id.in_(ids),
+                Run.status.in_([RunStatus.FINISHED, RunStatus.FAILED]),
+                Run.sweep_id.is_(None),  # a sweep's combinations are not the case's runs
+            )
             .order_by(Run.id)
         ).all()
         for case_id, run_id, status, score, at, errors, total in rows:

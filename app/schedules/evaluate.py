@@ -66,7 +66,12 @@ def _query_scores(session: Session, run: Run, scorer_id: int | None) -> dict[int
 def _previous(session: Session, run: Run) -> Run | None:
     return session.scalar(
         select(Run)
-        .where(Run.case_id == run.case_id, Run.id < run.id, Run.status == RunStatus.FINISHED)
+        .where(
+            Run.case_id == run.case_id,
+            Run.id < run.id,
+            Run.status == RunStatus.FINISHED,
+            Run.sweep_id.is_(None),
+        )
         .order_by(Run.id.desc())
         .limit(1)
     )
@@ -173,7 +178,9 @@ def _payload(
 def evaluate_run(*, session: Session, run_id: int, base_url: str, email_enabled: bool) -> int:
     """Check the alert rules of an ended run's case once; return how many events triggered."""
     run = session.get(Run, run_id)
-    if run is None or run.status not in ENDED:
+    # A sweep's combinations search with knobs the case does not have: a poor one is an
+    # experiment, not a drop of the case (the run adopted by Apply is the case's own).
+    if run is None or run.status not in ENDED or run.sweep_id is not None:
         return 0
     check = AlertCheck(run_id=run.id)
     session.add(check)
