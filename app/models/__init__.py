@@ -3,6 +3,7 @@
 from app.models.base import Base
 from app.models.books import Book, BookRater, CaseBookSync, Judgement, Pair
 from app.models.cases import Case, Query, Rating, Try
+from app.models.clicks import ClickLog, UbiEvent, UbiQuery
 from app.models.endpoints import SearchEndpoint
 from app.models.engine_limits import EngineRate, EngineSlot
 from app.models.judges import Judge, JudgeCacheEntry, JudgeFailure, JudgeJudgement, JudgeRun
@@ -35,6 +36,7 @@ __all__ = [
     "Case",
     "CaseBookSync",
     "CaseSchedule",
+    "ClickLog",
     "Delivery",
     "EngineRate",
     "EngineSlot",
@@ -57,6 +59,8 @@ __all__ = [
     "Team",
     "TeamMember",
     "Try",
+    "UbiEvent",
+    "UbiQuery",
     "User",
     "UserSession",
     "Webhook",
