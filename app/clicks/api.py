@@ -7,8 +7,9 @@ from typing import IO
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
+from app import access
 from app.accounts.deps import CurrentUser
-from app.clicks import ingest, service
+from app.clicks import ingest, judging, service
 from app.clicks.deps import ClickLogDep
 from app.clicks.schemas import (
     ClickLogCreate,
@@ -16,6 +17,8 @@ from app.clicks.schemas import (
     ClickLogSummary,
     ClickLogUpdate,
     IngestResult,
+    JudgementsBody,
+    JudgementsResult,
 )
 from app.errors import Invalid
 from app.models import ClickLog
@@ -65,6 +68,17 @@ def delete_log(log: ClickLogDep, user: CurrentUser, session: SessionDep) -> None
 def summary(log: ClickLogDep, session: SessionDep) -> ClickLogSummary:
     """Return the log's counts, actions, dates and where its impressions come from."""
     return service.summary(session=session, log=log)
+
+
+@router.post(
+    "/click-logs/{click_log_id}/judgements", response_model=JudgementsResult, status_code=202
+)
+def judgements(
+    log: ClickLogDep, body: JudgementsBody, user: CurrentUser, session: SessionDep
+) -> JudgementsResult:
+    """Fit a click model to the log and write its judgements into a book as a clicks rater."""
+    book = access.visible_book(session=session, user=user, book_id=body.book_id)
+    return judging.judge(session=session, log=log, book=book, body=body)
 
 
 @router.post("/click-logs/{click_log_id}/queries", response_model=IngestResult)

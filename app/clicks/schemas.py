@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from app.bodies import Body, Name, Out, TeamIds
+from app.judges.schemas import RaterRef
 
 PositionBase = Literal[0, 1]
 MAX_REFUSED = 100  # refusals listed in one answer; the count is always whole
@@ -56,3 +57,55 @@ class ClickLogSummary(Out):
     first_at: datetime | None
     last_at: datetime | None
     impressions: Literal["events", "hit_ids", "none"]
+
+
+ClickModel = Literal["coec", "pbm", "sdbn"]
+DEFAULT_ACTIONS = {"click": 1.0}
+
+
+class Window(Body):
+    """Which part of the log: a date range and one application."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    application: Annotated[str, StringConstraints(max_length=100)] | None = None
+
+
+class JudgementsBody(Window):
+    book_id: int
+    model: ClickModel
+    max_rank: Annotated[int, Field(ge=1, le=100)] = 20
+    min_impressions: Annotated[int, Field(ge=1, le=1_000_000)] = 10
+    actions: Annotated[dict[str, Annotated[float, Field(gt=0, le=1000)]], Field(min_length=1)] = (
+        Field(default_factory=lambda: dict(DEFAULT_ACTIONS))
+    )
+    mapping: Literal["quantiles", "thresholds"] = "quantiles"
+    thresholds: list[float] | None = None
+
+
+class JudgementsResult(Out):
+    """What a click model wrote into the book (it runs at once: `status` is "finished")."""
+
+    status: Literal["finished"] = "finished"
+    rater: RaterRef
+    model: ClickModel
+    impressions: Literal["events", "hit_ids", "none"]
+    pairs_seen: int
+    pairs_judged: int
+    pairs_below_minimum: int
+    pairs_created: int
+    ratings: dict[str, int]
+
+
+class ClickJudgementRead(Out):
+    """A clicks rater's judgement of a pair, with the numbers it came from."""
+
+    rater_id: int
+    rating: float
+    model: str
+    impressions: int
+    clicks: int
+    expected_clicks: float
+    estimate: float
+    ci_low: float
+    ci_high: float | None

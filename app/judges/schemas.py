@@ -227,7 +227,7 @@ class JudgeJudgementRead(Out):
 
 
 class RaterRef(Out):
-    kind: Literal["user", "judge"]
+    kind: Literal["user", "judge", "clicks"]
     id: int
     name: str
 

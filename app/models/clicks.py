@@ -5,7 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Column, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 if TYPE_CHECKING:
@@ -80,3 +90,42 @@ class UbiEvent(Base):
     object_id: Mapped[str | None] = mapped_column(String(256), default=None)
     # The 1-based rank, whatever base the sender counted from.
     rank: Mapped[int | None] = mapped_column(default=None)
+
+
+class ClickRater(Base):
+    """A click model run over a log, as one rater of a book (kind "clicks" in agreement)."""
+
+    __tablename__ = "click_raters"
+    __table_args__ = (UniqueConstraint("book_id", "click_log_id", "model"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"), index=True)
+    click_log_id: Mapped[int] = mapped_column(
+        ForeignKey("click_logs.id", ondelete="CASCADE"), index=True
+    )
+    model: Mapped[str] = mapped_column(String(10))
+    name: Mapped[str] = mapped_column(String(300))
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ClickJudgement(Base):
+    """A click model's rating of one pair of a book, with the numbers it came from."""
+
+    __tablename__ = "click_judgements"
+    __table_args__ = (
+        UniqueConstraint("rater_id", "pair_id"),
+        Index("ix_click_judgements_book", "book_id", "rater_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rater_id: Mapped[int] = mapped_column(ForeignKey("click_raters.id", ondelete="CASCADE"))
+    book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"))
+    pair_id: Mapped[int] = mapped_column(ForeignKey("book_pairs.id", ondelete="CASCADE"))
+    rating: Mapped[float] = mapped_column(Float)
+    impressions: Mapped[int]
+    clicks: Mapped[int]
+    expected_clicks: Mapped[float] = mapped_column(Float)
+    estimate: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float | None] = mapped_column(Float, default=None)

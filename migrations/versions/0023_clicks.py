@@ -99,9 +99,77 @@ def upgrade() -> None:
         sa.UniqueConstraint("click_log_id", "digest", name=op.f("uq_ubi_events_click_log_id")),
     )
     op.create_index("ix_ubi_events_log_query", "ubi_events", ["click_log_id", "query_id"])
+    op.create_table(
+        "click_raters",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("book_id", sa.Integer(), nullable=False),
+        sa.Column("click_log_id", sa.Integer(), nullable=False),
+        sa.Column("model", sa.String(length=10), nullable=False),
+        sa.Column("name", sa.String(length=300), nullable=False),
+        sa.Column("settings", JSON, nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["book_id"],
+            ["books.id"],
+            name=op.f("fk_click_raters_book_id_books"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["click_log_id"],
+            ["click_logs.id"],
+            name=op.f("fk_click_raters_click_log_id_click_logs"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_click_raters")),
+        sa.UniqueConstraint(
+            "book_id", "click_log_id", "model", name=op.f("uq_click_raters_book_id")
+        ),
+    )
+    op.create_index(op.f("ix_click_raters_book_id"), "click_raters", ["book_id"])
+    op.create_index(op.f("ix_click_raters_click_log_id"), "click_raters", ["click_log_id"])
+    op.create_table(
+        "click_judgements",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("rater_id", sa.Integer(), nullable=False),
+        sa.Column("book_id", sa.Integer(), nullable=False),
+        sa.Column("pair_id", sa.Integer(), nullable=False),
+        sa.Column("rating", sa.Float(), nullable=False),
+        sa.Column("impressions", sa.Integer(), nullable=False),
+        sa.Column("clicks", sa.Integer(), nullable=False),
+        sa.Column("expected_clicks", sa.Float(), nullable=False),
+        sa.Column("estimate", sa.Float(), nullable=False),
+        sa.Column("ci_low", sa.Float(), nullable=False),
+        sa.Column("ci_high", sa.Float(), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["rater_id"],
+            ["click_raters.id"],
+            name=op.f("fk_click_judgements_rater_id_click_raters"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["book_id"],
+            ["books.id"],
+            name=op.f("fk_click_judgements_book_id_books"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["pair_id"],
+            ["book_pairs.id"],
+            name=op.f("fk_click_judgements_pair_id_book_pairs"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_click_judgements")),
+        sa.UniqueConstraint("rater_id", "pair_id", name=op.f("uq_click_judgements_rater_id")),
+    )
+    op.create_index("ix_click_judgements_book", "click_judgements", ["book_id", "rater_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_click_judgements_book", table_name="click_judgements")
+    op.drop_table("click_judgements")
+    op.drop_index(op.f("ix_click_raters_click_log_id"), table_name="click_raters")
+    op.drop_index(op.f("ix_click_raters_book_id"), table_name="click_raters")
+    op.drop_table("click_raters")
     op.drop_index("ix_ubi_events_log_query", table_name="ubi_events")
     op.drop_table("ubi_events")
     op.drop_index("ix_ubi_queries_log_text", table_name="ubi_queries")

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.users import ApiUser
+from tests.support.clicks import make_log, ndjson
 
 QUERY = {
     "application": "shop",
@@ -33,17 +34,6 @@ def event(doc: str, ordinal: int, action: str = "impression", **extra: Any) -> d
         "event_attributes": {"object": {"object_id": doc}, "position": {"ordinal": ordinal}},
         **extra,
     }
-
-
-def make_log(api: ApiUser, **extra: Any) -> dict[str, Any]:
-    response = api.post("/api/v1/click-logs", json={"name": "shop", **extra})
-    assert response.status_code == 201, response.text
-    result: dict[str, Any] = response.json()
-    return result
-
-
-def ndjson(records: list[Any]) -> str:
-    return "".join(json.dumps(r) + "\n" for r in records)
 
 
 def test_create_read_update_delete(api: ApiUser, other_api: ApiUser) -> None:
