@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from fastapi.testclient import TestClient
 
 from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.support.click_sim import make_world, simulate
 from tests.support.clicks import make_log, send_events, ubi_event
+from tests.support.pages import login, one, soup
 
 # The COEC worked example of tests/clicks/test_click_models.py, as UBI events: A, B, C are
 # shown in seven searches; CTR at rank 1 is 1/3, at rank 2 is 1/4.
@@ -124,3 +126,35 @@ def test_clicks_rater_is_calibrated_beside_people(api: ApiUser) -> None:
     # People's majority (rows) against the clicks rater (columns): C is 1 for the person, 0 here.
     assert clicks["confusion"] == [[0, 0, 0], [1, 1, 0], [0, 0, 1]]
     assert agreement["judges"] == []
+
+
+def test_book_page_shows_the_clicks_rater(api: ApiUser, client: TestClient) -> None:
+    log_id = make_log(api)["id"]
+    send_events(api, log_id, coec_events())
+    book = make_book(api, scale=[0, 1, 2])
+    body = {"book_id": book["id"], "model": "sdbn", "min_impressions": 1}
+    rater = api.post(f"/api/v1/click-logs/{log_id}/judgements", json=body).json()["rater"]
+    login(client)
+    page = soup(client.get(f"/books/{book['id']}"))
+    row = one(page, f"#clicks-agreement tr[data-click-rater-id='{rater['id']}']")
+    assert row.td is not None and row.td.get_text() == "clicks SDBN: shop"
+
+
+def test_impressions_from_hit_ids_when_there_are_no_impression_events(api: ApiUser) -> None:
+    log_id = make_log(api)["id"]
+    hits = {"s1": ["A", "B", "C"], "s2": ["A", "B", "C"], "s3": ["B", "A"]}
+    queries = [
+        {"query_id": q, "user_query": "shoes", "query_response_hit_ids": h} for q, h in hits.items()
+    ]
+    assert api.post(f"/api/v1/click-logs/{log_id}/queries", json=queries).json()["stored"] == 3
+    send_events(api, log_id, [ubi_event(q, "shoes", "B", 2, "click") for q in ("s1", "s2")])
+    book = make_book(api, scale=[0, 1])
+    body = {"book_id": book["id"], "model": "coec", "min_impressions": 3}
+    done = api.post(f"/api/v1/click-logs/{log_id}/judgements", json=body).json()
+    assert done["impressions"] == "hit_ids" and done["pairs_judged"] == 2
+    pairs = api.get(f"/api/v1/books/{book['id']}/pairs").json()
+    found = {p["doc_id"]: p["judgements"] for p in pairs}
+    # CTR: rank 1 0/3, rank 2 2/3. B: 2 clicks / (2/3 + 2/3 + 0) = 1.5; A: 0; C (2 shown) unjudged.
+    assert round(found["B"][0]["estimate"], 4) == 1.5 and found["B"][0]["impressions"] == 3
+    assert found["A"][0]["estimate"] == 0 and "C" not in found
+    assert (found["A"][0]["rating"], found["B"][0]["rating"]) == (0, 1)
