@@ -8,17 +8,21 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from app import access
-from app.accounts.deps import CurrentUser
-from app.clicks import ingest, judging, service
+from app.accounts.deps import CaseDep, CurrentUser
+from app.clicks import flows, ingest, judging, samples, service
 from app.clicks.deps import ClickLogDep
 from app.clicks.schemas import (
     ClickLogCreate,
     ClickLogRead,
     ClickLogSummary,
     ClickLogUpdate,
+    FromLogBody,
+    FromLogRead,
     IngestResult,
     JudgementsBody,
     JudgementsResult,
+    SampleBody,
+    SampleRead,
 )
 from app.errors import Invalid
 from app.models import ClickLog
@@ -79,6 +83,21 @@ def judgements(
     """Fit a click model to the log and write its judgements into a book as a clicks rater."""
     book = access.visible_book(session=session, user=user, book_id=body.book_id)
     return judging.judge(session=session, log=log, book=book, body=body)
+
+
+@router.post("/click-logs/{click_log_id}/sample", response_model=SampleRead)
+def sample(log: ClickLogDep, body: SampleBody, session: SessionDep) -> SampleRead:
+    """Draw a seeded sample of the log's queries, each with its inclusion probability."""
+    return samples.sample(session=session, log=log, body=body)
+
+
+@router.post("/cases/{case_id}/queries/from-log", response_model=FromLogRead)
+def add_from_log(
+    case: CaseDep, body: FromLogBody, user: CurrentUser, session: SessionDep
+) -> FromLogRead:
+    """Add a sample of a click log's queries to the case, weighted by their design weights."""
+    log = service.get_log(session=session, user=user, click_log_id=body.click_log_id)
+    return flows.add_sample_to_case(session=session, case=case, log=log, body=body)
 
 
 @router.post("/click-logs/{click_log_id}/queries", response_model=IngestResult)

@@ -20,7 +20,7 @@ from app.clicks.click_models import Impressions
 from app.clicks.schemas import Window
 from app.models import ClickLog, UbiEvent, UbiQuery
 
-__all__ = ["LoadedLog", "impression_source", "load"]
+__all__ = ["LoadedLog", "impression_source", "load", "window_clauses"]
 
 Source = Literal["events", "hit_ids", "none"]
 
@@ -51,7 +51,8 @@ def impression_source(*, session: Session, log: ClickLog) -> Source:
     return "hit_ids" if has_hits is not None else "none"
 
 
-def _window(column: Any, app_column: Any, window: Window) -> list[ColumnElement[bool]]:
+def window_clauses(column: Any, app_column: Any, window: Window) -> list[ColumnElement[bool]]:
+    """Return the WHERE conditions of a date range (since included) and an application."""
     found: list[ColumnElement[bool]] = []
     if window.since is not None:
         found.append(column >= window.since)
@@ -77,7 +78,7 @@ def _action_values(log: ClickLog, actions: Mapping[str, float], window: Window) 
             UbiEvent.action_name.in_(list(actions)),
             UbiEvent.query_id.is_not(None),
             UbiEvent.object_id.is_not(None),
-            *_window(UbiEvent.timestamp, UbiEvent.application, window),
+            *window_clauses(UbiEvent.timestamp, UbiEvent.application, window),
         )
         .group_by(UbiEvent.query_id, UbiEvent.object_id)
         .subquery()
@@ -111,7 +112,7 @@ def _from_events(
             UbiEvent.query_id.is_not(None),
             UbiEvent.object_id.is_not(None),
             UbiEvent.rank.between(1, max_rank),
-            *_window(UbiEvent.timestamp, UbiEvent.application, window),
+            *window_clauses(UbiEvent.timestamp, UbiEvent.application, window),
         )
         .group_by(UbiEvent.query_id, UbiEvent.object_id)
     )
@@ -131,7 +132,7 @@ def _from_hit_ids(
     stmt = select(UbiQuery.key, UbiQuery.user_query, UbiQuery.hit_ids).where(
         UbiQuery.click_log_id == log.id,
         UbiQuery.hit_ids.is_not(None),
-        *_window(UbiQuery.timestamp, UbiQuery.application, window),
+        *window_clauses(UbiQuery.timestamp, UbiQuery.application, window),
     )
     rows: list[Any] = []
     for key, text, hits in session.execute(stmt):

@@ -109,3 +109,42 @@ class ClickJudgementRead(Out):
     estimate: float
     ci_low: float
     ci_high: float | None
+
+
+class SampleBody(Window):
+    design: Literal["top", "uniform", "pps", "stratified"]
+    size: Annotated[int, Field(ge=1, le=10_000)]
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] | None = None
+    strata: (
+        dict[Literal["head", "torso", "tail"], Annotated[int, Field(ge=0, le=10_000)]] | None
+    ) = None
+
+
+class SampledQuery(Out):
+    text: str
+    frequency: int
+    inclusion_probability: float
+    weight: float
+    stratum: str | None = None
+
+
+class SampleRead(Out):
+    """A sample of the log's distinct query texts; `seed` draws the same sample again."""
+
+    design: str
+    seed: int
+    population: int
+    searches: int
+    queries: list[SampledQuery]
+
+
+class FromLogBody(SampleBody):
+    click_log_id: int
+
+
+class FromLogRead(Out):
+    """The sample drawn, the ids of the case's queries it became, and texts left out."""
+
+    sample: SampleRead
+    query_ids: list[int]
+    skipped: int
