@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import Table, func, null, select, union_all
+from sqlalchemy import Table, func, select, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, selectinload
 
@@ -122,7 +122,7 @@ def _row(kind: Kind, value: Any, position_base: int) -> dict[str, Any]:
         return ingest.event_row(value, position_base=position_base)
     row = ingest.query_row(value)
     # A query that returned nothing shows no impressions: stored as SQL NULL, not JSON [].
-    row["hit_ids"] = row["hit_ids"] or null()
+    row["hit_ids"] = row["hit_ids"] or None
     return row
 
 
@@ -130,13 +130,10 @@ def _insert(session: Session, kind: Kind, rows: list[dict[str, Any]], result: In
     table: Table = (UbiEvent if kind == "events" else UbiQuery).__table__  # type: ignore[assignment]
     unique = ["click_log_id", "digest" if kind == "events" else "key"]
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    stmt = (
-        dialect.insert(table)
-        .values(rows)
-        .on_conflict_do_nothing(index_elements=unique)
-        .returning(table.c.id)
-    )
-    stored = len(session.execute(stmt).all())
+    # One statement, compiled once and cached, sent with many parameter sets: SQLAlchemy's
+    # "insertmanyvalues" batches them and returns the ids of the rows actually inserted.
+    stmt = dialect.insert(table).on_conflict_do_nothing(index_elements=unique).returning(table.c.id)
+    stored = len(session.execute(stmt, rows).all())
     result.stored += stored
     result.duplicates += len(rows) - stored
 

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
+    JSON,
     Column,
     Float,
     ForeignKey,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 if TYPE_CHECKING:
@@ -65,7 +67,10 @@ class UbiQuery(Base):
     application: Mapped[str | None] = mapped_column(String(100), default=None)
     client_id: Mapped[str | None] = mapped_column(String(100), default=None)
     timestamp: Mapped[datetime | None] = mapped_column(default=None)
-    hit_ids: Mapped[list[Any] | None] = mapped_column(default=None)
+    # None is SQL NULL (a query that showed nothing), not JSON null: "IS NOT NULL" finds hits.
+    hit_ids: Mapped[list[Any] | None] = mapped_column(
+        JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql"), default=None
+    )
 
 
 class UbiEvent(Base):
