@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app import access
 from app.accounts.deps import CaseDep, CurrentUser
-from app.clicks import flows, ingest, judging, samples, service
+from app.clicks import flows, ingest, judging, page_data, samples, service
 from app.clicks.deps import ClickLogDep
 from app.clicks.schemas import (
     ClickLogCreate,
@@ -83,6 +83,24 @@ def judgements(
     """Fit a click model to the log and write its judgements into a book as a clicks rater."""
     book = access.visible_book(session=session, user=user, book_id=body.book_id)
     return judging.judge(session=session, log=log, book=book, body=body)
+
+
+@router.get(
+    "/pages/click-logs", response_model=page_data.ClickLogsPage, name="click_logs_page_json"
+)
+def click_logs_page(user: CurrentUser, session: SessionDep) -> page_data.ClickLogsPage:
+    """Return the data of the click logs page."""
+    return page_data.click_logs_page(session=session, user=user)
+
+
+@router.get(
+    "/pages/click-logs/{click_log_id}",
+    response_model=page_data.ClickLogPage,
+    name="click_log_page_json",
+)
+def click_log_page(log: ClickLogDep, session: SessionDep) -> page_data.ClickLogPage:
+    """Return the data of a click log's page."""
+    return page_data.click_log_page(session=session, log=log)
 
 
 @router.post("/click-logs/{click_log_id}/sample", response_model=SampleRead)

@@ -49,6 +49,13 @@ class IngestResult(Out):
     refused: list[Refusal] = Field(default_factory=list)
 
 
+class RankCtr(Out):
+    rank: int
+    impressions: int
+    clicks: int
+    ctr: float | None
+
+
 class ClickLogSummary(Out):
     queries: int
     events: int
@@ -57,6 +64,8 @@ class ClickLogSummary(Out):
     first_at: datetime | None
     last_at: datetime | None
     impressions: Literal["events", "hit_ids", "none"]
+    # From impression and click events at ranks 1..20 (1-based, whatever the sender's base).
+    ctr_by_rank: list[RankCtr] = Field(default_factory=list)
 
 
 ClickModel = Literal["coec", "pbm", "sdbn"]

@@ -19,6 +19,7 @@ from app.clicks.schemas import (
     ClickLogSummary,
     ClickLogUpdate,
     IngestResult,
+    RankCtr,
     Refusal,
 )
 from app.models import ClickLog, UbiEvent, UbiQuery, User
@@ -37,6 +38,7 @@ __all__ = [
 
 # Rows per INSERT: 12 columns x 500 stays far below SQLite's limit on bound parameters.
 BATCH = 500
+CHART_RANKS = 20
 Kind = Literal["queries", "events"]
 
 
@@ -171,7 +173,32 @@ def summary(*, session: Session, log: ClickLog) -> ClickLogSummary:
         first_at=_aware(first_at),
         last_at=_aware(last_at),
         impressions="events" if by_action.get("impression") else "hit_ids" if with_hits else "none",
+        ctr_by_rank=ctr_by_rank(session=session, log=log),
     )
+
+
+def ctr_by_rank(*, session: Session, log: ClickLog, max_rank: int = CHART_RANKS) -> list[RankCtr]:
+    """Return impressions, clicks and CTR at each rank that has impression events."""
+    counted = session.execute(
+        select(UbiEvent.rank, UbiEvent.action_name, func.count())
+        .where(
+            UbiEvent.click_log_id == log.id,
+            UbiEvent.action_name.in_(["impression", "click"]),
+            UbiEvent.rank.between(1, max_rank),
+        )
+        .group_by(UbiEvent.rank, UbiEvent.action_name)
+    ).all()
+    shown: dict[int, int] = {r or 0: n for r, action, n in counted if action == "impression"}
+    clicked: dict[int, int] = {r or 0: n for r, action, n in counted if action == "click"}
+    return [
+        RankCtr(
+            rank=rank,
+            impressions=shown[rank],
+            clicks=clicked.get(rank, 0),
+            ctr=clicked.get(rank, 0) / shown[rank],
+        )
+        for rank in sorted(shown)
+    ]
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -9,7 +9,7 @@ from tests.fixtures.users import ApiUser
 
 
 def make_log(api: ApiUser, **extra: Any) -> dict[str, Any]:
-    response = api.post("/api/v1/click-logs", json={"name": "shop", **extra})
+    response = api.post("/api/v1/click-logs", json={"name": "shop"} | extra)
     assert response.status_code == 201, response.text
     result: dict[str, Any] = response.json()
     return result
