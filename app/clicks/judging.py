@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
-from sqlalchemy import delete, insert, select, tuple_
+from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -27,6 +27,7 @@ from app.models.base import utcnow
 __all__ = ["judge", "to_scale"]
 
 CHUNK = 500
+JUDGEMENTS: Table = ClickJudgement.__table__  # type: ignore[assignment]
 MAX_TEXT, MAX_DOC = 1000, 500  # a book pair's longest query text and doc id
 
 
@@ -72,25 +73,26 @@ def _fit(log: impressions.LoadedLog, body: JudgementsBody) -> click_models.Estim
 def _pair_ids(
     session: Session, book: Book, keys: list[tuple[str, str]]
 ) -> tuple[dict[tuple[str, str], int], int]:
+    """Add the missing pairs to the book; return every key's pair id and how many were new."""
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    # One cached statement sent with many parameter sets (no per-batch compilation).
+    stmt = (
+        dialect.insert(Pair)
+        .on_conflict_do_nothing(index_elements=["book_id", "query_text", "doc_id"])
+        .returning(Pair.id)
+    )
     created = 0
-    found: dict[tuple[str, str], int] = {}
     for start in range(0, len(keys), CHUNK):
-        chunk = keys[start : start + CHUNK]
-        stmt = (
-            dialect.insert(Pair)
-            .values([{"book_id": book.id, "query_text": q, "doc_id": d} for q, d in chunk])
-            .on_conflict_do_nothing(index_elements=["book_id", "query_text", "doc_id"])
-            .returning(Pair.id)
-        )
-        created += len(session.execute(stmt).all())
-        rows = session.execute(
-            select(Pair.query_text, Pair.doc_id, Pair.id).where(
-                Pair.book_id == book.id, tuple_(Pair.query_text, Pair.doc_id).in_(chunk)
-            )
-        )
-        found.update({(q, d): i for q, d, i in rows})
-    return found, created
+        rows = [
+            {"book_id": book.id, "query_text": q, "doc_id": d}
+            for q, d in keys[start : start + CHUNK]
+        ]
+        created += len(session.execute(stmt, rows).all())
+    wanted = set(keys)
+    found = session.execute(
+        select(Pair.query_text, Pair.doc_id, Pair.id).where(Pair.book_id == book.id)
+    )
+    return {(q, d): i for q, d, i in found if (q, d) in wanted}, created
 
 
 def _rater(session: Session, book: Book, log: ClickLog, body: JudgementsBody) -> ClickRater:
@@ -144,7 +146,8 @@ def judge(*, session: Session, log: ClickLog, book: Book, body: JudgementsBody) 
         for i, rating in zip(fits, ratings.tolist(), strict=True)
     ]
     for start in range(0, len(rows), CHUNK):
-        session.execute(insert(ClickJudgement), rows[start : start + CHUNK])
+        # The table, not the entity: a Core executemany skips the ORM's bulk bookkeeping.
+        session.execute(insert(JUDGEMENTS), rows[start : start + CHUNK])
     session.commit()
     counts = Counter(f"{r:g}" for r in ratings.tolist())
     return JudgementsResult(

@@ -95,7 +95,12 @@ def delete_log(*, session: Session, user: User, log: ClickLog) -> None:
 def ingest_records(
     *, session: Session, log: ClickLog, kind: Kind, records: Iterable[ingest.Record]
 ) -> IngestResult:
-    """Store the good records in batches (a record already stored is skipped), list the bad."""
+    """Store the good records in batches (a record already stored is skipped), list the bad.
+
+    Each batch is committed: a body of millions of events never holds the database's write
+    lock for long, and since storing is idempotent, a client whose upload broke off sends it
+    again and only what is missing is stored.
+    """
     result = IngestResult()
     batch: list[dict[str, Any]] = []
     for record in records:
@@ -115,7 +120,6 @@ def ingest_records(
             batch = []
     if batch:
         _insert(session, kind, batch, result)
-    session.commit()
     return result
 
 
@@ -136,6 +140,7 @@ def _insert(session: Session, kind: Kind, rows: list[dict[str, Any]], result: In
     # "insertmanyvalues" batches them and returns the ids of the rows actually inserted.
     stmt = dialect.insert(table).on_conflict_do_nothing(index_elements=unique).returning(table.c.id)
     stored = len(session.execute(stmt, rows).all())
+    session.commit()
     result.stored += stored
     result.duplicates += len(rows) - stored
 

@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 
 from tests.fixtures.users import ApiUser
 from tests.support.clicks import make_log, send_events, ubi_event
-from tests.support.pages import login, one, soup
+from tests.support.pages import attr, login, one, soup
 
 
 def test_summary_page_counts_actions_and_ctr_by_rank(api: ApiUser, client: TestClient) -> None:
@@ -44,7 +44,7 @@ def test_summary_page_counts_actions_and_ctr_by_rank(api: ApiUser, client: TestC
         "25.0%",
     ]
     bars = page.select("#ctr-chart .ctr-bar")
-    assert [float(b["height"]) for b in bars] == [120.0, 60.0]
+    assert [float(attr(b, "height")) for b in bars] == [120.0, 60.0]
     assert one(page, "#click-log-name").get_text() == "<b>shop</b>"
 
 
