@@ -29,6 +29,7 @@ __all__ = [
 # Epoch milliseconds accepted: 1970 up to the year 9999.
 MAX_EPOCH_MS = 253_402_300_799_999
 SHORT = 100  # the schema's maxLength of ids and names
+MAX_ORDINAL = 1_000_000  # a rank is a 32-bit integer in the database
 BULK_ACTIONS = frozenset({"index", "create"})
 
 
@@ -94,10 +95,10 @@ def parse_timestamp(value: Any) -> datetime:
             return parse_timestamp(int(text))
         try:
             parsed = datetime.fromisoformat(text)
-        except ValueError:
+            # A time without an offset is read as UTC, as OpenSearch's UBI plugin does.
+            return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        except (ValueError, OverflowError):
             raise BadRecord(f"timestamp {value[:40]!r} is not ISO 8601") from None
-        # A time without an offset is read as UTC, as OpenSearch's UBI plugin does.
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     raise BadRecord("timestamp must be ISO 8601 text or epoch milliseconds")
 
 
@@ -107,6 +108,8 @@ def _text(record: dict[str, Any], name: str, limit: int | None = SHORT) -> str |
         return None
     if not isinstance(value, str):
         raise BadRecord(f"{name} must be a string")
+    if "\x00" in value:
+        raise BadRecord(f"{name} contains a NUL character")
     if limit is not None and len(value) > limit:
         raise BadRecord(f"{name} is longer than {limit} characters")
     return value
@@ -148,6 +151,8 @@ def query_row(record: Any) -> dict[str, Any]:
         not isinstance(hits, list) or not all(isinstance(h, str) for h in hits)
     ):
         raise BadRecord("query_response_hit_ids must be an array of strings")
+    if hits is not None and any("\x00" in h for h in hits):
+        raise BadRecord("query_response_hit_ids contains a NUL character")
     stamp = record.get("timestamp")
     query_id = _text(record, "query_id")
     return {
@@ -169,8 +174,10 @@ def _object_id(attributes: dict[str, Any]) -> str | None:
         raise BadRecord("event_attributes.object needs object_id")
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise BadRecord("event_attributes.object.object_id must be a string or an integer")
-    if isinstance(value, str) and len(value) > 256:
-        raise BadRecord("event_attributes.object.object_id is longer than 256 characters")
+    if isinstance(value, str) and (len(value) > 256 or "\x00" in value):
+        raise BadRecord(
+            "event_attributes.object.object_id is longer than 256 characters or has NUL"
+        )
     return str(value)
 
 
@@ -190,6 +197,8 @@ def _rank(attributes: dict[str, Any], position_base: int) -> int | None:
         return None
     if isinstance(ordinal, bool) or not isinstance(ordinal, int):
         raise BadRecord("event_attributes.position.ordinal must be an integer")
+    if ordinal > MAX_ORDINAL:
+        raise BadRecord(f"ordinal {ordinal} is beyond {MAX_ORDINAL}")
     if ordinal < position_base:
         raise BadRecord(f"ordinal {ordinal} is below this log's position_base {position_base}")
     return ordinal - position_base + 1

@@ -134,6 +134,10 @@ def test_zero_based_ordinals_become_ranks_from_one(api: ApiUser, db: Any) -> Non
         ("queries", {**QUERY, "client_id": "c" * 101}, "longer than 100 characters"),
         ("events", {**event("d", 1), "timestamp": True}, "ISO 8601 text or epoch"),
         ("events", {**event("d", 1), "timestamp": -5}, "out of range"),
+        ("events", {**event("d", 1), "timestamp": "0001-01-01T00:00:00+01:00"}, "not ISO 8601"),
+        ("events", {**event("d", 1), "user_query": "a\x00b"}, "NUL character"),
+        ("events", event("d", 2**40), "beyond 1000000"),
+        ("queries", {**QUERY, "query_response_hit_ids": ["a\x00"]}, "NUL character"),
     ],
 )
 def test_schema_rules(api: ApiUser, path: str, body: dict[str, Any], message: str) -> None:
