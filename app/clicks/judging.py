@@ -1,8 +1,9 @@
 """Judgements from clicks: a click model's estimates, mapped to a book's scale, as one rater.
 
 A pair with fewer than `min_impressions` impressions stays unjudged (it never gets a 0).
-Estimates map to the scale by quantiles (equal shares of the judged pairs per rating, the
-highest estimates on the top rating) or by thresholds (rating i+1 from the i-th threshold
+Estimates map to the scale by quantiles (a pair never clicked gets the lowest rating; the
+clicked pairs share the other ratings equally, the highest estimates on the top one) or by
+thresholds (rating i+1 from the i-th threshold
 up). Re-running the same model over the same log into the same book replaces its ratings.
 """
 
@@ -36,17 +37,24 @@ def to_scale(
 ) -> np.ndarray:
     """Return each estimate's rating: by thresholds when given, else by quantiles."""
     levels = np.asarray(scale, dtype=np.float64)
-    if thresholds is None:
-        if estimates.size == 0:
-            return np.zeros(0)
-        # By rank, equal estimates sharing the rank of the first of them: ties and a heap of
-        # zeros cannot empty the ratings above them.
-        _values, inverse, counts = np.unique(estimates, return_inverse=True, return_counts=True)
-        below = np.cumsum(counts) - counts
-        ranks = (below[inverse] + 0.5) / estimates.size
-        cuts = np.linspace(0, 1, len(levels) + 1)[1:-1]
-        return levels[np.searchsorted(cuts, ranks, side="right")]
-    return levels[np.searchsorted(np.asarray(thresholds), estimates, side="right")]
+    if thresholds is not None:
+        return levels[np.searchsorted(np.asarray(thresholds), estimates, side="right")]
+    ratings = np.full(estimates.size, levels[0])
+    # Never clicked: the lowest rating. The clicked pairs share the other ratings equally,
+    # so a log where most pairs drew no click still grades the ones that did.
+    clicked = estimates > 0
+    if clicked.any():
+        ratings[clicked] = _quantiles(estimates[clicked], levels[1:])
+    return ratings
+
+
+def _quantiles(estimates: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    # By rank, equal estimates sharing the rank of the first of them.
+    _values, inverse, counts = np.unique(estimates, return_inverse=True, return_counts=True)
+    below = np.cumsum(counts) - counts
+    ranks = (below[inverse] + 0.5) / estimates.size
+    cuts = np.linspace(0, 1, len(levels) + 1)[1:-1]
+    return levels[np.searchsorted(cuts, ranks, side="right")]
 
 
 def _check(body: JudgementsBody, book: Book) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 
+from app.clicks.judging import to_scale
 from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.support.click_sim import make_world, simulate
@@ -96,7 +97,7 @@ def test_pbm_judgements_follow_the_true_order(api: ApiUser) -> None:
     result = api.post(
         f"/api/v1/click-logs/{log_id}/judgements", json={"book_id": book["id"], "model": "pbm"}
     ).json()
-    assert result["pairs_judged"] == 8 and result["ratings"] == {"0": 2, "1": 2, "2": 2, "3": 2}
+    assert result["pairs_judged"] == 8 and result["ratings"] == {"1": 3, "2": 2, "3": 3}
     pairs = api.get(f"/api/v1/books/{book['id']}/pairs").json()
     estimate = {(p["query_text"], p["doc_id"]): p["judgements"][0]["estimate"] for p in pairs}
     for q in range(2):
@@ -158,3 +159,13 @@ def test_impressions_from_hit_ids_when_there_are_no_impression_events(api: ApiUs
     assert round(found["B"][0]["estimate"], 4) == 1.5 and found["B"][0]["impressions"] == 3
     assert found["A"][0]["estimate"] == 0 and "C" not in found
     assert (found["A"][0]["rating"], found["B"][0]["rating"]) == (0, 1)
+
+
+def test_quantiles_keep_the_lowest_rating_for_pairs_never_clicked() -> None:
+    estimates = np.array([0.0, 0.0, 0.0, 0.0, 0.2, 0.5, 0.5, 0.9, 1.4, 0.1])
+    ratings = to_scale(estimates, [0, 1, 2, 3], thresholds=None)
+    # Six clicked pairs over ratings 1-3, two each by rank; the two 0.5s share one rating.
+    assert ratings.tolist() == [0, 0, 0, 0, 1, 2, 2, 3, 3, 1]
+    assert to_scale(estimates, [0, 1, 2], thresholds=[0.3, 1.0]).tolist() == [
+        0, 0, 0, 0, 0, 1, 1, 1, 2, 0,
+    ]  # fmt: skip
