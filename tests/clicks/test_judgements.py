@@ -169,3 +169,24 @@ def test_quantiles_keep_the_lowest_rating_for_pairs_never_clicked() -> None:
     assert to_scale(estimates, [0, 1, 2], thresholds=[0.3, 1.0]).tolist() == [
         0, 0, 0, 0, 0, 1, 1, 1, 2, 0,
     ]  # fmt: skip
+
+
+def test_an_empty_log_judges_nothing(api: ApiUser) -> None:
+    log_id = make_log(api)["id"]
+    book = make_book(api)
+    for model in ("coec", "pbm", "sdbn"):
+        body = {"book_id": book["id"], "model": model}
+        done = api.post(f"/api/v1/click-logs/{log_id}/judgements", json=body)
+        assert done.status_code == 202, done.text
+        assert (done.json()["impressions"], done.json()["pairs_judged"]) == ("none", 0)
+
+
+def test_dates_and_application_narrow_the_log(api: ApiUser) -> None:
+    log_id = make_log(api)["id"]
+    send_events(api, log_id, coec_events())  # all at 2025-02-01T10:00:00Z, no application
+    book = make_book(api)
+    url = f"/api/v1/click-logs/{log_id}/judgements"
+    body = {"book_id": book["id"], "model": "coec", "min_impressions": 1}
+    assert api.post(url, json={**body, "since": "2025-02-01T10:00:00Z"}).json()["pairs_judged"] == 3
+    assert api.post(url, json={**body, "until": "2025-02-01T10:00:00Z"}).json()["pairs_judged"] == 0
+    assert api.post(url, json={**body, "application": "shop"}).json()["pairs_judged"] == 0
