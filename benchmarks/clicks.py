@@ -94,7 +94,7 @@ def run(factory: sessionmaker[Session], path: Path, events: int) -> None:
             f"({result.stored / took:,.0f} events/s); peak memory {before:.0f} MB before, "
             f"{peak_mb():.0f} MB after"
         )
-        for model in ("coec", "pbm", "sdbn"):
+        for model in ("coec", "pbm", "sdbn", "dbn"):
             started = time.perf_counter()
             body = JudgementsBody(book_id=book.id, model=model, min_impressions=10)  # type: ignore[arg-type]
             done = judging.judge(session=session, log=log, book=book, body=body)

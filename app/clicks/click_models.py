@@ -1,4 +1,4 @@
-"""Click models over numpy: COEC, PBM (position bias by EM) and SDBN, written for Relevo.
+"""Click models over numpy: COEC, PBM (position bias by EM) and SDBN (DBN is in dbn.py).
 
 Input is one row per impression (a doc shown at a rank in one search session): the session,
 the (query text, doc) pair, the 1-based rank, and the impression's value: 0 when nothing was

@@ -18,7 +18,7 @@ from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from app.clicks import click_models, impressions
+from app.clicks import click_models, dbn, impressions
 from app.clicks.schemas import JudgementsBody, JudgementsResult
 from app.errors import Invalid
 from app.judges.schemas import RaterRef
@@ -75,7 +75,9 @@ def _fit(log: impressions.LoadedLog, body: JudgementsBody) -> click_models.Estim
         return click_models.coec(data, max_rank=body.max_rank)
     if body.model == "pbm":
         return click_models.pbm(data, max_rank=body.max_rank)
-    return click_models.sdbn(data, max_rank=body.max_rank)
+    if body.model == "sdbn":
+        return click_models.sdbn(data, max_rank=body.max_rank)
+    return dbn.dbn(data, max_rank=body.max_rank)
 
 
 def _pair_ids(

@@ -68,7 +68,7 @@ class ClickLogSummary(Out):
     ctr_by_rank: list[RankCtr] = Field(default_factory=list)
 
 
-ClickModel = Literal["coec", "pbm", "sdbn"]
+ClickModel = Literal["coec", "pbm", "sdbn", "dbn"]
 DEFAULT_ACTIONS = {"click": 1.0}
 
 

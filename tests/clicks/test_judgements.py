@@ -174,7 +174,7 @@ def test_quantiles_keep_the_lowest_rating_for_pairs_never_clicked() -> None:
 def test_an_empty_log_judges_nothing(api: ApiUser) -> None:
     log_id = make_log(api)["id"]
     book = make_book(api)
-    for model in ("coec", "pbm", "sdbn"):
+    for model in ("coec", "pbm", "sdbn", "dbn"):
         body = {"book_id": book["id"], "model": model}
         done = api.post(f"/api/v1/click-logs/{log_id}/judgements", json=body)
         assert done.status_code == 202, done.text
