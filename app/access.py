@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session, joinedload, selectinload
 from sqlalchemy.orm.interfaces import ORMOption
 
 from app.errors import Forbidden, NotFound
-from app.models import Book, Case, Judge, Scorer, SearchEndpoint, TeamMember, User
+from app.models import Book, Case, ClickLog, Judge, Scorer, SearchEndpoint, TeamMember, User
+from app.models.clicks import click_log_teams
 from app.models.judges import judge_teams
 from app.models.teams import book_teams, case_teams, scorer_teams, search_endpoint_teams
 
@@ -39,7 +40,7 @@ def valid_id(value: int) -> bool:
     return 1 <= value <= MAX_ID
 
 
-Shareable = Case | Scorer | SearchEndpoint | Book | Judge
+Shareable = Case | Scorer | SearchEndpoint | Book | Judge | ClickLog
 
 # Each shareable kind: its association table and the column naming the resource.
 SHARE_TABLES: dict[type[Shareable], tuple[Table, str]] = {
@@ -48,6 +49,7 @@ SHARE_TABLES: dict[type[Shareable], tuple[Table, str]] = {
     SearchEndpoint: (search_endpoint_teams, "search_endpoint_id"),
     Book: (book_teams, "book_id"),
     Judge: (judge_teams, "judge_id"),
+    ClickLog: (click_log_teams, "click_log_id"),
 }
 
 
@@ -103,9 +105,9 @@ def can_see(
         return shared_when_unowned
     if owner_id == user.id:
         return True
-    return isinstance(obj, Case | Scorer | SearchEndpoint | Book | Judge) and is_shared_with(
-        session=session, obj=obj, user=user
-    )
+    return isinstance(
+        obj, Case | Scorer | SearchEndpoint | Book | Judge | ClickLog
+    ) and is_shared_with(session=session, obj=obj, user=user)
 
 
 def require_owner(*, user: User, obj: Shareable, action: str) -> None:
@@ -124,6 +126,7 @@ def _label(obj: Shareable) -> str:
         SearchEndpoint: "search endpoint",
         Book: "book",
         Judge: "judge",
+        ClickLog: "click log",
     }[type(obj)]
 
 

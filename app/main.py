@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.middleware.sessions import SessionMiddleware
 
 from app.accounts.throttle import LoginThrottle
+from app.clicks.api import INGEST_PATH as CLICKS_INGEST_PATH
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.endpoints.api import RESULTS_PATH as RESULTS_UPLOAD_PATH
@@ -53,6 +54,7 @@ STATIC_DIR = ROOT / "static"
 # (RELEVO_MAX_UPLOAD_MB) instead of max_body_bytes (RELEVO_MAX_BODY_MB): uploads go here.
 LARGE_BODY_PATHS: tuple[str, ...] = (
     RATINGS_IMPORT_PATH,
+    CLICKS_INGEST_PATH,
     RATINGS_IMPORT_PAGE_PATH,
     RESULTS_UPLOAD_PATH,
     RESULTS_UPLOAD_PAGE_PATH,

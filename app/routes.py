@@ -27,6 +27,8 @@ from app.cases import (
 from app.cases import (
     web as cases_web,
 )
+from app.clicks import api as clicks_api
+from app.clicks import web as clicks_web
 from app.compare import api as compare_api
 from app.compare import web as compare_web
 from app.endpoints import api as endpoints_api
@@ -94,6 +96,7 @@ for _module in (
     teams_api,
     admin_api,
     schedules_api,
+    clicks_api,
 ):
     api_router.include_router(_module.router)
 
@@ -115,6 +118,7 @@ for _module in (
     ratings_web,
     teams_web,
     sharing_web,
+    clicks_web,
 ):
     web_router.include_router(_module.router)
 

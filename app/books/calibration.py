@@ -23,7 +23,7 @@ from app.books.agreement import agreement_of, numeric_judgements
 from app.books.schemas import AgreementRead
 from app.judges.consensus import aggregate
 from app.judges.schemas import JudgeCalibration, KappaWith, RaterRef
-from app.models import Book, Judge, JudgeJudgement, User
+from app.models import Book, ClickJudgement, ClickRater, Judge, JudgeJudgement, User
 
 # Below this many pairs rated by the judge and a person, no verdict is given.
 MIN_PAIRS = 10
@@ -53,7 +53,38 @@ def agreement(*, session: Session, book: Book) -> AgreementRead:
         )
         for j in sorted(judged)
     ]
-    return base.model_copy(update={"rater_list": rater_list, "judges": calibrations})
+    clicks = _click_ratings(session, book)
+    rater_list += [RaterRef(kind="clicks", id=r, name=name) for r, (name, _) in clicks.items()]
+    from_clicks = [
+        calibrate(
+            judge_id=r,
+            name=name,
+            people=people,
+            judge=ratings,
+            scale=book.scale,
+            people_agreement=base,
+        )
+        for r, (name, ratings) in clicks.items()
+    ]
+    return base.model_copy(
+        update={"rater_list": rater_list, "judges": calibrations, "clicks": from_clicks}
+    )
+
+
+def _click_ratings(session: Session, book: Book) -> dict[int, tuple[str, dict[int, float]]]:
+    """Return each clicks rater of the book (a click model over a log): name and ratings."""
+    found: dict[int, tuple[str, dict[int, float]]] = {
+        r.id: (r.name, {})
+        for r in session.scalars(
+            select(ClickRater).where(ClickRater.book_id == book.id).order_by(ClickRater.id)
+        )
+    }
+    stmt = select(ClickJudgement.rater_id, ClickJudgement.pair_id, ClickJudgement.rating).where(
+        ClickJudgement.book_id == book.id
+    )
+    for rater_id, pair_id, rating in session.execute(stmt):
+        found[rater_id][1][pair_id] = float(rating)
+    return found
 
 
 def _users(people: Sequence[Triple]) -> list[int]:

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Out, QueryText, TeamIds
+from app.clicks.schemas import ClickJudgementRead
 from app.judges.consensus import ConsensusMethod
 from app.judges.schemas import JudgeCalibration, JudgeJudgementRead, RaterRef
 
@@ -93,7 +94,9 @@ class PairToJudge(Out):
 
 class PairRead(PairToJudge):
     # People's judgements (user_id) first, then the judges' (judge_id, with provenance).
-    judgements: list[JudgementRead | JudgeJudgementRead] = Field(default_factory=list)
+    judgements: list[JudgementRead | JudgeJudgementRead | ClickJudgementRead] = Field(
+        default_factory=list
+    )
 
 
 class Populate(Body):
@@ -130,6 +133,8 @@ class AgreementRead(Out):
     # People and judges alike; `raters` above counts the people.
     rater_list: list[RaterRef] = Field(default_factory=list)
     judges: list[JudgeCalibration] = Field(default_factory=list)
+    # Click models over click logs, calibrated like judges (`judge_id` is the clicks rater's).
+    clicks: list[JudgeCalibration] = Field(default_factory=list)
 
 
 class SyncBody(Body):

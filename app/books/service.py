@@ -20,6 +20,7 @@ from app.books.schemas import (
     PairIn,
     PairRead,
 )
+from app.clicks import read as click_reads
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import runs as judge_runs
 from app.models import Book, BookRater, Judgement, Pair, Query, RunQuery, Scorer, User
@@ -68,11 +69,13 @@ def to_read(*, session: Session, book: Book) -> BookRead:
 def pairs_read(*, session: Session, book: Book) -> list[PairRead]:
     """Return the API view of the book's pairs, each with every rater's judgement."""
     by_judges = judge_runs.judgements_by_pair(session=session, book_id=book.id)
+    by_clicks = click_reads.judgements_by_pair(session=session, book_id=book.id)
     return [
         PairRead.model_validate(pair).model_copy(
             update={
                 "judgements": [JudgementRead.model_validate(j) for j in judgements]
                 + by_judges.get(pair.id, [])
+                + by_clicks.get(pair.id, [])
             }
         )
         for pair, judgements in list_pairs(session=session, book=book)

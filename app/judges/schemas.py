@@ -233,7 +233,7 @@ class JudgeJudgementRead(Out):
 
 
 class RaterRef(Out):
-    kind: Literal["user", "judge"]
+    kind: Literal["user", "judge", "clicks"]
     id: int
     name: str
 

@@ -3,6 +3,7 @@
 from app.models.base import Base
 from app.models.books import Book, BookRater, CaseBookSync, Judgement, Pair
 from app.models.cases import Case, Query, Rating, Try
+from app.models.clicks import ClickJudgement, ClickLog, ClickRater, UbiEvent, UbiQuery
 from app.models.endpoints import SearchEndpoint
 from app.models.engine_limits import EngineRate, EngineSlot
 from app.models.judges import Judge, JudgeCacheEntry, JudgeFailure, JudgeJudgement, JudgeRun
@@ -35,6 +36,9 @@ __all__ = [
     "Case",
     "CaseBookSync",
     "CaseSchedule",
+    "ClickJudgement",
+    "ClickLog",
+    "ClickRater",
     "Delivery",
     "EngineRate",
     "EngineSlot",
@@ -57,6 +61,8 @@ __all__ = [
     "Team",
     "TeamMember",
     "Try",
+    "UbiEvent",
+    "UbiQuery",
     "User",
     "UserSession",
     "Webhook",

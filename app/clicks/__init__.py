@@ -1,0 +1,1 @@
+"""Click logs: UBI behaviour data in, click models over it, judgements and query samples out."""

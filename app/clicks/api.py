@@ -1,0 +1,149 @@
+"""Click logs over the API: the log, UBI queries and events sent to it, its summary."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+
+from app import access
+from app.accounts.deps import CaseDep, CurrentUser
+from app.clicks import flows, ingest, judging, page_data, samples, service
+from app.clicks.deps import ClickLogDep
+from app.clicks.schemas import (
+    ClickLogCreate,
+    ClickLogRead,
+    ClickLogSummary,
+    ClickLogUpdate,
+    FromLogBody,
+    FromLogRead,
+    IngestResult,
+    JudgementsBody,
+    JudgementsResult,
+    SampleBody,
+    SampleRead,
+)
+from app.errors import Invalid
+from app.models import ClickLog
+from app.web_common.deps import SessionDep
+from app.web_common.uploads import spooled_body
+
+router = APIRouter(tags=["click logs"])
+
+# The paths the body limit middleware lets carry a large upload (RELEVO_MAX_UPLOAD_MB).
+INGEST_PATH = r"/api/v1/click-logs/[0-9]+/(queries|events)"
+NDJSON_TYPES = ("ndjson", "jsonl", "jsonlines", "json-seq")
+
+
+@router.post("/click-logs", response_model=ClickLogRead, status_code=201)
+def create_log(body: ClickLogCreate, user: CurrentUser, session: SessionDep) -> ClickLogRead:
+    """Create a click log."""
+    return service.to_read(service.create_log(session=session, user=user, body=body))
+
+
+@router.get("/click-logs", response_model=list[ClickLogRead])
+def list_logs(user: CurrentUser, session: SessionDep) -> list[ClickLogRead]:
+    """Return the click logs the caller may see."""
+    return [service.to_read(log) for log in service.list_logs(session=session, user=user)]
+
+
+@router.get("/click-logs/{click_log_id}", response_model=ClickLogRead)
+def get_log(log: ClickLogDep) -> ClickLogRead:
+    """Return a click log."""
+    return service.to_read(log)
+
+
+@router.patch("/click-logs/{click_log_id}", response_model=ClickLogRead)
+def update_log(
+    log: ClickLogDep, body: ClickLogUpdate, user: CurrentUser, session: SessionDep
+) -> ClickLogRead:
+    """Rename a log, change its position base or (its owner only) who it is shared with."""
+    return service.to_read(service.update_log(session=session, user=user, log=log, body=body))
+
+
+@router.delete("/click-logs/{click_log_id}", status_code=204)
+def delete_log(log: ClickLogDep, user: CurrentUser, session: SessionDep) -> None:
+    """Delete a click log with its queries and events (its owner only)."""
+    service.delete_log(session=session, user=user, log=log)
+
+
+@router.get("/click-logs/{click_log_id}/summary", response_model=ClickLogSummary)
+def summary(log: ClickLogDep, session: SessionDep) -> ClickLogSummary:
+    """Return the log's counts, actions, dates and where its impressions come from."""
+    return service.summary(session=session, log=log)
+
+
+@router.post(
+    "/click-logs/{click_log_id}/judgements", response_model=JudgementsResult, status_code=202
+)
+def judgements(
+    log: ClickLogDep, body: JudgementsBody, user: CurrentUser, session: SessionDep
+) -> JudgementsResult:
+    """Fit a click model to the log and write its judgements into a book as a clicks rater."""
+    book = access.visible_book(session=session, user=user, book_id=body.book_id)
+    return judging.judge(session=session, log=log, book=book, body=body)
+
+
+@router.get(
+    "/pages/click-logs", response_model=page_data.ClickLogsPage, name="click_logs_page_json"
+)
+def click_logs_page(user: CurrentUser, session: SessionDep) -> page_data.ClickLogsPage:
+    """Return the data of the click logs page."""
+    return page_data.click_logs_page(session=session, user=user)
+
+
+@router.get(
+    "/pages/click-logs/{click_log_id}",
+    response_model=page_data.ClickLogPage,
+    name="click_log_page_json",
+)
+def click_log_page(log: ClickLogDep, session: SessionDep) -> page_data.ClickLogPage:
+    """Return the data of a click log's page."""
+    return page_data.click_log_page(session=session, log=log)
+
+
+@router.post("/click-logs/{click_log_id}/sample", response_model=SampleRead)
+def sample(log: ClickLogDep, body: SampleBody, session: SessionDep) -> SampleRead:
+    """Draw a seeded sample of the log's queries, each with its inclusion probability."""
+    return samples.sample(session=session, log=log, body=body)
+
+
+@router.post("/cases/{case_id}/queries/from-log", response_model=FromLogRead)
+def add_from_log(
+    case: CaseDep, body: FromLogBody, user: CurrentUser, session: SessionDep
+) -> FromLogRead:
+    """Add a sample of a click log's queries to the case, weighted by their design weights."""
+    log = service.get_log(session=session, user=user, click_log_id=body.click_log_id)
+    return flows.add_sample_to_case(session=session, case=case, log=log, body=body)
+
+
+@router.post("/click-logs/{click_log_id}/queries", response_model=IngestResult)
+async def add_queries(log: ClickLogDep, session: SessionDep, request: Request) -> IngestResult:
+    """Store UBI query records: one, a JSON array, or NDJSON; bad ones refused by line."""
+    return await _ingest(log, session, request, "queries")
+
+
+@router.post("/click-logs/{click_log_id}/events", response_model=IngestResult)
+async def add_events(log: ClickLogDep, session: SessionDep, request: Request) -> IngestResult:
+    """Store UBI event records: one, a JSON array, or NDJSON; bad ones refused by line."""
+    return await _ingest(log, session, request, "events")
+
+
+async def _ingest(
+    log: ClickLog, session: SessionDep, request: Request, kind: service.Kind
+) -> IngestResult:
+    content_type = request.headers.get("content-type", "").lower()
+    ndjson = any(name in content_type for name in NDJSON_TYPES)
+    raw: IO[bytes] = await spooled_body(request)
+
+    def work() -> IngestResult:
+        try:
+            records = ingest.read_records(raw, ndjson=ndjson)
+            return service.ingest_records(session=session, log=log, kind=kind, records=records)
+        except ingest.BadRecord as exc:
+            raise Invalid("body", str(exc)) from exc
+        finally:
+            raw.close()
+
+    return await run_in_threadpool(work)

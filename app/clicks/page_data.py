@@ -1,0 +1,37 @@
+"""The click log pages' data: one function per page, rendered as HTML or as its JSON twin."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from app.bodies import Out
+from app.clicks import service
+from app.clicks.schemas import ClickLogRead, ClickLogSummary
+from app.models import ClickLog, User
+
+__all__ = ["ClickLogPage", "ClickLogsPage", "click_log_page", "click_logs_page"]
+
+
+class ClickLogsPage(Out):
+    logs: list[ClickLogRead]
+
+
+class ClickLogPage(Out):
+    log: ClickLogRead
+    summary: ClickLogSummary
+    # The tallest bar of the CTR chart: every bar is drawn against it.
+    ctr_max: float
+
+
+def click_logs_page(*, session: Session, user: User) -> ClickLogsPage:
+    """Return the click logs the user may see."""
+    return ClickLogsPage(
+        logs=[service.to_read(x) for x in service.list_logs(session=session, user=user)]
+    )
+
+
+def click_log_page(*, session: Session, log: ClickLog) -> ClickLogPage:
+    """Return a click log with its summary: counts by action, dates, CTR by rank."""
+    summary = service.summary(session=session, log=log)
+    ctr_max = max((r.ctr or 0.0 for r in summary.ctr_by_rank), default=0.0)
+    return ClickLogPage(log=service.to_read(log), summary=summary, ctr_max=ctr_max)

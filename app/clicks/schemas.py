@@ -1,0 +1,159 @@
+"""Click log bodies: the log itself, what an ingest stored and refused, the log's summary."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from app.bodies import Body, Name, Out, TeamIds
+from app.judges.schemas import RaterRef
+
+PositionBase = Literal[0, 1]
+MAX_REFUSED = 100  # refusals listed in one answer; the count is always whole
+
+
+class ClickLogCreate(Body):
+    name: Name
+    position_base: PositionBase = 1
+    team_ids: TeamIds = Field(default_factory=list)
+
+
+class ClickLogUpdate(Body):
+    name: Name | None = None
+    position_base: PositionBase | None = None
+    team_ids: TeamIds | None = None
+
+
+class ClickLogRead(Out):
+    id: int
+    name: str
+    owner_id: int
+    position_base: int
+    created_at: datetime
+    team_ids: list[int] = Field(default_factory=list)
+
+
+class Refusal(Out):
+    line: int
+    message: str
+
+
+class IngestResult(Out):
+    """`stored` new records; `duplicates` already stored; `refused` the first 100 bad ones."""
+
+    stored: int = 0
+    duplicates: int = 0
+    refused_count: int = 0
+    refused: list[Refusal] = Field(default_factory=list)
+
+
+class RankCtr(Out):
+    rank: int
+    impressions: int
+    clicks: int
+    ctr: float | None
+
+
+class ClickLogSummary(Out):
+    queries: int
+    events: int
+    by_action: dict[str, int]
+    distinct_queries: int
+    first_at: datetime | None
+    last_at: datetime | None
+    impressions: Literal["events", "hit_ids", "none"]
+    # From impression and click events at ranks 1..20 (1-based, whatever the sender's base).
+    ctr_by_rank: list[RankCtr] = Field(default_factory=list)
+
+
+ClickModel = Literal["coec", "pbm", "sdbn", "dbn"]
+DEFAULT_ACTIONS = {"click": 1.0}
+
+
+class Window(Body):
+    """Which part of the log: a date range and one application."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    application: Annotated[str, StringConstraints(max_length=100)] | None = None
+
+
+class JudgementsBody(Window):
+    book_id: int
+    model: ClickModel
+    max_rank: Annotated[int, Field(ge=1, le=100)] = 20
+    min_impressions: Annotated[int, Field(ge=1, le=1_000_000)] = 10
+    actions: Annotated[dict[str, Annotated[float, Field(gt=0, le=1000)]], Field(min_length=1)] = (
+        Field(default_factory=lambda: dict(DEFAULT_ACTIONS))
+    )
+    mapping: Literal["quantiles", "thresholds"] = "quantiles"
+    thresholds: list[float] | None = None
+
+
+class JudgementsResult(Out):
+    """What a click model wrote into the book (it runs at once: `status` is "finished")."""
+
+    status: Literal["finished"] = "finished"
+    rater: RaterRef
+    model: ClickModel
+    impressions: Literal["events", "hit_ids", "none"]
+    pairs_seen: int
+    pairs_judged: int
+    pairs_below_minimum: int
+    pairs_created: int
+    ratings: dict[str, int]
+
+
+class ClickJudgementRead(Out):
+    """A clicks rater's judgement of a pair, with the numbers it came from."""
+
+    rater_id: int
+    rating: float
+    model: str
+    impressions: int
+    clicks: int
+    expected_clicks: float
+    estimate: float
+    ci_low: float
+    ci_high: float | None
+
+
+class SampleBody(Window):
+    design: Literal["top", "uniform", "pps", "stratified"]
+    size: Annotated[int, Field(ge=1, le=10_000)]
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] | None = None
+    strata: (
+        dict[Literal["head", "torso", "tail"], Annotated[int, Field(ge=0, le=10_000)]] | None
+    ) = None
+
+
+class SampledQuery(Out):
+    text: str
+    frequency: int
+    inclusion_probability: float
+    weight: float
+    stratum: str | None = None
+
+
+class SampleRead(Out):
+    """A sample of the log's distinct query texts; `seed` draws the same sample again."""
+
+    design: str
+    seed: int
+    population: int
+    searches: int
+    queries: list[SampledQuery]
+
+
+class FromLogBody(SampleBody):
+    click_log_id: int
+
+
+class FromLogRead(Out):
+    """The sample drawn, the ids of the case's queries it became, and texts left out."""
+
+    sample: SampleRead
+    query_ids: list[int]
+    skipped: int

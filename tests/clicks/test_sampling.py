@@ -1,0 +1,144 @@
+"""Query samplers: worked strata, seeded draws, exact inclusion probabilities, weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.clicks.sampling import draw, pps_probabilities, strata_of
+from tests.fixtures.users import ApiUser
+from tests.support.api import make_case, make_endpoint
+from tests.support.clicks import make_log
+
+FREQ = [50, 30, 10, 5, 5]
+
+
+def test_strata_by_cumulative_share_of_searches() -> None:
+    # Searches before each query: 0%, 50%, 80%, 90%, 95% -> head, torso, tail, tail, tail.
+    assert strata_of(np.array(FREQ, dtype=float)).tolist() == [0, 1, 2, 2, 2]
+
+
+def test_top_takes_the_most_frequent_with_certainty() -> None:
+    got = draw(FREQ, design="top", size=2, seed=1)
+    assert [(d.index, d.inclusion_probability, d.weight) for d in got] == [
+        (0, 1.0, 50.0),
+        (1, 1.0, 30.0),
+    ]
+
+
+def test_uniform_is_seeded_and_ignores_frequency() -> None:
+    first = draw(FREQ, design="uniform", size=2, seed=4)
+    assert [d.index for d in first] == [
+        d.index for d in draw(FREQ, design="uniform", size=2, seed=4)
+    ]
+    assert {d.inclusion_probability for d in first} == {0.4}
+    assert [d.weight for d in first] == [FREQ[d.index] / 0.4 for d in first]
+    counts = np.zeros(5)
+    for seed in range(4000):
+        for d in draw(FREQ, design="uniform", size=2, seed=seed):
+            counts[d.index] += 1
+    # Every distinct query is drawn as often, however frequent.
+    assert np.allclose(counts / 4000, 0.4, atol=0.03)
+
+
+def test_pps_probabilities_are_proportional_and_capped() -> None:
+    # 2 of 100 searches: 50 would get π = 1.0 exactly; the rest share the other draw by size.
+    pi = pps_probabilities(np.array(FREQ, dtype=float), 2)
+    assert np.round(pi, 4).tolist() == [1.0, 0.6, 0.2, 0.1, 0.1]
+    capped = pps_probabilities(np.array([90, 5, 3, 2], dtype=float), 2)
+    assert np.round(capped, 4).tolist() == [1.0, 0.5, 0.3, 0.2]
+
+
+def test_pps_draws_match_their_inclusion_probabilities() -> None:
+    counts = np.zeros(5)
+    for seed in range(4000):
+        got = draw(FREQ, design="pps", size=2, seed=seed)
+        assert len(got) == 2
+        for d in got:
+            counts[d.index] += 1
+            assert d.weight == pytest.approx(FREQ[d.index] / d.inclusion_probability)
+    assert np.allclose(counts / 4000, [1.0, 0.6, 0.2, 0.1, 0.1], atol=0.03)
+
+
+@pytest.mark.parametrize(("design", "size"), [("uniform", 100), ("pps", 30), ("stratified", 30)])
+def test_weighted_mean_estimates_quality_per_search(design: str, size: int) -> None:
+    # A uniform sample misses the few heavy queries most of the time: its weighted (ratio)
+    # mean is consistent but needs a larger sample to be near the truth.
+    rng = np.random.default_rng(0)
+    freq = np.maximum(1, (1000 / np.arange(1, 201) ** 1.1).astype(int))
+    quality = np.clip(0.9 - np.log(np.arange(1, 201)) / 8 + rng.normal(0, 0.05, 200), 0, 1)
+    per_search = float((freq * quality).sum() / freq.sum())
+    per_query = float(quality.mean())
+    estimates = []
+    for seed in range(300):
+        got = draw(freq.tolist(), design=design, size=size, seed=seed)  # type: ignore[arg-type]
+        w = np.array([d.weight for d in got])
+        s = quality[[d.index for d in got]]
+        estimates.append(float((w * s).sum() / w.sum()))
+    # The per-search mean, not the (lower) per-distinct-query mean.
+    assert abs(np.mean(estimates) - per_search) < 0.015 < 0.05 < abs(per_search - per_query)
+
+
+def test_stratified_sizes_by_stratum() -> None:
+    got = draw(FREQ, design="stratified", size=3, seed=2, strata={"head": 1, "tail": 2})
+    assert [d.stratum for d in got] == ["head", "tail", "tail"]
+    assert [d.inclusion_probability for d in got] == [1.0, 2 / 3, 2 / 3]
+
+
+def test_sample_over_the_api(api: ApiUser) -> None:
+    log_id = make_log(api)["id"]
+    counts = {"a": 5, "b": 3, "c": 1, "d": 1}
+    queries = [
+        {"query_id": f"{text}{i}", "user_query": text, "application": "shop"}
+        for text, n in counts.items()
+        for i in range(n)
+    ]
+    queries.append({"query_id": "x", "user_query": "elsewhere", "application": "other"})
+    assert api.post(f"/api/v1/click-logs/{log_id}/queries", json=queries).json()["stored"] == 11
+    url = f"/api/v1/click-logs/{log_id}/sample"
+    top = api.post(url, json={"design": "top", "size": 2, "application": "shop"}).json()
+    assert (top["population"], top["searches"]) == (4, 10)
+    assert [(q["text"], q["frequency"], q["weight"]) for q in top["queries"]] == [
+        ("a", 5, 5.0),
+        ("b", 3, 3.0),
+    ]
+    body = {"design": "pps", "size": 2, "seed": 11, "application": "shop"}
+    pps = api.post(url, json=body).json()
+    assert pps["seed"] == 11 and api.post(url, json=body).json() == pps
+    pi = {"a": 1.0, "b": 0.6, "c": 0.2, "d": 0.2}
+    assert [round(q["inclusion_probability"], 4) for q in pps["queries"]] == [
+        pi[q["text"]] for q in pps["queries"]
+    ]
+    assert pps["queries"][0]["text"] == "a" and len(pps["queries"]) == 2
+    assert api.post(url, json={"design": "random", "size": 2}).status_code == 422
+    assert api.post(url, json={"design": "top", "size": 0}).status_code == 422
+    everything = api.post(url, json={"design": "uniform", "size": 50, "seed": 1}).json()
+    assert everything["population"] == 5 and len(everything["queries"]) == 5
+
+
+def test_sample_into_a_case_with_design_weights(api: ApiUser) -> None:
+    log_id = make_log(api)["id"]
+    queries = [
+        {"query_id": f"{t}{i}", "user_query": t}
+        for t, n in {"a": 6, "b": 2}.items()
+        for i in range(n)
+    ]
+    api.post(f"/api/v1/click-logs/{log_id}/queries", json=queries)
+    case_id = make_case(api, make_endpoint(api, "http://127.0.0.1:9/movies")["id"])["id"]
+    body = {"click_log_id": log_id, "design": "uniform", "size": 1, "seed": 5}
+    added = api.post(f"/api/v1/cases/{case_id}/queries/from-log", json=body)
+    assert added.status_code == 200, added.text
+    (drawn,) = added.json()["sample"]["queries"]
+    # One of two distinct texts: pi = 1/2, weight = its searches / pi.
+    assert drawn["inclusion_probability"] == 0.5
+    case_queries = api.get(f"/api/v1/cases/{case_id}/queries").json()
+    assert [(q["text"], q["weight"], q["tags"]) for q in case_queries] == [
+        (drawn["text"], drawn["frequency"] * 2.0, ["sample:uniform"])
+    ]
+    other = make_log(api)["id"]
+    assert (
+        api.post(
+            "/api/v1/cases/999999/queries/from-log", json={**body, "click_log_id": other}
+        ).status_code
+        == 404
+    )
