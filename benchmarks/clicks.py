@@ -28,7 +28,7 @@ from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.clicks import ingest, judging
 from app.clicks import service as clicks
-from app.clicks.schemas import ClickLogCreate, JudgementsBody
+from app.clicks.schemas import ClickLogCreate, ClickModel, JudgementsBody
 from app.config import Settings
 from app.main import create_app
 from app.search.policy import OutboundPolicy, install_policy
@@ -94,9 +94,10 @@ def run(factory: sessionmaker[Session], path: Path, events: int) -> None:
             f"({result.stored / took:,.0f} events/s); peak memory {before:.0f} MB before, "
             f"{peak_mb():.0f} MB after"
         )
-        for model in ("coec", "pbm", "sdbn", "dbn"):
+        models: tuple[ClickModel, ...] = ("coec", "pbm", "sdbn", "dbn")
+        for model in models:
             started = time.perf_counter()
-            body = JudgementsBody(book_id=book.id, model=model, min_impressions=10)  # type: ignore[arg-type]
+            body = JudgementsBody(book_id=book.id, model=model, min_impressions=10)
             done = judging.judge(session=session, log=log, book=book, body=body)
             print(
                 f"{model}: {done.pairs_judged:,} of {done.pairs_seen:,} pairs judged in "

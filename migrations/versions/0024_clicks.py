@@ -1,7 +1,7 @@
 """Click logs: UBI 1.3.0 queries and events, shared with teams like books.
 
-Revision ID: 0023_clicks
-Revises: 0022_fidscore
+Revision ID: 0024_clicks
+Revises: 0023_one
 Create Date: 2026-11-28
 """
 
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0023_clicks"
-down_revision: str | None = "0022_fidscore"
+revision: str = "0024_clicks"
+down_revision: str | None = "0023_one"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
