@@ -12,7 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 import orjson
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 __all__ = [
@@ -99,9 +99,17 @@ def alembic_config(url: str) -> Config:
     return cfg
 
 
+# Any constant of our own: the key of the PostgreSQL advisory lock migrations take.
+MIGRATION_LOCK = 7_340_051_772
+
+
 def migrate(engine: Engine) -> None:
-    """Bring the database schema to the newest migration."""
+    """Bring the database schema to the newest migration, one process at a time."""
     with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # A server and the workers it starts all migrate as they start: two at once on a
+            # new database would both create alembic_version. The lock is the transaction's.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         cfg = alembic_config(engine.url.render_as_string(hide_password=False))
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, "head")
