@@ -20,11 +20,11 @@ from app.accounts.throttle import LoginThrottle
 from app.clicks.api import INGEST_PATH as CLICKS_INGEST_PATH
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
-from app.endpoints.api import RESULTS_PATH as RESULTS_UPLOAD_PATH
+from app.endpoints.api.endpoints import RESULTS_PATH as RESULTS_UPLOAD_PATH
 from app.endpoints.web import RESULTS_PAGE_PATH as RESULTS_UPLOAD_PAGE_PATH
 from app.errors import LoginRequired
-from app.interop.ratings_api import IMPORT_PATH as RATINGS_IMPORT_PATH
-from app.interop.ratings_web import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
+from app.interop.api.ratings import IMPORT_PATH as RATINGS_IMPORT_PATH
+from app.interop.web.ratings import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
 from app.runtime import tune_gc
 from app.schedules import hooks as schedule_hooks

@@ -9,48 +9,45 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from app.accounts import admin_api
-from app.accounts import api as accounts_api
 from app.accounts import web as accounts_web
-from app.books import api as books_api
-from app.books import pages_api as book_pages_api
+from app.accounts.api import accounts as accounts_api
+from app.accounts.api import admin as admin_api
 from app.books import web as books_web
-from app.cases import (
-    api as cases_api,
-)
-from app.cases import (
-    experiments_api,
-    experiments_web,
-    metrics_web,
-    pages_api,
-)
-from app.cases import (
-    web as cases_web,
-)
+from app.books.api import books as books_api
+from app.books.api import pages as book_pages_api
+from app.cases.api import cases as cases_api
+from app.cases.api import experiments as experiments_api
+from app.cases.api import pages as pages_api
+from app.cases.web import cases as cases_web
+from app.cases.web import experiments as experiments_web
+from app.cases.web import metrics as metrics_web
 from app.clicks import api as clicks_api
 from app.clicks import web as clicks_web
 from app.compare import api as compare_api
 from app.compare import web as compare_web
-from app.endpoints import api as endpoints_api
-from app.endpoints import pages_api as endpoint_pages_api
 from app.endpoints import web as endpoints_web
-from app.interop import quepid_api, quepid_web, ratings_api, ratings_web
+from app.endpoints.api import endpoints as endpoints_api
+from app.endpoints.api import pages as endpoint_pages_api
+from app.interop.api import quepid as quepid_api
+from app.interop.api import ratings as ratings_api
+from app.interop.web import quepid as quepid_web
+from app.interop.web import ratings as ratings_web
 from app.judges import api as judges_api
 from app.judges import web as judges_web
-from app.queries import api as queries_api
-from app.queries import pages_api as query_pages_api
 from app.queries import web as queries_web
+from app.queries.api import pages as query_pages_api
+from app.queries.api import queries as queries_api
 from app.runs import api as runs_api
 from app.schedules import api as schedules_api
 from app.schedules import web as schedules_web
-from app.scorers import api as scorers_api
-from app.scorers import pages_api as scorer_pages_api
 from app.scorers import web as scorers_web
+from app.scorers.api import pages as scorer_pages_api
+from app.scorers.api import scorers as scorers_api
 from app.sweeps import api as sweeps_api
 from app.sweeps import web as sweeps_web
 from app.teams import api as teams_api
-from app.teams import sharing_web
-from app.teams import web as teams_web
+from app.teams.web import sharing as sharing_web
+from app.teams.web import teams as teams_web
 
 
 class ErrorBody(BaseModel):

@@ -22,8 +22,8 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
-from app.cases import page_data as case_pages
 from app.cases import service as case_service
+from app.cases.pages import data as case_pages
 from app.cases.schemas import CaseCreate
 from app.config import Settings
 from app.endpoints import service as endpoint_service

@@ -13,10 +13,10 @@ from sqlalchemy.orm import Session
 
 from app.accounts.deps import WebBookDep, WebUser
 from app.books import io as book_io
-from app.books import page_data as book_pages
 from app.books import service as book_service
 from app.books import sync as book_sync
-from app.books.pages_api import parse_skip
+from app.books.api.pages import parse_skip
+from app.books.pages import data as book_pages
 from app.books.schemas import BookCreate, JudgementPut, Populate, SyncBody
 from app.errors import Conflict, Invalid
 from app.models import Book, User

@@ -9,7 +9,8 @@ from starlette.concurrency import run_in_threadpool
 
 from app import access
 from app.accounts.deps import CaseDep, CurrentUser
-from app.clicks import flows, ingest, judging, page_data, samples, service
+from app.clicks import flows, ingest, judging, samples, service
+from app.clicks import pages as page_data
 from app.clicks.deps import ClickLogDep
 from app.clicks.schemas import (
     ClickLogCreate,

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from app.accounts.deps import WebUser
-from app.clicks import page_data
+from app.clicks import pages as page_data
 from app.clicks.deps import WebClickLogDep
 from app.web_common.deps import SessionDep
 from app.web_common.html_errors import HtmlErrorRoute

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Response
 from fastapi.concurrency import run_in_threadpool
 
 from app.accounts.deps import BookDep, CurrentUser
-from app.judges import launch, page_data, runs, service, trial
+from app.judges import launch, runs, service, trial
+from app.judges import pages as page_data
 from app.judges.deps import JudgeClientDep, JudgeDep, JudgeRunDep, RunManagerDep
 from app.judges.schemas import (
     JudgeCreate,

@@ -10,7 +10,8 @@ from starlette.datastructures import FormData
 
 from app.accounts.deps import WebBookDep, WebUser, owned
 from app.errors import Conflict, Invalid, NotFound
-from app.judges import launch, page_data, runs, service, trial
+from app.judges import launch, runs, service, trial
+from app.judges import pages as page_data
 from app.judges.deps import JudgeClientDep, RunManagerDep, WebJudgeRunDep
 from app.judges.prompt import DEFAULT_PROMPT
 from app.judges.schemas import (

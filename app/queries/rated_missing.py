@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query
 from app.queries import service as query_service
-from app.queries.page_schemas import RatedMissing, ResultDoc
+from app.queries.pages import RatedMissing, ResultDoc
 from app.queries.results import result_doc
 from app.runs import case_data
 from app.runs import service as run_service

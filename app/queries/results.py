@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.models import Case, Query, Run, RunQuery, Try
 from app.queries import service as query_service
-from app.queries.page_schemas import DocField, QueryResults, ResultDoc
+from app.queries.pages import DocField, QueryResults, ResultDoc
 from app.queries.schemas import QueryRead
 from app.runs import case_data
 from app.runs import service as run_service

@@ -9,12 +9,12 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import WebCaseDep, WebUser
+from app.cases.pages import score_panel
 from app.errors import Invalid
 from app.models import Query
 from app.queries import rated_missing as missing_service
 from app.queries import ratings as rating_service
 from app.queries import results as result_service
-from app.queries import score_panel
 from app.queries import service as query_service
 from app.queries.deps import WebQueryDep
 from app.queries.forms import NotesForm

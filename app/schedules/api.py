@@ -9,7 +9,7 @@ from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
 from app.schedules.delivery import current_config
 from app.schedules.deps import AlertDep, AnnotationDep, WebhookDep
-from app.schedules.page_data import watch_page
+from app.schedules.pages import watch_page
 from app.schedules.schemas import (
     AlertCreate,
     AlertRead,

@@ -16,7 +16,7 @@ from app.models import Case, User
 from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
 from app.schedules.deps import WebAlertDep, WebWebhookDep
-from app.schedules.page_data import watch_page
+from app.schedules.pages import watch_page
 from app.schedules.schemas import (
     AlertCreate,
     AlertRead,

@@ -10,10 +10,10 @@ from app.accounts.deps import WebScorerDep, WebUser
 from app.errors import Invalid
 from app.models import User
 from app.models.scorers import build_config
-from app.scorers import page_data as scorer_pages
 from app.scorers import service as scorer_service
 from app.scorers.forms import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
-from app.scorers.page_schemas import ScorerPage, TryOutcome
+from app.scorers.pages import data as scorer_pages
+from app.scorers.pages.schemas import ScorerPage, TryOutcome
 from app.vocabulary import ScorerKind
 from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from app.accounts.deps import WebCaseDep, WebUser
-from app.cases.web import refused_sweep
+from app.cases.web.cases import refused_sweep
 from app.errors import Invalid
 from app.runs.deps import RunManagerDep
 from app.sweeps import results, service

@@ -11,7 +11,7 @@ from app import access
 from app.books import agreement as agreement_service
 from app.books import calibration
 from app.books import service as book_service
-from app.books.page_schemas import (
+from app.books.pages.schemas import (
     BookPage,
     BooksPage,
     CaseChoice,

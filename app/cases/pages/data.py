@@ -15,13 +15,13 @@ from sqlalchemy.orm import Session
 from app.books import sync as book_sync
 from app.cases import history as history_service
 from app.cases import service as case_service
-from app.cases.metric_panel import metric_panel
-from app.cases.page_schemas import CaseHistory, CasePage, QuerySort, ScaleMismatch, ScorePoint
-from app.cases.query_list import query_list
+from app.cases.pages.metric_panel import metric_panel
+from app.cases.pages.query_list import query_list
+from app.cases.pages.schemas import CaseHistory, CasePage, QuerySort, ScaleMismatch, ScorePoint
+from app.cases.pages.score_panel import score_of
 from app.cases.schemas import TryRead
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query, Rating, Run, Scorer, User
-from app.queries.score_panel import score_of
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs
 from app.runs.schemas import RunSummary

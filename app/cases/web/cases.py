@@ -7,17 +7,17 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from app.accounts.deps import WebCaseDep, WebUser
-from app.cases import cases_list, flows
-from app.cases import page_data as case_pages
+from app.cases import flows
 from app.cases import service as case_service
 from app.cases.forms import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
-from app.cases.page_schemas import QUERY_SORTS, CasePage, CasesPage, QuerySort
-from app.cases.query_list import QUERY_SORT_LABELS, case_query_list
+from app.cases.pages import cases_list, score_panel
+from app.cases.pages import data as case_pages
+from app.cases.pages.query_list import QUERY_SORT_LABELS, case_query_list
+from app.cases.pages.schemas import QUERY_SORTS, CasePage, CasesPage, QuerySort
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
-from app.queries import score_panel
 from app.queries import service as query_service
 from app.runs import launch as run_launch
 from app.runs import service as run_service

@@ -13,7 +13,7 @@ from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.stored import latest_row
 from app.scorers import service as scorer_service
-from app.scorers.page_schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
+from app.scorers.pages.schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
 from app.scoring import ScorerConfig, score_queries
 from app.vocabulary import QueryStatus
 

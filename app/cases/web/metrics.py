@@ -13,7 +13,7 @@ from starlette.datastructures import FormData
 from app.accounts.deps import WebCaseDep, WebUser
 from app.cases import flows
 from app.cases.schemas import CaseUpdate
-from app.cases.web import refused_tags
+from app.cases.web.cases import refused_tags
 from app.errors import Invalid
 from app.queries import service as query_service
 from app.queries.bulk_lines import BulkLineError, clean_tags

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 
 from app.accounts.deps import BookDep, CurrentUser
-from app.books import page_data as book_pages
-from app.books.page_schemas import BookPage, BooksPage, JudgePage
+from app.books.pages import data as book_pages
+from app.books.pages.schemas import BookPage, BooksPage, JudgePage
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])

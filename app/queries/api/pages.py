@@ -9,7 +9,7 @@ from app.accounts.deps import CaseDep
 from app.queries import rated_missing as missing_service
 from app.queries import results as result_service
 from app.queries.deps import QueryDep
-from app.queries.page_schemas import QueryResults, RatedMissing
+from app.queries.pages import QueryResults, RatedMissing
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])

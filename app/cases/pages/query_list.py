@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 from app.cases import history as history_service
 from app.cases import service as case_service
 from app.cases.history_schemas import QueryScorePoint
-from app.cases.metric_panel import tag_query_ids
-from app.cases.page_schemas import PER_PAGE, QueryList, QueryRow, QuerySort
+from app.cases.pages.metric_panel import tag_query_ids
+from app.cases.pages.schemas import PER_PAGE, QueryList, QueryRow, QuerySort
 from app.models import Case, Query, Run, RunQuery
 from app.runs import case_data
 from app.runs import service as run_service

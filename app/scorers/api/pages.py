@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.accounts.deps import CurrentUser, ScorerDep
-from app.scorers import page_data as scorer_pages
-from app.scorers.page_schemas import ScorerPage, ScorersPage
+from app.scorers.pages import data as scorer_pages
+from app.scorers.pages.schemas import ScorerPage, ScorersPage
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.cases import service as case_service
-from app.cases.page_schemas import CaseRow, CasesPage, ScorePoint, TeamOption
+from app.cases.pages.schemas import CaseRow, CasesPage, ScorePoint, TeamOption
 from app.endpoints import service as endpoint_service
 from app.models import Case, Run, User
 from app.runs.stored import case_run

@@ -10,10 +10,10 @@ from pydantic import Field
 from app.bodies import Out
 from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
-from app.cases.metric_panel import MetricPanel
+from app.cases.pages.metric_panel import MetricPanel
+from app.cases.pages.score_panel import CaseScore
 from app.cases.schemas import CaseRead, TryRead
 from app.endpoints.schemas import EndpointOption
-from app.queries.score_panel import CaseScore
 from app.runs.schemas import RunSummary
 from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScaleEntry, ScorerOption, ScorerRead

@@ -5,18 +5,17 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.accounts.deps import CaseDep, CurrentUser
-from app.cases import cases_list
-from app.cases import page_data as case_pages
-from app.cases.page_schemas import (
+from app.cases.pages import cases_list, score_panel
+from app.cases.pages import data as case_pages
+from app.cases.pages.query_list import case_query_list
+from app.cases.pages.schemas import (
     CaseHistory,
     CasePage,
     CasesPage,
     QueryList,
     QuerySort,
 )
-from app.cases.query_list import case_query_list
-from app.queries import score_panel
-from app.queries.score_panel import CaseScore
+from app.cases.pages.score_panel import CaseScore
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])

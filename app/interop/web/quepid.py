@@ -8,8 +8,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.accounts.deps import WebUser
-from app.cases import cases_list as case_pages
-from app.cases.web import new_case_form
+from app.cases.pages import cases_list as case_pages
+from app.cases.web.cases import new_case_form
 from app.errors import Invalid
 from app.interop import quepid_case as service
 from app.web_common.deps import SessionDep
