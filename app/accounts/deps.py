@@ -2,9 +2,8 @@
 
 API routes take ``CurrentUser`` (a Bearer key, or a browser session with the CSRF header);
 pages take ``WebUser`` (the browser session, else the login page). ``owned()`` makes every
-"load it or 404" dependency: ``CaseDep``, ``WebCaseDep`` and the rest are declared with it,
-here for the top-level things and in their domain's ``deps.py`` for the things inside them
-(a case's queries and runs, a book's pairs).
+"load it or 404" dependency: ``CaseDep``, ``WebCaseDep`` and the rest are declared with it in
+their domain's ``deps.py``; here only the users an administrator manages.
 """
 
 from __future__ import annotations
@@ -16,28 +15,19 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session
 
-from app import access
 from app.accounts import admin, sessions
 from app.accounts import service as users
 from app.config import Settings
 from app.errors import LoginRequired
-from app.models import Book, Case, Scorer, SearchEndpoint, User
+from app.models import User
 from app.security import csrf_matches
 from app.web_common.deps import SessionDep
 
 __all__ = [
-    "BookDep",
-    "CaseDep",
     "CurrentUser",
-    "EndpointDep",
     "KeyManager",
     "ManagedUserDep",
-    "ScorerDep",
-    "WebBookDep",
-    "WebCaseDep",
-    "WebEndpointDep",
     "WebManagedUserDep",
-    "WebScorerDep",
     "WebUser",
     "owned",
 ]
@@ -147,15 +137,5 @@ def owned(
     return dependency
 
 
-CaseDep = Annotated[Case, Depends(owned(access.visible_case, "case_id"))]
-WebCaseDep = Annotated[Case, Depends(owned(access.visible_case, "case_id", page=True))]
-EndpointDep = Annotated[SearchEndpoint, Depends(owned(access.visible_endpoint, "endpoint_id"))]
-WebEndpointDep = Annotated[
-    SearchEndpoint, Depends(owned(access.visible_endpoint, "endpoint_id", page=True))
-]
-ScorerDep = Annotated[Scorer, Depends(owned(access.visible_scorer, "scorer_id"))]
-WebScorerDep = Annotated[Scorer, Depends(owned(access.visible_scorer, "scorer_id", page=True))]
-BookDep = Annotated[Book, Depends(owned(access.visible_book, "book_id"))]
-WebBookDep = Annotated[Book, Depends(owned(access.visible_book, "book_id", page=True))]
 ManagedUserDep = Annotated[User, Depends(owned(admin.managed_user, "user_id"))]
 WebManagedUserDep = Annotated[User, Depends(owned(admin.managed_user, "user_id", page=True))]

@@ -11,11 +11,12 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.accounts.deps import WebBookDep, WebUser
+from app.accounts.deps import WebUser
 from app.books import io as book_io
 from app.books import service as book_service
 from app.books import sync as book_sync
 from app.books.api.pages import parse_skip
+from app.books.deps import WebBookDep
 from app.books.pages import data as book_pages
 from app.books.schemas import BookCreate, JudgementPut, Populate, SyncBody
 from app.errors import Conflict, Invalid

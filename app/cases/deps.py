@@ -1,4 +1,4 @@
-"""Loading a try of a case the caller may see, or 404 (see app/accounts/deps.py)."""
+"""Loading a try of a case the caller may see, or 404 (``owned()`` in app/accounts/deps.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from app.accounts.deps import CaseDep, owned
-from app.models import Try
+from app import access
+from app.accounts.deps import owned
+from app.models import Case, Try
 from app.runs.case_data import get_try
 
-__all__ = ["TryDep"]
+__all__ = ["CaseDep", "TryDep", "WebCaseDep"]
 
+CaseDep = Annotated[Case, Depends(owned(access.visible_case, "case_id"))]
+WebCaseDep = Annotated[Case, Depends(owned(access.visible_case, "case_id", page=True))]
 TryDep = Annotated[Try, Depends(owned(get_try, "number", inside=("case", CaseDep)))]

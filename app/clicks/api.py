@@ -8,7 +8,8 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from app import access
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.cases.deps import CaseDep
 from app.clicks import flows, ingest, judging, samples, service
 from app.clicks import pages as page_data
 from app.clicks.deps import ClickLogDep

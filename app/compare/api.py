@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter
 from fastapi import Query as QueryParam
 
-from app.accounts.deps import CaseDep
+from app.cases.deps import CaseDep
 from app.compare import query as side_service
 from app.compare import service
 from app.compare.schemas import CompareSort, QuerySideBySide, RunComparison

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
+from app.cases.deps import WebCaseDep
 from app.compare import query as side_service
 from app.compare import service
 from app.compare.schemas import COMPARE_SORTS, CompareSort

@@ -13,10 +13,11 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app.accounts.deps import WebEndpointDep, WebUser
+from app.accounts.deps import WebUser
 from app.config import Settings
 from app.endpoints import results, trying
 from app.endpoints import service as endpoint_service
+from app.endpoints.deps import WebEndpointDep
 from app.endpoints.forms import EndpointForm
 from app.endpoints.schemas import EndpointRead, TryRequest, TryResult
 from app.errors import ImportRejected, Invalid

@@ -7,7 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Response
 from fastapi.concurrency import run_in_threadpool
 
-from app.accounts.deps import BookDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.books.deps import BookDep
 from app.judges import launch, runs, service, trial
 from app.judges import pages as page_data
 from app.judges.deps import JudgeClientDep, JudgeDep, JudgeRunDep, RunManagerDep

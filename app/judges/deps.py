@@ -11,7 +11,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.accounts.deps import BookDep, WebBookDep, owned
+from app.accounts.deps import owned
+from app.books.deps import BookDep, WebBookDep
 from app.judges import runs, service
 from app.judges.client import JudgeClient
 from app.judges.launch import JudgeRunManager

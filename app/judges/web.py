@@ -8,7 +8,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
-from app.accounts.deps import WebBookDep, WebUser, owned
+from app.accounts.deps import WebUser, owned
+from app.books.deps import WebBookDep
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import launch, runs, service, trial
 from app.judges import pages as page_data

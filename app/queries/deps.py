@@ -6,7 +6,8 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from app.accounts.deps import CaseDep, WebCaseDep, owned
+from app.accounts.deps import owned
+from app.cases.deps import CaseDep, WebCaseDep
 from app.models import Query
 from app.queries.service import get_query
 

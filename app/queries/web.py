@@ -8,7 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
+from app.cases.deps import WebCaseDep
 from app.cases.pages import score_panel
 from app.errors import Invalid
 from app.models import Query

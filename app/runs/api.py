@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.cases.deps import CaseDep
 from app.runs import launch, service
 from app.runs import rescore as rescoring
 from app.runs.deps import RunDep, RunManagerDep

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.accounts.deps import CaseDep, WebCaseDep, owned
+from app.accounts.deps import owned
+from app.cases.deps import CaseDep, WebCaseDep
 from app.models import Run
 from app.runs.manager import RunManager
 from app.runs.service import get_run

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.cases.deps import CaseDep
 from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
 from app.schedules.delivery import current_config

@@ -6,7 +6,8 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from app.accounts.deps import CaseDep, WebCaseDep, owned
+from app.accounts.deps import owned
+from app.cases.deps import CaseDep, WebCaseDep
 from app.models import Alert, Annotation, Webhook
 from app.schedules.alerts import get_alert
 from app.schedules.notes import get_annotation

@@ -10,7 +10,8 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
+from app.cases.deps import WebCaseDep
 from app.errors import Invalid, RelevoError
 from app.models import Case, User
 from app.schedules import alerts, notes, service, webhooks

@@ -6,11 +6,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
-from app.accounts.deps import WebScorerDep, WebUser
+from app.accounts.deps import WebUser
 from app.errors import Invalid
 from app.models import User
 from app.models.scorers import build_config
 from app.scorers import service as scorer_service
+from app.scorers.deps import WebScorerDep
 from app.scorers.forms import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
 from app.scorers.pages import data as scorer_pages
 from app.scorers.pages.schemas import ScorerPage, TryOutcome

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
 from app.cases import service as case_service
+from app.cases.deps import CaseDep
 from app.cases.schemas import CaseRead
 from app.runs.deps import RunManagerDep
 from app.sweeps import results, service

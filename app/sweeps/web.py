@@ -7,7 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
+from app.cases.deps import WebCaseDep
 from app.cases.web.cases import refused_sweep
 from app.errors import Invalid
 from app.runs.deps import RunManagerDep

@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Response
 
-from app.accounts.deps import BookDep, CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
 from app.books import calibration, service
 from app.books import io as book_io
 from app.books import sync as book_sync
-from app.books.deps import PairDep
+from app.books.deps import BookDep, PairDep
 from app.books.schemas import (
     AgreementRead,
     BookCreate,
@@ -27,6 +27,7 @@ from app.books.schemas import (
     SyncBody,
     SyncResult,
 )
+from app.cases.deps import CaseDep
 from app.teams import service as teams
 from app.web_common.deps import SessionDep
 

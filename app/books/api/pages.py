@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from app.accounts.deps import BookDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.books.deps import BookDep
 from app.books.pages import data as book_pages
 from app.books.pages.schemas import BookPage, BooksPage, JudgePage
 from app.web_common.deps import SessionDep

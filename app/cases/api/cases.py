@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
 from app.cases import flows, service
-from app.cases.deps import TryDep
+from app.cases.deps import CaseDep, TryDep
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate, TryRead
 from app.schedules.case_links import schedule_fields
 from app.web_common.deps import SessionDep

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.cases.deps import CaseDep
 from app.cases.pages import cases_list, score_panel
 from app.cases.pages import data as case_pages
 from app.cases.pages.query_list import case_query_list

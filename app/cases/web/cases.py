@@ -6,9 +6,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
 from app.cases import flows
 from app.cases import service as case_service
+from app.cases.deps import WebCaseDep
 from app.cases.forms import CaseChoices, CaseSettingsForm, NewCaseForm, QueriesForm
 from app.cases.pages import cases_list, score_panel
 from app.cases.pages import data as case_pages

@@ -5,9 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
 from app.cases import coverage as coverage_service
 from app.cases import history as history_service
+from app.cases.deps import WebCaseDep
 from app.queries.deps import WebQueryDep
 from app.web_common.deps import SessionDep
 from app.web_common.html_errors import HtmlErrorRoute

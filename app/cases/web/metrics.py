@@ -10,8 +10,9 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
 from app.cases import flows
+from app.cases.deps import WebCaseDep
 from app.cases.schemas import CaseUpdate
 from app.cases.web.cases import refused_tags
 from app.errors import Invalid

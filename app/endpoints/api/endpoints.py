@@ -8,8 +8,9 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from app.accounts.deps import CurrentUser, EndpointDep
+from app.accounts.deps import CurrentUser
 from app.endpoints import results, service, trying
+from app.endpoints.deps import EndpointDep
 from app.endpoints.schemas import (
     ConnectionReportRead,
     ConnectionTest,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.accounts.deps import CurrentUser, EndpointDep
+from app.accounts.deps import CurrentUser
 from app.endpoints import service as endpoint_service
+from app.endpoints.deps import EndpointDep
 from app.endpoints.schemas import EndpointRead, EndpointsPage
 from app.web_common.deps import SessionDep
 

@@ -9,8 +9,9 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
 from app.cases import service as case_service
+from app.cases.deps import CaseDep
 from app.cases.schemas import CaseRead
 from app.interop import downloads
 from app.interop import quepid_case as service

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.cases.deps import CaseDep
 from app.interop import downloads
 from app.interop import ratings_io as service
 from app.interop.schemas import ImportResult

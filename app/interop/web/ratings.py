@@ -10,7 +10,8 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app.accounts.deps import WebCaseDep, WebUser
+from app.accounts.deps import WebUser
+from app.cases.deps import WebCaseDep
 from app.config import Settings
 from app.interop import ratings_io as service
 from app.web_common import parked

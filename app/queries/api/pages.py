@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from app.accounts.deps import CaseDep
+from app.cases.deps import CaseDep
 from app.queries import rated_missing as missing_service
 from app.queries import results as result_service
 from app.queries.deps import QueryDep

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.accounts.deps import CaseDep, CurrentUser
+from app.accounts.deps import CurrentUser
+from app.cases.deps import CaseDep
 from app.queries import ratings as rating_service
 from app.queries import service as service
 from app.queries.deps import QueryDep

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.accounts.deps import CurrentUser, ScorerDep
+from app.accounts.deps import CurrentUser
+from app.scorers.deps import ScorerDep
 from app.scorers.pages import data as scorer_pages
 from app.scorers.pages.schemas import ScorerPage, ScorersPage
 from app.web_common.deps import SessionDep

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.accounts.deps import CurrentUser, ScorerDep
+from app.accounts.deps import CurrentUser
 from app.scorers import service
+from app.scorers.deps import ScorerDep
 from app.scorers.schemas import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
 from app.web_common.deps import SessionDep
 
