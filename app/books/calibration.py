@@ -20,8 +20,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.books.agreement import agreement_of, numeric_judgements
+from app.books.consensus import aggregate
 from app.books.schemas import AgreementRead
-from app.judges.consensus import aggregate
 from app.judges.schemas import JudgeCalibration, KappaWith, RaterRef
 from app.models import Book, ClickJudgement, ClickRater, Judge, JudgeJudgement, User
 

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from app.bodies import Body, Name, Out, QueryText, TeamIds
+from app.books.consensus import ConsensusMethod
 from app.clicks.schemas import ClickJudgementRead
-from app.judges.consensus import ConsensusMethod
 from app.judges.schemas import JudgeCalibration, JudgeJudgementRead, RaterRef
 
 Scale = Annotated[list[float], Field(min_length=2, max_length=11)]

@@ -11,10 +11,10 @@ from sqlalchemy import false, select
 from sqlalchemy.orm import Session
 
 from app import access
+from app.books.consensus import aggregate
 from app.books.schemas import RatingsSource, SyncBody, SyncResult
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import service as judges
-from app.judges.consensus import aggregate
 from app.models import (
     Book,
     Case,

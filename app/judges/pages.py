@@ -9,9 +9,9 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.bodies import Out
+from app.books.consensus import aggregate
 from app.judges import runs
 from app.judges import service as judges
-from app.judges.consensus import aggregate
 from app.judges.schemas import JudgeRead, JudgeRunRead
 from app.judges.titles import pair_title, title_fields
 from app.models import (

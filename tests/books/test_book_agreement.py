@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.books.agreement import agreement_of
-from app.judges.consensus import aggregate
+from app.books.consensus import aggregate
 from tests.books.book_helpers import (
     add_pairs,
     case_with_run,
