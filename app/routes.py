@@ -38,6 +38,7 @@ from app.queries import web as queries_web
 from app.queries.api import pages as query_pages_api
 from app.queries.api import queries as queries_api
 from app.runs import api as runs_api
+from app.runs import web as runs_web
 from app.schedules import api as schedules_api
 from app.schedules import web as schedules_web
 from app.scorers import web as scorers_web
@@ -103,6 +104,7 @@ for _module in (
     accounts_web,
     quepid_web,
     cases_web,
+    runs_web,
     metrics_web,
     compare_web,
     queries_web,

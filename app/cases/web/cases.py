@@ -1,4 +1,4 @@
-"""The cases list and the case page with its partials (score, query list, runs, history)."""
+"""The cases list and the case page with its partials (score, query list, history)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,9 @@ from app.endpoints.service import DEFAULT_TEMPLATES
 from app.errors import Invalid
 from app.models import Case, User
 from app.queries import service as query_service
-from app.runs import launch as run_launch
-from app.runs import service as run_service
-from app.runs.deps import RunManagerDep, WebRunDep
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
-from app.vocabulary import ACTIVE_RUN_STATUSES, Engine
+from app.vocabulary import Engine
 from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, WebForm
@@ -241,58 +238,6 @@ def add_queries(
         return _render_case(request, user, data, queries=queries, status_code=422)
     query_service.add_queries(session=session, case=case, texts=body.queries)
     return _back_to_case(request, case.id, "queries")
-
-
-@router.post("/cases/{case_id}/runs", name="case_run")
-def start_run(
-    request: Request,
-    case: WebCaseDep,
-    session: SessionDep,
-    manager: RunManagerDep,
-    _csrf: CsrfChecked,
-) -> Response:
-    """Start a run; htmx gets the live progress bar, a plain form goes back to the case."""
-    run = run_launch.submit_run(session=session, case=case, manager=manager)
-    if is_htmx(request):
-        return render(
-            request,
-            "partials/run_progress.html",
-            {"run": run_service.summary(run), "case_id": case.id},
-        )
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
-
-
-@router.post("/cases/{case_id}/runs/{run_id}/cancel", name="run_cancel_submit")
-def cancel_run(
-    request: Request,
-    run: WebRunDep,
-    case: WebCaseDep,
-    session: SessionDep,
-    manager: RunManagerDep,
-    _csrf: CsrfChecked,
-) -> Response:
-    """Cancel a run; htmx gets the progress bar back, a plain form goes back to the case."""
-    if run.status in ACTIVE_RUN_STATUSES:  # a run that ended meanwhile is simply shown
-        run = run_launch.cancel_run(session=session, run=run, manager=manager)
-    if is_htmx(request):
-        return render(
-            request,
-            "partials/run_progress.html",
-            {"run": run_service.summary(run), "case_id": case.id},
-            headers={"HX-Trigger": "run-finished"},
-        )
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
-
-
-@router.get("/cases/{case_id}/runs/{run_id}/progress", name="run_progress_partial")
-def run_progress(request: Request, found: WebRunDep, case: WebCaseDep) -> Response:
-    """Return the progress bar of a run; when it ends, tell the page to refresh its parts."""
-    run = run_service.summary(found)
-    ended = run.status not in ACTIVE_RUN_STATUSES
-    headers = {"HX-Trigger": "run-finished"} if ended else None
-    return render(
-        request, "partials/run_progress.html", {"run": run, "case_id": case.id}, headers=headers
-    )
 
 
 @router.get("/cases/{case_id}/score", name="case_score_partial")
