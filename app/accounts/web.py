@@ -27,7 +27,7 @@ def _safe_next(target: str) -> str:
 @router.get("/login", name="login_page")
 def login_page(request: Request, next: str = "/") -> Response:
     """Show the login form."""
-    return render(request, "login.html", {"next": _safe_next(next), "error": None, "email": ""})
+    return render(request, "accounts/login.html", {"next": _safe_next(next), "error": None, "email": ""})
 
 
 @router.post("/login", name="login_submit")
@@ -49,13 +49,13 @@ def login_submit(
         error = f"Too many failed attempts; try again in {wait} seconds."
         headers = {"Retry-After": str(wait)}
         return render(
-            request, "login.html", {**context, "error": error}, status_code=429, headers=headers
+            request, "accounts/login.html", {**context, "error": error}, status_code=429, headers=headers
         )
     user = users.authenticate(session=session, email=email, password=password)
     if user is None:
         throttle.failed(email=email, address=address)
         error = "Wrong email or password."
-        return render(request, "login.html", {**context, "error": error}, status_code=400)
+        return render(request, "accounts/login.html", {**context, "error": error}, status_code=400)
     throttle.succeeded(email=email)
     request.session.clear()
     request.session["sid"] = sessions.start(session=session, user=user)
@@ -100,7 +100,7 @@ def _account(
         "key_error": key_error,
         "key_name": key_name,
     }
-    return render(request, "account.html", context, status_code=status_code)
+    return render(request, "accounts/account.html", context, status_code=status_code)
 
 
 @router.post("/account/api-keys", name="account_create_key")

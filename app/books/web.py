@@ -34,7 +34,7 @@ router = APIRouter(route_class=HtmlErrorRoute)
 def books_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """Show the books the user may see, with forms to create and import one."""
     data = book_pages.books_page(session=session, user=user)
-    return render(request, "books.html", {"user": user, "page": data, "errors": {}})
+    return render(request, "books/books.html", {"user": user, "page": data, "errors": {}})
 
 
 @router.post("/books", name="book_create_submit")
@@ -48,7 +48,7 @@ def create_book(
     except FormErrors as exc:
         data = book_pages.books_page(session=session, user=user)
         return render(
-            request, "books.html", {"user": user, "page": data, "errors": exc.errors}, 422
+            request, "books/books.html", {"user": user, "page": data, "errors": exc.errors}, 422
         )
     book = book_service.create_book(session=session, user=user, body=body)
     return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
@@ -117,7 +117,7 @@ def _book(
     data = book_pages.book_page(session=session, user=user, book=book)
     names = {str(c.id): c.name for c in data.cases}
     context = {"user": user, "page": data, "outcome": outcome, "case_names": names}
-    return render(request, "book.html", context, status_code=status_code)
+    return render(request, "books/book.html", context, status_code=status_code)
 
 
 @router.get("/books/{book_id}/delete", name="book_delete_page")
@@ -233,7 +233,7 @@ def judge_page(
     data = book_pages.judge_page(
         session=session, user=user, book=book, pair_id=pair_id, skip=parse_skip(skip)
     )
-    return render(request, "judge.html", {"user": user, "page": data})
+    return render(request, "books/judge.html", {"user": user, "page": data})
 
 
 @router.post("/books/{book_id}/judge", name="judge_submit")

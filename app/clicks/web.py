@@ -19,7 +19,7 @@ router = APIRouter(route_class=HtmlErrorRoute)
 def click_logs_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """List the click logs the user may see."""
     page = page_data.click_logs_page(session=session, user=user)
-    return render(request, "click_logs.html", {"user": user, "page": page})
+    return render(request, "clicks/click_logs.html", {"user": user, "page": page})
 
 
 @router.get("/click-logs/{click_log_id}", name="click_log_page")
@@ -28,4 +28,4 @@ def click_log_page(
 ) -> Response:
     """Show a click log's summary: counts by action, dates, CTR by rank."""
     page = page_data.click_log_page(session=session, log=log)
-    return render(request, "click_log.html", {"user": user, "page": page})
+    return render(request, "clicks/click_log.html", {"user": user, "page": page})

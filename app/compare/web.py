@@ -54,7 +54,7 @@ def compare_page(
         sort=_sort(sort),
     )
     context = {"user": user, "case": case, "page": data, "sort_labels": service.COMPARE_SORT_LABELS}
-    return render(request, "compare.html", context)
+    return render(request, "compare/compare.html", context)
 
 
 @router.get("/cases/{case_id}/compare/queries/{query_id}", name="compare_query_page")
@@ -74,4 +74,4 @@ def compare_query_page(
     data = side_service.side_by_side(
         session=session, case=case, query_id=query_id, base_id=base_id, other_id=other_id
     )
-    return render(request, "compare_query.html", {"user": user, "case": case, "page": data})
+    return render(request, "compare/compare_query.html", {"user": user, "case": case, "page": data})

@@ -47,7 +47,7 @@ SAVE_CHECK_TIMEOUT_S = 3.0
 def endpoints_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """List the user's search endpoints."""
     data = endpoint_service.endpoints_page(session=session, user=user)
-    return render(request, "endpoints.html", {"user": user, "page": data})
+    return render(request, "endpoints/endpoints.html", {"user": user, "page": data})
 
 
 @router.get("/endpoints/new", name="endpoint_new_page")
@@ -178,7 +178,7 @@ async def try_endpoint(
         tried = await trying.try_endpoint(endpoint=endpoint, body=body, user_id=user.id)
     if is_htmx(request):
         context = {"endpoint": endpoint_service.to_read(endpoint), "tried": tried, "typed": typed}
-        return render(request, "partials/endpoint_try.html", context)
+        return render(request, "endpoints/partials/endpoint_try.html", context)
     read = endpoint_service.to_read(endpoint)
     return _form(request, user, read, EndpointForm.of(read), tried=tried, typed=typed)
 
@@ -273,7 +273,7 @@ def _form(
         "typed": typed or {"query_text": "test", "template": ""},
         "upload": upload,
     }
-    return render(request, "endpoint.html", context, status_code=status_code)
+    return render(request, "endpoints/endpoint.html", context, status_code=status_code)
 
 
 @router.get("/endpoints/{endpoint_id}/delete", name="endpoint_delete_page")

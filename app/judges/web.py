@@ -92,7 +92,7 @@ def _list(
         "defaults": JudgeCreate.model_construct(name="", provider="openai", base_url="", model=""),
         "default_prompt": DEFAULT_PROMPT,
     }
-    return render(request, "judges.html", context, status_code)
+    return render(request, "judges/judges.html", context, status_code)
 
 
 @router.post("/judges", name="judge_create_submit")
@@ -138,7 +138,7 @@ def _judge(
         "test": test,
         "saved": saved or request.query_params.get("saved") == "1",
     }
-    return render(request, "judge_model.html", context, status_code)
+    return render(request, "judges/judge_model.html", context, status_code)
 
 
 @router.post("/judges/{judge_id}", name="judge_update_submit")
@@ -252,7 +252,7 @@ def _judging(
         "estimate": estimate,
         "form": form or {},
     }
-    return render(request, "judging.html", context, status_code)
+    return render(request, "judges/judging.html", context, status_code)
 
 
 def _run_values(form: FormData) -> dict[str, Any]:
@@ -302,9 +302,9 @@ def run_page(
     """A judge run: progress (live while it runs), counters, failures, retry and cancel."""
     run = runs.to_read(session=session, run=found, with_failures=True)
     template = (
-        "partials/judge_run_progress.html"
+        "judges/partials/judge_run_progress.html"
         if request.headers.get("HX-Request")
-        else "judge_run.html"
+        else "judges/judge_run.html"
     )
     return render(request, template, {"user": user, "run": run, "book": book})
 

@@ -37,7 +37,7 @@ def query_page(
     results = result_service.query_results(session=session, case=case, query=query)
     score = score_panel.case_score(session=session, case=case)
     return render(
-        request, "query.html", {"user": user, "case": case, "results": results, "score": score}
+        request, "queries/query.html", {"user": user, "case": case, "results": results, "score": score}
     )
 
 
@@ -47,7 +47,7 @@ def query_results(
 ) -> Response:
     """Return the fragment of one query's results, loaded when the query is expanded."""
     results = result_service.query_results(session=session, case=case, query=query)
-    return render(request, "partials/query_results.html", {"results": results})
+    return render(request, "queries/partials/query_results.html", {"results": results})
 
 
 @router.get("/cases/{case_id}/queries/{query_id}/rated-missing", name="query_rated_missing")
@@ -60,7 +60,7 @@ async def rated_missing(
         missing_service.plan_rated_missing, session=session, case=case, query=query
     )
     missing = await missing_service.fetch_rated_missing(lookup)
-    return render(request, "partials/rated_missing.html", {"missing": missing})
+    return render(request, "queries/partials/rated_missing.html", {"missing": missing})
 
 
 @router.post("/cases/{case_id}/queries/{query_id}/ratings", name="query_rate")
@@ -111,7 +111,7 @@ def rate(
     # The history table shows the latest run's score, which the rating just changed.
     return render(
         request,
-        "partials/rated.html",
+        "queries/partials/rated.html",
         {"results": results, "score": score, "missing_open": missing_open},
         headers={"HX-Trigger": "case-rescored"},
     )
@@ -155,7 +155,7 @@ def _notes(
 ) -> Response:
     return render(
         request,
-        "partials/query_notes.html",
+        "queries/partials/query_notes.html",
         {
             "case_id": case_id,
             "note": query,

@@ -31,7 +31,7 @@ def start_run(
     if is_htmx(request):
         return render(
             request,
-            "partials/run_progress.html",
+            "runs/partials/run_progress.html",
             {"run": run_service.summary(run), "case_id": case.id},
         )
     return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
@@ -52,7 +52,7 @@ def cancel_run(
     if is_htmx(request):
         return render(
             request,
-            "partials/run_progress.html",
+            "runs/partials/run_progress.html",
             {"run": run_service.summary(run), "case_id": case.id},
             headers={"HX-Trigger": "run-finished"},
         )
@@ -66,5 +66,5 @@ def run_progress(request: Request, found: WebRunDep, case: WebCaseDep) -> Respon
     ended = run.status not in ACTIVE_RUN_STATUSES
     headers = {"HX-Trigger": "run-finished"} if ended else None
     return render(
-        request, "partials/run_progress.html", {"run": run, "case_id": case.id}, headers=headers
+        request, "runs/partials/run_progress.html", {"run": run, "case_id": case.id}, headers=headers
     )

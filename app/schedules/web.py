@@ -37,7 +37,7 @@ router = APIRouter()
 def dashboard_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """The cases the user may see, what got worse first (for htmx: only what got worse)."""
     data = dashboard(session=session, user=user)
-    name = "partials/worse.html" if is_htmx(request) else "dashboard.html"
+    name = "schedules/partials/worse.html" if is_htmx(request) else "schedules/dashboard.html"
     context = {"user": user, "dashboard": data, "kind_labels": alerts.KIND_LABELS}
     return render(request, name, context)
 
@@ -67,7 +67,7 @@ def _watch(
         "added": _added(request, data.alerts, added_id),
         "least_changed": alerts.min_changed_queries(0.05),
     }
-    name = "partials/watch.html" if is_htmx(request) else "case_watch.html"
+    name = "schedules/partials/watch.html" if is_htmx(request) else "schedules/case_watch.html"
     return render(request, name, context, status_code=status_code)
 
 
@@ -242,7 +242,7 @@ def _webhooks(
         if case_id is not None
         else _case_back(request, request.query_params.get("case_id")),
     }
-    return render(request, "webhooks.html", context, status_code=status_code)
+    return render(request, "schedules/webhooks.html", context, status_code=status_code)
 
 
 @router.post("/webhooks", name="webhooks_submit")

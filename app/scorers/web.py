@@ -49,7 +49,7 @@ NEW_SCORER = {
 def scorers_page(request: Request, user: WebUser, session: SessionDep) -> Response:
     """List the built-in presets and the user's scorers."""
     data = scorer_pages.scorers_page(session=session, user=user)
-    return render(request, "scorers.html", {"user": user, "page": data})
+    return render(request, "scorers/scorers.html", {"user": user, "page": data})
 
 
 @router.get("/scorers/new", name="scorer_new_page")
@@ -139,7 +139,7 @@ def _editor(
         "scale_presets": SCALE_PRESETS,
         "environments": ENVIRONMENTS,
     }
-    return render(request, "scorer.html", context, status_code=status_code)
+    return render(request, "scorers/scorer.html", context, status_code=status_code)
 
 
 def _try(session: SessionDep, user: User, editor: ScorerForm, form: FormData) -> TryOutcome:

@@ -74,8 +74,8 @@ def sweep_page(
     read = results.read_sweep(session=session, sweep=sweep)
     context = {"user": user, "case": case, "sweep": read, "active": ACTIVE_RUN_STATUSES}
     if is_htmx(request):
-        return render(request, "partials/sweep_results.html", context)
-    return render(request, "sweep.html", context)
+        return render(request, "sweeps/partials/sweep_results.html", context)
+    return render(request, "sweeps/sweep.html", context)
 
 
 @router.post("/cases/{case_id}/sweeps/{sweep_id}/cancel", name="sweep_cancel_submit")
@@ -106,7 +106,7 @@ def apply_sweep(
     run = service.sweep_run(session=session, sweep=sweep, run_id=run_id)
     if run.status == RunStatus.FINISHED and not results.is_complete(run) and not confirmed:
         context = {"user": user, "case": case, "sweep_id": sweep.id, "run": run}
-        return render(request, "sweep_apply_confirm.html", context)
+        return render(request, "sweeps/sweep_apply_confirm.html", context)
     service.apply_sweep(
         session=session,
         user=user,

@@ -1,7 +1,7 @@
 """Score charts drawn as SVG by the templates: axes, run numbers, and every run marked.
 
 A chart is computed here (pure, tested without a browser) and drawn by
-templates/partials/score_chart.html. Scores are 0-100. A run without a score keeps its place
+templates/common/score_chart.html. Scores are 0-100. A run without a score keeps its place
 and is marked on the baseline; a partial run (a mean over fewer than all queries) is drawn
 hollow and amber; a line never joins across a missing run.
 """

@@ -70,7 +70,7 @@ def _render_cases(
     request: Request, user: User, data: CasesPage, form: NewCaseForm, status_code: int = 200
 ) -> Response:
     context = {"user": user, "page": data, "form": form.values, "errors": form.errors}
-    return render(request, "cases.html", context, status_code=status_code)
+    return render(request, "cases/cases.html", context, status_code=status_code)
 
 
 @router.post("/cases", name="case_create_submit")
@@ -163,7 +163,7 @@ def _render_case(
         "saved": saved,
         "sort_labels": QUERY_SORT_LABELS,
     }
-    return render(request, "case.html", context, status_code=status_code)
+    return render(request, "cases/case.html", context, status_code=status_code)
 
 
 def _back_to_case(request: Request, case_id: int, saved: str) -> Response:
@@ -245,7 +245,7 @@ def case_score(request: Request, case: WebCaseDep, session: SessionDep) -> Respo
     """Return the case score panel."""
     return render(
         request,
-        "partials/case_score.html",
+        "cases/partials/case_score.html",
         {"score": score_panel.case_score(session=session, case=case)},
     )
 
@@ -271,7 +271,7 @@ def query_list(
         tag=tag,
         metric=_metric(metric),
     )
-    return render(request, "partials/query_list.html", {"case": case, "queries": queries})
+    return render(request, "cases/partials/query_list.html", {"case": case, "queries": queries})
 
 
 @router.get("/cases/{case_id}/history", name="case_history_partial")
@@ -282,10 +282,10 @@ def case_history(
     (``metric``: chart that metric's recorded scores)."""
     history = case_pages.case_history(session=session, case=case, metric=_metric(metric))
     if is_htmx(request):
-        return render(request, "partials/history.html", {"history": history})
+        return render(request, "cases/partials/history.html", {"history": history})
     # Opened directly (a link, a bookmark): a page with navigation around the same fragment.
     context = {"history": history, "case": case, "user": user}
-    return render(request, "case_history.html", context)
+    return render(request, "cases/case_history.html", context)
 
 
 @router.get("/cases/{case_id}/delete", name="case_delete_page")

@@ -23,7 +23,7 @@ def coverage_page(
 ) -> Response:
     """Show unrated docs per query, the score band they leave open, and what to rate next."""
     data = coverage_service.case_coverage(session=session, case=case)
-    return render(request, "coverage.html", {"user": user, "case": case, "page": data})
+    return render(request, "cases/coverage.html", {"user": user, "case": case, "page": data})
 
 
 @router.get("/cases/{case_id}/queries/{query_id}/history", name="query_history_page")
@@ -37,4 +37,4 @@ def query_history_page(
 ) -> Response:
     """Show the query's score (or one of the case's metrics) over the case's finished runs."""
     data = history_service.query_history(session=session, case=case, query=query, metric=metric)
-    return render(request, "query_history.html", {"user": user, "case": case, "page": data})
+    return render(request, "cases/query_history.html", {"user": user, "case": case, "page": data})

@@ -40,7 +40,7 @@ async def import_quepid_case(
     await service.check_endpoint(imported)
     # What the import did, before opening the case: counts, endpoint, scorer, warnings.
     context = {"user": user, "imported": imported, "case": imported.case}
-    return render(request, "quepid_import.html", context)
+    return render(request, "interop/quepid_import.html", context)
 
 
 def _cases_with_problem(
@@ -54,4 +54,4 @@ def _cases_with_problem(
         "errors": {},
         "quepid_problem": problem,
     }
-    return render(request, "cases.html", context, status_code=422)
+    return render(request, "cases/cases.html", context, status_code=422)

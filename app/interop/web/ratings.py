@@ -90,7 +90,7 @@ async def import_ratings(
 
 
 def _page(request: Request, context: dict[str, Any], status_code: int = 200) -> Response:
-    return render(request, "ratings_import.html", context, status_code=status_code)
+    return render(request, "interop/ratings_import.html", context, status_code=status_code)
 
 
 def _data_dir(request: Request) -> Path:

@@ -43,7 +43,7 @@ def _render(
         "back": str(request.url_for(page, **{key: obj.id})),
         "twin": str(request.url_for(twin, **{key: obj.id})),
     }
-    template = "partials/sharing_form.html" if is_htmx(request) else "sharing.html"
+    template = "teams/partials/sharing_form.html" if is_htmx(request) else "teams/sharing.html"
     return render(request, template, context, status_code=status)
 
 

@@ -36,7 +36,7 @@ def _teams(
         "roles": list(TeamRole),
         "error": error,
     }
-    return render(request, "teams.html", context, status_code=status)
+    return render(request, "teams/teams.html", context, status_code=status)
 
 
 def _back(request: Request) -> Response:
@@ -108,7 +108,7 @@ def _admin(
     request: Request, user: User, session: Session, *, error: str | None = None, status: int = 200
 ) -> Response:
     context = {"user": user, "accounts": admin.list_users(session=session), "error": error}
-    return render(request, "admin_users.html", context, status_code=status)
+    return render(request, "accounts/admin_users.html", context, status_code=status)
 
 
 @router.get("/admin/users", name="admin_users_page")
