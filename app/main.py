@@ -42,6 +42,7 @@ from app.web_common.middleware import (
     BodyLimitMiddleware,
     SecurityHeadersMiddleware,
 )
+from app.web_common.redirects import see_other
 
 if TYPE_CHECKING:
     from app.runs.queue import RunQueue
@@ -209,7 +210,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def login_required(request: Request, _exc: Exception) -> RedirectResponse:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         login = request.url_for("login_page").include_query_params(next=target)
-        return RedirectResponse(str(login), status_code=303)
+        return see_other(login)
 
     app.add_exception_handler(LoginRequired, login_required)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from app.accounts import service as users
 from app.accounts import sessions
@@ -15,6 +15,7 @@ from app.errors import Invalid
 from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -27,7 +28,9 @@ def _safe_next(target: str) -> str:
 @router.get("/login", name="login_page")
 def login_page(request: Request, next: str = "/") -> Response:
     """Show the login form."""
-    return render(request, "accounts/login.html", {"next": _safe_next(next), "error": None, "email": ""})
+    return render(
+        request, "accounts/login.html", {"next": _safe_next(next), "error": None, "email": ""}
+    )
 
 
 @router.post("/login", name="login_submit")
@@ -49,7 +52,11 @@ def login_submit(
         error = f"Too many failed attempts; try again in {wait} seconds."
         headers = {"Retry-After": str(wait)}
         return render(
-            request, "accounts/login.html", {**context, "error": error}, status_code=429, headers=headers
+            request,
+            "accounts/login.html",
+            {**context, "error": error},
+            status_code=429,
+            headers=headers,
         )
     user = users.authenticate(session=session, email=email, password=password)
     if user is None:
@@ -59,7 +66,7 @@ def login_submit(
     throttle.succeeded(email=email)
     request.session.clear()
     request.session["sid"] = sessions.start(session=session, user=user)
-    return RedirectResponse(_safe_next(next), status_code=303)
+    return see_other(_safe_next(next))
 
 
 @router.post("/logout", name="logout")
@@ -69,7 +76,7 @@ def logout(request: Request, session: SessionDep, _csrf: CsrfChecked) -> Respons
     if isinstance(token, str):
         sessions.revoke(session=session, token=token)
     request.session.clear()
-    return RedirectResponse(str(request.url_for("login_page")), status_code=303)
+    return see_other(request.url_for("login_page"))
 
 
 @router.get("/account", name="account_page")
@@ -127,7 +134,7 @@ def revoke_key(
 ) -> Response:
     """Revoke one of the user's keys."""
     users.revoke_api_key(session=session, user=user, key_id=key_id)
-    return RedirectResponse(str(request.url_for("account_page")), status_code=303)
+    return see_other(request.url_for("account_page"))
 
 
 @router.post("/account/password", name="account_password")

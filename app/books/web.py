@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
@@ -25,6 +25,7 @@ from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute, error_page
+from app.web_common.redirects import see_other
 from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -51,7 +52,7 @@ def create_book(
             request, "books/books.html", {"user": user, "page": data, "errors": exc.errors}, 422
         )
     book = book_service.create_book(session=session, user=user, body=body)
-    return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
+    return see_other(request.url_for("book_page", book_id=book.id))
 
 
 @router.post("/books/import", name="book_import_submit")
@@ -69,7 +70,7 @@ async def import_book(
         return error_page(request, 422, "The file is not valid JSON.")
     except Invalid as exc:
         return error_page(request, 422, exc.message)
-    return RedirectResponse(str(request.url_for("book_page", book_id=book.id)), status_code=303)
+    return see_other(request.url_for("book_page", book_id=book.id))
 
 
 @router.get("/books/{book_id}", name="book_page")
@@ -179,7 +180,7 @@ def populate(
     url = request.url_for("book_page", book_id=book.id).include_query_params(
         **chosen, added=added, existing=existing
     )
-    return RedirectResponse(f"{url}#populate-done", status_code=303)
+    return see_other(f"{url}#populate-done")
 
 
 @router.post("/books/{book_id}/sync", name="book_sync_submit")
@@ -217,7 +218,7 @@ def sync(
         unchanged=done.ratings_unchanged,
         without=done.pairs_without_query,
     )
-    return RedirectResponse(f"{url}#sync-done", status_code=303)
+    return see_other(f"{url}#sync-done")
 
 
 @router.get("/books/{book_id}/judge", name="judge_page")
@@ -261,4 +262,4 @@ def judge(
     skip = field_text(form, "skip")
     if skip:
         target = target.include_query_params(skip=skip)
-    return RedirectResponse(str(target), status_code=303)
+    return see_other(target)

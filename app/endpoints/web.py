@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -30,6 +30,7 @@ from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 from app.web_common.uploads import spool_upload
 
@@ -125,7 +126,7 @@ def update_endpoint(
 
 def _saved(request: Request, endpoint_id: int) -> Response:
     url = request.url_for("endpoint_page", endpoint_id=endpoint_id).include_query_params(saved=1)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 @router.post("/endpoints/{endpoint_id}/test", name="endpoint_test_submit")
@@ -215,7 +216,7 @@ async def upload_results(
     url = request.url_for("endpoint_page", endpoint_id=endpoint.id).include_query_params(
         upload=token
     )
-    return RedirectResponse(f"{url}#{anchor}", status_code=303)
+    return see_other(f"{url}#{anchor}")
 
 
 async def _store_results(

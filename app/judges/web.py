@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from starlette.datastructures import FormData
 
 from app.accounts.deps import WebUser, owned
@@ -27,6 +27,7 @@ from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -106,9 +107,7 @@ def create_judge(
     except FormErrors as exc:
         return _list(request, user, session, values, exc.errors, 422)
     judge = service.create_judge(session=session, user=user, body=body)
-    return RedirectResponse(
-        str(request.url_for("judge_model_page", judge_id=judge.id)), status_code=303
-    )
+    return see_other(request.url_for("judge_model_page", judge_id=judge.id))
 
 
 @router.get("/judges/{judge_id}", name="judge_model_page")
@@ -162,7 +161,7 @@ def update_judge(
     except FormErrors as exc:
         return _judge(request, user, session, judge, exc.errors, status_code=422)
     url = request.url_for("judge_model_page", judge_id=judge.id).include_query_params(saved=1)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 @router.get("/judges/{judge_id}/delete", name="judge_delete_page")
@@ -292,7 +291,7 @@ def start_run(
         code = 409 if isinstance(exc, Conflict) else 422
         return _judging(request, user, session, book, {"form": exc.message}, None, values, code)
     url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 @router.get("/books/{book_id}/judge-runs/{run_id}", name="judge_run_page")
@@ -320,7 +319,7 @@ def cancel_run(
     """Cancel a judge run and come back to its page."""
     runs.cancel_run(session=session, run=run)
     url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 @router.post("/books/{book_id}/judge-runs/{run_id}/resume", name="judge_run_resume_submit")
@@ -339,7 +338,7 @@ def resume_run(
     except Conflict as exc:
         return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
     url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 @router.post("/books/{book_id}/judge-runs/{run_id}/retry", name="judge_run_retry_submit")
@@ -358,4 +357,4 @@ def retry_failed(
     except (Conflict, Invalid, NotFound) as exc:
         return _judging(request, user, session, book, {"form": exc.message}, None, None, 409)
     url = request.url_for("judge_run_page", book_id=book.id, run_id=run.id)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)

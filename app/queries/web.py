@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from app.accounts.deps import WebUser
@@ -24,6 +24,7 @@ from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute, error_page
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -37,7 +38,9 @@ def query_page(
     results = result_service.query_results(session=session, case=case, query=query)
     score = score_panel.case_score(session=session, case=case)
     return render(
-        request, "queries/query.html", {"user": user, "case": case, "results": results, "score": score}
+        request,
+        "queries/query.html",
+        {"user": user, "case": case, "results": results, "score": score},
     )
 
 
@@ -94,7 +97,7 @@ def rate(
         return error_page(request, 422, exc.message)
     if not is_htmx(request):
         target = request.url_for("query_page", case_id=case.id, query_id=query.id)
-        return RedirectResponse(f"{target}#results-{query.id}", status_code=303)
+        return see_other(f"{target}#results-{query.id}")
     results = result_service.results_of(
         session=session,
         case=case,
@@ -139,7 +142,7 @@ def save_notes(
     query_service.update_query(session=session, case=case, query=query, body=body)
     if not is_htmx(request):
         target = request.url_for("query_page", case_id=case.id, query_id=query.id)
-        return RedirectResponse(str(target), status_code=303)
+        return see_other(target)
     return _notes(request, case.id, query, saved=True)
 
 

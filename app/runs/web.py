@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from app.cases.deps import WebCaseDep
 from app.runs import launch as run_launch
@@ -13,6 +13,7 @@ from app.vocabulary import ACTIVE_RUN_STATUSES
 from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -34,7 +35,7 @@ def start_run(
             "runs/partials/run_progress.html",
             {"run": run_service.summary(run), "case_id": case.id},
         )
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+    return see_other(request.url_for("case_page", case_id=case.id))
 
 
 @router.post("/cases/{case_id}/runs/{run_id}/cancel", name="run_cancel_submit")
@@ -56,7 +57,7 @@ def cancel_run(
             {"run": run_service.summary(run), "case_id": case.id},
             headers={"HX-Trigger": "run-finished"},
         )
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+    return see_other(request.url_for("case_page", case_id=case.id))
 
 
 @router.get("/cases/{case_id}/runs/{run_id}/progress", name="run_progress_partial")
@@ -66,5 +67,8 @@ def run_progress(request: Request, found: WebRunDep, case: WebCaseDep) -> Respon
     ended = run.status not in ACTIVE_RUN_STATUSES
     headers = {"HX-Trigger": "run-finished"} if ended else None
     return render(
-        request, "runs/partials/run_progress.html", {"run": run, "case_id": case.id}, headers=headers
+        request,
+        "runs/partials/run_progress.html",
+        {"run": run, "case_id": case.id},
+        headers=headers,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
@@ -28,6 +28,7 @@ from app.schedules.schemas import (
 from app.teams import service as teams
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
 router = APIRouter()
@@ -111,7 +112,7 @@ def _done(
     if is_htmx(request):
         added = done if isinstance(done, int) else None
         return _watch(request, case, user, session, added_id=added)
-    return RedirectResponse(str(target), status_code=303)
+    return see_other(target)
 
 
 def _first(exc: ValidationError) -> str:
@@ -274,7 +275,7 @@ def webhooks_submit(
     target = request.url_for("webhooks_page")
     if case_id is not None:
         target = target.include_query_params(case_id=case_id)
-    return RedirectResponse(str(target), status_code=303)
+    return see_other(target)
 
 
 @router.post("/webhooks/{webhook_id}/delete", name="webhook_delete")
@@ -298,4 +299,4 @@ def webhook_delete(
     target = request.url_for("webhooks_page")
     if case_id is not None:
         target = target.include_query_params(case_id=case_id)
-    return RedirectResponse(str(target), status_code=303)
+    return see_other(target)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from starlette.datastructures import FormData
 
 from app.accounts.deps import WebUser
@@ -20,6 +20,7 @@ from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -114,7 +115,7 @@ def update_scorer(
 
 def _saved(request: Request, scorer_id: int) -> Response:
     url = request.url_for("scorer_page", scorer_id=scorer_id).include_query_params(saved=1)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 def _editor(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from app.accounts.deps import WebUser
 from app.cases.deps import WebCaseDep
@@ -19,6 +19,7 @@ from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -63,7 +64,7 @@ def create_sweep(
         return refused_sweep(request, user, session, case, sweep_form.add(exc))
     service.run_in_background(manager=manager, sweep_id=sweep.id)
     url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep.id)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 @router.get("/cases/{case_id}/sweeps/{sweep_id}", name="sweep_page")
@@ -85,7 +86,7 @@ def cancel_sweep(
     """Stop the sweep after its current run."""
     service.cancel_sweep(session=session, sweep=sweep)
     url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep.id)
-    return RedirectResponse(str(url), status_code=303)
+    return see_other(url)
 
 
 @router.post("/cases/{case_id}/sweeps/{sweep_id}/apply", name="sweep_apply_submit")
@@ -115,4 +116,4 @@ def apply_sweep(
         run_id=run_id,
         confirm_partial=confirmed,
     )
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+    return see_other(request.url_for("case_page", case_id=case.id))

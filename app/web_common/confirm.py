@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastapi import Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from app.models import User
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
 __all__ = ["Doomed", "confirm_page", "gone"]
@@ -39,4 +40,4 @@ def gone(request: Request, target: str) -> Response:
     """Send the browser to ``target`` after a delete (HX-Redirect for htmx)."""
     if is_htmx(request):
         return Response(status_code=200, headers={"HX-Redirect": target})
-    return RedirectResponse(target, status_code=303)
+    return see_other(target)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from app.accounts.deps import WebUser
@@ -27,6 +27,7 @@ from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, WebForm
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -90,7 +91,7 @@ def create_case(
         case = case_service.create_case(session=session, user=user, body=body)
     except (FormErrors, Invalid) as exc:
         return _render_cases(request, user, data, new.add(exc), status_code=422)
-    return RedirectResponse(str(request.url_for("case_page", case_id=case.id)), status_code=303)
+    return see_other(request.url_for("case_page", case_id=case.id))
 
 
 @router.get("/cases/{case_id}", name="case_page")
@@ -169,7 +170,7 @@ def _render_case(
 def _back_to_case(request: Request, case_id: int, saved: str) -> Response:
     # The fragment scrolls the page to the "saved" notice, beside the form just sent.
     url = request.url_for("case_page", case_id=case_id).include_query_params(saved=saved)
-    return RedirectResponse(f"{url}#{saved}-saved", status_code=303)
+    return see_other(f"{url}#{saved}-saved")
 
 
 def refused_sweep(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
@@ -22,6 +22,7 @@ from app.queries.schemas import QueriesPatch
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, WebForm, field_text
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -36,7 +37,7 @@ def _ids(form: FormData, name: str) -> list[int]:
 def _back(request: Request, case_id: int, saved: str) -> Response:
     # The fragment scrolls the page to the "saved" note, beside the form just sent.
     url = request.url_for("case_page", case_id=case_id).include_query_params(saved=saved)
-    return RedirectResponse(f"{url}#{saved}-saved", status_code=303)
+    return see_other(f"{url}#{saved}-saved")
 
 
 class TagsForm(WebForm):

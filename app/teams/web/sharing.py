@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from app.access import Shareable
@@ -15,6 +15,7 @@ from app.teams.deps import SharedDep
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -73,4 +74,4 @@ def sharing_submit(
     if is_htmx(request):
         return _render(request, user, session, kind, obj)
     target = request.url_for("sharing_page", kind=kind, object_id=obj.id)
-    return RedirectResponse(str(target), status_code=303)
+    return see_other(target)

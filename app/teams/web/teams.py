@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from app.accounts import admin
@@ -19,6 +19,7 @@ from app.vocabulary import TeamRole
 from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.html_errors import HtmlErrorRoute
+from app.web_common.redirects import see_other
 from app.web_common.templating import render
 
 router = APIRouter(route_class=HtmlErrorRoute)
@@ -40,7 +41,7 @@ def _teams(
 
 
 def _back(request: Request) -> Response:
-    return RedirectResponse(str(request.url_for("teams_page")), status_code=303)
+    return see_other(request.url_for("teams_page"))
 
 
 @router.get("/teams", name="teams_page")
@@ -134,7 +135,7 @@ def admin_create_user(
         users.create_user(session=session, email=email, password=password, is_admin=bool(is_admin))
     except (Invalid, RelevoError) as exc:
         return _admin(request, user, session, error=exc.message, status=exc.status_code)
-    return RedirectResponse(str(request.url_for("admin_users_page")), status_code=303)
+    return see_other(request.url_for("admin_users_page"))
 
 
 @router.post("/admin/users/{user_id}", name="admin_user_update")
@@ -159,4 +160,4 @@ def admin_update_user(
             return _admin(request, user, session, error="Unknown action.", status=422)
     except RelevoError as exc:
         return _admin(request, user, session, error=exc.message, status=exc.status_code)
-    return RedirectResponse(str(request.url_for("admin_users_page")), status_code=303)
+    return see_other(request.url_for("admin_users_page"))
