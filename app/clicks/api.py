@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from app import access
 from app.accounts.deps import CurrentUser
 from app.cases.deps import CaseDep
-from app.clicks import flows, ingest, judging, samples, service
+from app.clicks import flows, ingest, judging, pull, samples, service
 from app.clicks import pages as page_data
 from app.clicks.deps import ClickLogDep
 from app.clicks.schemas import (
@@ -23,6 +23,8 @@ from app.clicks.schemas import (
     IngestResult,
     JudgementsBody,
     JudgementsResult,
+    PullBody,
+    PullResult,
     SampleBody,
     SampleRead,
 )
@@ -87,6 +89,17 @@ def judgements(
     return judging.judge(session=session, log=log, book=book, body=body)
 
 
+@router.post("/click-logs/{click_log_id}/pull", response_model=PullResult, status_code=202)
+def pull_from_engine(
+    log: ClickLogDep, body: PullBody, user: CurrentUser, session: SessionDep
+) -> PullResult:
+    """Read an OpenSearch or Elasticsearch endpoint's UBI indexes into the log, resumably."""
+    endpoint = access.visible_endpoint(
+        session=session, user=user, endpoint_id=body.search_endpoint_id
+    )
+    return pull.pull(session=session, log=log, endpoint=endpoint, body=body)
+
+
 @router.get(
     "/pages/click-logs", response_model=page_data.ClickLogsPage, name="click_logs_page_json"
 )
@@ -100,9 +113,11 @@ def click_logs_page(user: CurrentUser, session: SessionDep) -> page_data.ClickLo
     response_model=page_data.ClickLogPage,
     name="click_log_page_json",
 )
-def click_log_page(log: ClickLogDep, session: SessionDep) -> page_data.ClickLogPage:
+def click_log_page(
+    log: ClickLogDep, user: CurrentUser, session: SessionDep
+) -> page_data.ClickLogPage:
     """Return the data of a click log's page."""
-    return page_data.click_log_page(session=session, log=log)
+    return page_data.click_log_page(session=session, log=log, user=user)
 
 
 @router.post("/click-logs/{click_log_id}/sample", response_model=SampleRead)

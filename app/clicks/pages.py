@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.orm import Session
 
 from app.bodies import Out
 from app.clicks import service
 from app.clicks.schemas import ClickLogRead, ClickLogSummary
+from app.endpoints import service as endpoints
 from app.models import ClickLog, User
+from app.vocabulary import Engine
 
 __all__ = ["ClickLogPage", "ClickLogsPage", "click_log_page", "click_logs_page"]
 
@@ -16,11 +20,20 @@ class ClickLogsPage(Out):
     logs: list[ClickLogRead]
 
 
+class Choice(Out):
+    id: int
+    name: str
+
+
 class ClickLogPage(Out):
     log: ClickLogRead
     summary: ClickLogSummary
     # The tallest bar of the CTR chart: every bar is drawn against it.
     ctr_max: float
+    # The outcome of the last pull from an engine (its refusals left out), if any.
+    last_pull: dict[str, Any] | None = None
+    # The OpenSearch and Elasticsearch endpoints the user may pull UBI indexes from.
+    endpoints: list[Choice]
 
 
 def click_logs_page(*, session: Session, user: User) -> ClickLogsPage:
@@ -30,8 +43,19 @@ def click_logs_page(*, session: Session, user: User) -> ClickLogsPage:
     )
 
 
-def click_log_page(*, session: Session, log: ClickLog) -> ClickLogPage:
+def click_log_page(*, session: Session, log: ClickLog, user: User) -> ClickLogPage:
     """Return a click log with its summary: counts by action, dates, CTR by rank."""
     summary = service.summary(session=session, log=log)
     ctr_max = max((r.ctr or 0.0 for r in summary.ctr_by_rank), default=0.0)
-    return ClickLogPage(log=service.to_read(log), summary=summary, ctr_max=ctr_max)
+    pullable = [
+        Choice(id=e.id, name=e.name)
+        for e in endpoints.list_endpoints(session=session, user=user)
+        if e.engine in (Engine.OPENSEARCH, Engine.ELASTICSEARCH)
+    ]
+    return ClickLogPage(
+        log=service.to_read(log),
+        summary=summary,
+        ctr_max=ctr_max,
+        last_pull=log.last_pull,
+        endpoints=pullable,
+    )

@@ -157,3 +157,45 @@ class FromLogRead(Out):
     sample: SampleRead
     query_ids: list[int]
     skipped: int
+
+
+# An engine index name: what OpenSearch and Elasticsearch allow, without wildcards or paths.
+IndexName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.\-+]{0,199}$")]
+
+
+class PullBody(Body):
+    """Read an engine's UBI indexes through one of the caller's search endpoints."""
+
+    search_endpoint_id: int
+    queries_index: IndexName = "ubi_queries"
+    events_index: IndexName = "ubi_events"
+    # Without `since`, a pull starts where the last pull of this endpoint and index stopped.
+    since: datetime | None = None
+    until: datetime | None = None
+    page_size: Annotated[int, Field(ge=10, le=10_000)] = 1000
+
+
+class PulledIndex(Out):
+    """What a pull read from one index: fetched from the engine, stored new, already stored."""
+
+    index: str
+    missing: bool = False
+    fetched: int = 0
+    pages: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    refused_count: int = 0
+    refused: list[Refusal] = Field(default_factory=list)
+    # The latest timestamp pulled from this index so far: the next pull starts there.
+    cursor: datetime | None = None
+
+
+class PullResult(Out):
+    """A pull runs at once (`status` "finished"); a failed one keeps what it stored."""
+
+    status: Literal["finished", "failed"] = "finished"
+    search_endpoint_id: int
+    at: datetime
+    queries: PulledIndex
+    events: PulledIndex
+    error: str | None = None
