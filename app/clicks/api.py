@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from app import access
 from app.accounts.deps import CurrentUser
 from app.cases.deps import CaseDep
-from app.clicks import flows, ingest, judging, pull, samples, service
+from app.clicks import flows, ingest, judging, pull, samples, service, slices
 from app.clicks import pages as page_data
 from app.clicks.deps import ClickLogDep
 from app.clicks.schemas import (
@@ -18,6 +18,7 @@ from app.clicks.schemas import (
     ClickLogRead,
     ClickLogSummary,
     ClickLogUpdate,
+    ClickSlices,
     FromLogBody,
     FromLogRead,
     IngestResult,
@@ -27,6 +28,7 @@ from app.clicks.schemas import (
     PullResult,
     SampleBody,
     SampleRead,
+    SlicesQuery,
 )
 from app.errors import Invalid
 from app.models import ClickLog
@@ -76,6 +78,14 @@ def delete_log(log: ClickLogDep, user: CurrentUser, session: SessionDep) -> None
 def summary(log: ClickLogDep, session: SessionDep) -> ClickLogSummary:
     """Return the log's counts, actions, dates and where its impressions come from."""
     return service.summary(session=session, log=log)
+
+
+@router.get("/click-logs/{click_log_id}/slices", response_model=ClickSlices)
+def query_slices(
+    log: ClickLogDep, params: Annotated[SlicesQuery, Query()], session: SessionDep
+) -> ClickSlices:
+    """List the log's zero-result queries and its queries of low click-through."""
+    return slices.slices(session=session, log=log, body=params)
 
 
 @router.post(

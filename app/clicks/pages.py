@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.bodies import Out
-from app.clicks import service
-from app.clicks.schemas import ClickLogRead, ClickLogSummary
+from app.clicks import service, slices
+from app.clicks.schemas import ClickLogRead, ClickLogSummary, ClickSlices, SlicesQuery
 from app.endpoints import service as endpoints
 from app.models import ClickLog, User
 from app.vocabulary import Engine
@@ -34,6 +34,8 @@ class ClickLogPage(Out):
     last_pull: dict[str, Any] | None = None
     # The OpenSearch and Elasticsearch endpoints the user may pull UBI indexes from.
     endpoints: list[Choice]
+    # Zero-result queries and queries of low click-through (10% or less).
+    slices: ClickSlices
 
 
 def click_logs_page(*, session: Session, user: User) -> ClickLogsPage:
@@ -58,4 +60,5 @@ def click_log_page(*, session: Session, log: ClickLog, user: User) -> ClickLogPa
         ctr_max=ctr_max,
         last_pull=log.last_pull,
         endpoints=pullable,
+        slices=slices.slices(session=session, log=log, body=SlicesQuery()),
     )

@@ -199,3 +199,37 @@ class PullResult(Out):
     queries: PulledIndex
     events: PulledIndex
     error: str | None = None
+
+
+class SlicesQuery(Window):
+    """Which queries count as a slice: enough searches, and a click-through at most this."""
+
+    min_searches: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    max_ctr: Annotated[float, Field(ge=0, le=1)] = 0.1
+    limit: Annotated[int, Field(ge=1, le=1000)] = 50
+
+
+class SliceQuery(Out):
+    """A query text's searches: how many showed nothing, and how many of the rest drew a click."""
+
+    text: str
+    searches: int
+    zero_result_searches: int
+    clicked_searches: int
+    # Clicked searches / searches that showed results; None when none showed any.
+    ctr: float | None
+
+
+class ClickSlices(Out):
+    """Queries worth a look: those that found nothing, and those whose results draw no clicks.
+
+    Both lists are ordered by searches, most first, and hold at most `limit` texts each;
+    `*_total` count every text of the slice.
+    """
+
+    zero_results: list[SliceQuery]
+    zero_results_total: int
+    low_ctr: list[SliceQuery]
+    low_ctr_total: int
+    min_searches: int
+    max_ctr: float

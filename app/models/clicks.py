@@ -75,6 +75,9 @@ class UbiQuery(Base):
     hit_ids: Mapped[list[Any] | None] = mapped_column(
         JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql"), default=None
     )
+    # How many hits the search showed (len of query_response_hit_ids; 0: a zero-result
+    # search), None when the record did not say.
+    hit_count: Mapped[int | None] = mapped_column(default=None)
 
 
 class UbiEvent(Base):

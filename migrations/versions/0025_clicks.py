@@ -1,4 +1,5 @@
-"""Click logs pull from engines (a cursor per endpoint and index); sampled queries keep π.
+"""Click logs pull from engines (a cursor per endpoint and index) and count each query's hits;
+sampled queries keep their inclusion probability.
 
 Revision ID: 0025_clicks
 Revises: 0024_clicks
@@ -25,9 +26,13 @@ def upgrade() -> None:
         batch.add_column(sa.Column("last_pull", JSON, nullable=True))
     with op.batch_alter_table("queries") as batch:
         batch.add_column(sa.Column("inclusion_probability", sa.Float(), nullable=True))
+    with op.batch_alter_table("ubi_queries") as batch:
+        batch.add_column(sa.Column("hit_count", sa.Integer(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("ubi_queries") as batch:
+        batch.drop_column("hit_count")
     with op.batch_alter_table("queries") as batch:
         batch.drop_column("inclusion_probability")
     with op.batch_alter_table("click_logs") as batch:
