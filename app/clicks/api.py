@@ -19,10 +19,12 @@ from app.clicks.schemas import (
     ClickLogSummary,
     ClickLogUpdate,
     ClickSlices,
+    EstimateQuery,
     FromLogBody,
     FromLogRead,
     IngestResult,
     JudgementsBody,
+    JudgementsEstimate,
     JudgementsResult,
     PullBody,
     PullResult,
@@ -86,6 +88,14 @@ def query_slices(
 ) -> ClickSlices:
     """List the log's zero-result queries and its queries of low click-through."""
     return slices.slices(session=session, log=log, body=params)
+
+
+@router.get("/click-logs/{click_log_id}/judgements/estimate", response_model=JudgementsEstimate)
+def judgements_estimate(
+    log: ClickLogDep, params: Annotated[EstimateQuery, Query()], session: SessionDep
+) -> JudgementsEstimate:
+    """Say how many pairs a judgement would judge with this minimum of impressions."""
+    return judging.estimate(session=session, log=log, body=params)
 
 
 @router.post(

@@ -233,3 +233,20 @@ class ClickSlices(Out):
     low_ctr_total: int
     min_searches: int
     max_ctr: float
+
+
+class EstimateQuery(Window):
+    """How many pairs a judgement with these settings would judge."""
+
+    max_rank: Annotated[int, Field(ge=1, le=100)] = 20
+    min_impressions: Annotated[int, Field(ge=1, le=1_000_000)] = 10
+
+
+class JudgementsEstimate(Out):
+    """Pairs (query text, doc) shown at ranks 1..max_rank, and those shown often enough."""
+
+    impressions: Literal["events", "hit_ids", "none"]
+    min_impressions: int
+    max_rank: int
+    pairs_seen: int
+    pairs_qualifying: int
