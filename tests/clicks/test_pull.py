@@ -9,6 +9,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from app.search.policy import OutboundPolicy, current_policy, install_policy
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_endpoint
@@ -203,3 +204,42 @@ def test_pull_button_on_the_log_page(
         follow_redirects=False,
     )
     assert bad.status_code == 422
+
+
+def test_pull_obeys_the_outbound_policy(api: ApiUser, ubi_indexes: MoviesEngine) -> None:
+    # The engine is on loopback, which the default policy refuses: nothing is read.
+    _index(ubi_indexes, "ubi_events", [_event(i) for i in range(3)])
+    endpoint = make_endpoint(api, ubi_indexes.index_url)
+    log = make_log(api, position_base=0)
+    url = f"/api/v1/click-logs/{log['id']}/pull"
+    previous = current_policy()
+    install_policy(OutboundPolicy(block_private=True))
+    try:
+        refused = api.post(url, json={"search_endpoint_id": endpoint["id"]})
+    finally:
+        install_policy(previous)
+    assert refused.status_code == 502
+    assert "not allowed on this server" in refused.json()["detail"]
+    assert api.get(f"/api/v1/click-logs/{log['id']}/summary").json()["events"] == 0
+    allowed = api.post(url, json={"search_endpoint_id": endpoint["id"]})
+    assert allowed.status_code == 202 and allowed.json()["events"]["stored"] == 3
+
+
+def test_pull_epoch_millisecond_timestamps_without_a_mapping(
+    api: ApiUser, movies_engine: MoviesEngine
+) -> None:
+    # ubi-demo style: integer epoch milliseconds, indexed with no mapping (a long field).
+    index = "ubi_events_epoch"
+    httpx.delete(f"{movies_engine.url}/{index}")
+    start = 1_735_689_600_000
+    events = [{**_event(i), "timestamp": start + 1000 * i} for i in range(1, 13)]
+    _index(movies_engine, index, events)
+    endpoint = make_endpoint(api, movies_engine.index_url)
+    log = make_log(api, position_base=0)
+    body = {"search_endpoint_id": endpoint["id"], "events_index": index, "page_size": 10}
+    url = f"/api/v1/click-logs/{log['id']}/pull"
+    first = api.post(url, json=body).json()["events"]
+    assert (first["fetched"], first["stored"], first["pages"]) == (12, 12, 2)
+    assert first["cursor"].startswith("2025-01-01T00:00:12")
+    again = api.post(url, json=body).json()["events"]
+    assert (again["fetched"], again["stored"], again["duplicates"]) == (1, 0, 1)
