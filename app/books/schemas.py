@@ -143,6 +143,8 @@ class SyncBody(Body):
     # Judges' ratings: left out (default), counted beside people's, or alone.
     judges: Literal["include", "exclude", "only"] = "exclude"
     judge_id: int | None = None
+    # A clicks rater of the book (a click model over a click log), synced like a judge.
+    clicks_rater_id: int | None = None
 
 
 class SyncResult(Out):

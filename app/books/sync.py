@@ -19,6 +19,8 @@ from app.models import (
     Book,
     Case,
     CaseBookSync,
+    ClickJudgement,
+    ClickRater,
     JudgeJudgement,
     Judgement,
     Pair,
@@ -37,6 +39,8 @@ TOLERANCE = 1e-9
 
 def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[str, str], float]:
     """Return (query text, doc id) → the aggregate rating of every pair that has one."""
+    if body.clicks_rater_id is not None:
+        return _clicks_ratings(session, book, body.clicks_rater_id)
     stmt = (
         select(Pair.query_text, Pair.doc_id, Judgement.rating)
         .join(Judgement, Judgement.pair_id == Pair.id)
@@ -69,6 +73,16 @@ def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[st
     return result
 
 
+def _clicks_ratings(session: Session, book: Book, rater_id: int) -> dict[tuple[str, str], float]:
+    """Return one clicks rater's ratings: what a click model judged from a log, as is."""
+    stmt = (
+        select(Pair.query_text, Pair.doc_id, ClickJudgement.rating)
+        .join(ClickJudgement, ClickJudgement.pair_id == Pair.id)
+        .where(Pair.book_id == book.id, _by(ClickJudgement.rater_id, rater_id))
+    )
+    return {(text, doc_id): float(rating) for text, doc_id, rating in session.execute(stmt)}
+
+
 def _by(column: Any, rater_id: int | None) -> Any:
     # An id beyond any row's has judged nothing, like any other unknown rater: the database
     # would refuse it rather than find nothing.
@@ -79,12 +93,19 @@ def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: Us
     """Write the book's aggregate into the ratings of one of the user's cases and re-score its
     latest run in place."""
     case = access.visible_case(session=session, user=user, case_id=case_id)
-    if body.method == "rater" and (body.user_id is None) == (body.judge_id is None):
+    named = [x for x in (body.user_id, body.judge_id, body.clicks_rater_id) if x is not None]
+    if body.method == "rater" and len(named) != 1:
         raise Invalid(
-            "user_id", 'The "rater" method needs the user_id of the rater or a judge_id (one).'
+            "user_id",
+            'The "rater" method needs the user_id of the rater, a judge_id or a '
+            "clicks_rater_id (one).",
         )
+    if body.clicks_rater_id is not None and body.method != "rater":
+        raise Invalid("clicks_rater_id", 'A clicks rater is synced with the "rater" method.')
     if body.judge_id is not None:
         _check_judge(session, user, body.judge_id)
+    if body.clicks_rater_id is not None:
+        _check_clicks_rater(session, book, body.clicks_rater_id)
     wanted = aggregates(session=session, book=book, body=body)
     # All of the case's texts at once: a book may name more texts than one IN list holds.
     queries = dict(
@@ -131,6 +152,13 @@ def _check_judge(session: Session, user: User, judge_id: int) -> None:
         judges.visible_judge(session=session, user=user, judge_id=judge_id)
     except NotFound:
         raise NotFound("No such judge.") from None
+
+
+def _check_clicks_rater(session: Session, book: Book, rater_id: int) -> None:
+    """Raise NotFound unless the clicks rater rates this book (which the user may see)."""
+    rater = session.get(ClickRater, rater_id) if access.valid_id(rater_id) else None
+    if rater is None or rater.book_id != book.id:
+        raise NotFound("No such clicks rater in this book.")
 
 
 def _check_bounds(scorer: Scorer, values: Iterable[float]) -> None:

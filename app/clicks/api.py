@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from app import access
 from app.accounts.deps import CurrentUser
 from app.cases.deps import CaseDep
-from app.clicks import flows, ingest, judging, samples, service
+from app.clicks import flows, ingest, judging, pull, samples, service, slices
 from app.clicks import pages as page_data
 from app.clicks.deps import ClickLogDep
 from app.clicks.schemas import (
@@ -18,13 +18,19 @@ from app.clicks.schemas import (
     ClickLogRead,
     ClickLogSummary,
     ClickLogUpdate,
+    ClickSlices,
+    EstimateQuery,
     FromLogBody,
     FromLogRead,
     IngestResult,
     JudgementsBody,
+    JudgementsEstimate,
     JudgementsResult,
+    PullBody,
+    PullResult,
     SampleBody,
     SampleRead,
+    SlicesQuery,
 )
 from app.errors import Invalid
 from app.models import ClickLog
@@ -76,6 +82,22 @@ def summary(log: ClickLogDep, session: SessionDep) -> ClickLogSummary:
     return service.summary(session=session, log=log)
 
 
+@router.get("/click-logs/{click_log_id}/slices", response_model=ClickSlices)
+def query_slices(
+    log: ClickLogDep, params: Annotated[SlicesQuery, Query()], session: SessionDep
+) -> ClickSlices:
+    """List the log's zero-result queries and its queries of low click-through."""
+    return slices.slices(session=session, log=log, body=params)
+
+
+@router.get("/click-logs/{click_log_id}/judgements/estimate", response_model=JudgementsEstimate)
+def judgements_estimate(
+    log: ClickLogDep, params: Annotated[EstimateQuery, Query()], session: SessionDep
+) -> JudgementsEstimate:
+    """Say how many pairs a judgement would judge with this minimum of impressions."""
+    return judging.estimate(session=session, log=log, body=params)
+
+
 @router.post(
     "/click-logs/{click_log_id}/judgements", response_model=JudgementsResult, status_code=202
 )
@@ -85,6 +107,17 @@ def judgements(
     """Fit a click model to the log and write its judgements into a book as a clicks rater."""
     book = access.visible_book(session=session, user=user, book_id=body.book_id)
     return judging.judge(session=session, log=log, book=book, body=body)
+
+
+@router.post("/click-logs/{click_log_id}/pull", response_model=PullResult, status_code=202)
+def pull_from_engine(
+    log: ClickLogDep, body: PullBody, user: CurrentUser, session: SessionDep
+) -> PullResult:
+    """Read an OpenSearch or Elasticsearch endpoint's UBI indexes into the log, resumably."""
+    endpoint = access.visible_endpoint(
+        session=session, user=user, endpoint_id=body.search_endpoint_id
+    )
+    return pull.pull(session=session, log=log, endpoint=endpoint, body=body)
 
 
 @router.get(
@@ -100,9 +133,11 @@ def click_logs_page(user: CurrentUser, session: SessionDep) -> page_data.ClickLo
     response_model=page_data.ClickLogPage,
     name="click_log_page_json",
 )
-def click_log_page(log: ClickLogDep, session: SessionDep) -> page_data.ClickLogPage:
+def click_log_page(
+    log: ClickLogDep, user: CurrentUser, session: SessionDep
+) -> page_data.ClickLogPage:
     """Return the data of a click log's page."""
-    return page_data.click_log_page(session=session, log=log)
+    return page_data.click_log_page(session=session, log=log, user=user)
 
 
 @router.post("/click-logs/{click_log_id}/sample", response_model=SampleRead)

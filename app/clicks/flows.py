@@ -16,7 +16,8 @@ __all__ = ["add_sample_to_case"]
 def add_sample_to_case(
     *, session: Session, case: Case, log: ClickLog, body: FromLogBody
 ) -> FromLogRead:
-    """Add a sample of the log's queries to the case: weight = design weight, tag sample:<design>.
+    """Add a sample of the log's queries to the case: weight = design weight, tag sample:<design>,
+    and each query's inclusion probability stored with it.
 
     A text the case has gets the tag and the weight too; a text a case cannot hold (too long,
     or with a tab or a line break) is left out and counted.
@@ -31,4 +32,9 @@ def add_sample_to_case(
             continue
         lines.append(f"{text}\t{tag}\t{min(query.weight, MAX_WEIGHT)!r}")
     added = queries.add_queries(session=session, case=case, texts=lines)
+    # Each query keeps its inclusion probability under this design (the last sample's).
+    chance = {s.text.strip(): s.inclusion_probability for s in drawn.queries}
+    for row in added:
+        row.inclusion_probability = chance.get(row.text, row.inclusion_probability)
+    session.commit()
     return FromLogRead(sample=drawn, query_ids=[q.id for q in added], skipped=skipped)

@@ -19,13 +19,19 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from app.clicks import click_models, dbn, impressions
-from app.clicks.schemas import JudgementsBody, JudgementsResult
+from app.clicks.schemas import (
+    DEFAULT_ACTIONS,
+    EstimateQuery,
+    JudgementsBody,
+    JudgementsEstimate,
+    JudgementsResult,
+)
 from app.errors import Invalid
 from app.judges.schemas import RaterRef
 from app.models import Book, ClickJudgement, ClickLog, ClickRater, Pair
 from app.models.base import utcnow
 
-__all__ = ["judge", "to_scale"]
+__all__ = ["estimate", "judge", "to_scale"]
 
 CHUNK = 500
 JUDGEMENTS: Table = ClickJudgement.__table__  # type: ignore[assignment]
@@ -169,4 +175,25 @@ def judge(*, session: Session, log: ClickLog, book: Book, body: JudgementsBody) 
         pairs_below_minimum=int((fit.impressions < body.min_impressions).sum()),
         pairs_created=created,
         ratings=dict(sorted(counts.items())),
+    )
+
+
+def estimate(*, session: Session, log: ClickLog, body: EstimateQuery) -> JudgementsEstimate:
+    """Return how many pairs have at least `min_impressions` impressions (what a model judges)."""
+    loaded = impressions.load(
+        session=session, log=log, actions=DEFAULT_ACTIONS, window=body, max_rank=body.max_rank
+    )
+    data = loaded.impressions
+    shown = np.bincount(data.pair, minlength=data.n_pairs)
+    fits = sum(
+        1
+        for i in np.flatnonzero(shown >= body.min_impressions)
+        if 0 < len(loaded.pairs[i][0]) <= MAX_TEXT and 0 < len(loaded.pairs[i][1]) <= MAX_DOC
+    )
+    return JudgementsEstimate(
+        impressions=loaded.source,
+        min_impressions=body.min_impressions,
+        max_rank=body.max_rank,
+        pairs_seen=int(data.n_pairs),
+        pairs_qualifying=fits,
     )

@@ -157,3 +157,96 @@ class FromLogRead(Out):
     sample: SampleRead
     query_ids: list[int]
     skipped: int
+
+
+# An engine index name: what OpenSearch and Elasticsearch allow, without wildcards or paths.
+IndexName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.\-+]{0,199}$")]
+
+
+class PullBody(Body):
+    """Read an engine's UBI indexes through one of the caller's search endpoints."""
+
+    search_endpoint_id: int
+    queries_index: IndexName = "ubi_queries"
+    events_index: IndexName = "ubi_events"
+    # Without `since`, a pull starts where the last pull of this endpoint and index stopped.
+    since: datetime | None = None
+    until: datetime | None = None
+    page_size: Annotated[int, Field(ge=10, le=10_000)] = 1000
+
+
+class PulledIndex(Out):
+    """What a pull read from one index: fetched from the engine, stored new, already stored."""
+
+    index: str
+    missing: bool = False
+    fetched: int = 0
+    pages: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    refused_count: int = 0
+    refused: list[Refusal] = Field(default_factory=list)
+    # The latest timestamp pulled from this index so far: the next pull starts there.
+    cursor: datetime | None = None
+
+
+class PullResult(Out):
+    """A pull runs at once (`status` "finished"); a failed one keeps what it stored."""
+
+    status: Literal["finished", "failed"] = "finished"
+    search_endpoint_id: int
+    at: datetime
+    queries: PulledIndex
+    events: PulledIndex
+    error: str | None = None
+
+
+class SlicesQuery(Window):
+    """Which queries count as a slice: enough searches, and a click-through at most this."""
+
+    min_searches: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    max_ctr: Annotated[float, Field(ge=0, le=1)] = 0.1
+    limit: Annotated[int, Field(ge=1, le=1000)] = 50
+
+
+class SliceQuery(Out):
+    """A query text's searches: how many showed nothing, and how many of the rest drew a click."""
+
+    text: str
+    searches: int
+    zero_result_searches: int
+    clicked_searches: int
+    # Clicked searches / searches that showed results; None when none showed any.
+    ctr: float | None
+
+
+class ClickSlices(Out):
+    """Queries worth a look: those that found nothing, and those whose results draw no clicks.
+
+    Both lists are ordered by searches, most first, and hold at most `limit` texts each;
+    `*_total` count every text of the slice.
+    """
+
+    zero_results: list[SliceQuery]
+    zero_results_total: int
+    low_ctr: list[SliceQuery]
+    low_ctr_total: int
+    min_searches: int
+    max_ctr: float
+
+
+class EstimateQuery(Window):
+    """How many pairs a judgement with these settings would judge."""
+
+    max_rank: Annotated[int, Field(ge=1, le=100)] = 20
+    min_impressions: Annotated[int, Field(ge=1, le=1_000_000)] = 10
+
+
+class JudgementsEstimate(Out):
+    """Pairs (query text, doc) shown at ranks 1..max_rank, and those shown often enough."""
+
+    impressions: Literal["events", "hit_ids", "none"]
+    min_impressions: int
+    max_rank: int
+    pairs_seen: int
+    pairs_qualifying: int

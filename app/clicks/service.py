@@ -127,6 +127,7 @@ def _row(kind: Kind, value: Any, position_base: int) -> dict[str, Any]:
     if kind == "events":
         return ingest.event_row(value, position_base=position_base)
     row = ingest.query_row(value)
+    row["hit_count"] = None if row["hit_ids"] is None else len(row["hit_ids"])
     # A query that returned nothing shows no impressions: stored as SQL NULL, not JSON [].
     row["hit_ids"] = row["hit_ids"] or None
     return row

@@ -84,6 +84,8 @@ class Query(Base):
     # Free-form segment labels ("head", "brand") and the query's weight (e.g. its traffic).
     tags: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
     weight: Mapped[float] = mapped_column(Float, default=1.0, server_default="1")
+    # A query sampled from a click log: its inclusion probability under the sample's design.
+    inclusion_probability: Mapped[float | None] = mapped_column(Float, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -49,6 +49,10 @@ class ClickLog(Base):
     position_base: Mapped[int] = mapped_column(default=1)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     teams: Mapped[list[Team]] = relationship(secondary="click_log_teams", order_by="Team.id")
+    # Pulls from engines' UBI indexes: "<endpoint id>:<index>" -> the latest timestamp pulled
+    # (epoch ms); a pull without `since` starts there. The last pull's outcome, for the page.
+    pull_cursors: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
+    last_pull: Mapped[dict[str, Any] | None] = mapped_column(default=None)
 
 
 class UbiQuery(Base):
@@ -71,6 +75,9 @@ class UbiQuery(Base):
     hit_ids: Mapped[list[Any] | None] = mapped_column(
         JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql"), default=None
     )
+    # How many hits the search showed (len of query_response_hit_ids; 0: a zero-result
+    # search), None when the record did not say.
+    hit_count: Mapped[int | None] = mapped_column(default=None)
 
 
 class UbiEvent(Base):

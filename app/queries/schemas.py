@@ -49,6 +49,8 @@ class QueryRead(Out):
     options: Options
     tags: list[str] = Field(default_factory=list)
     weight: float = 1.0
+    # Sampled from a click log: its inclusion probability under the sample's design.
+    inclusion_probability: float | None = None
 
 
 class QueriesPatch(Body):

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from app.clicks.judging import to_scale
 from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.click_sim import make_world, simulate
 from tests.support.clicks import make_log, send_events, ubi_event
 from tests.support.pages import login, one, soup
@@ -190,3 +191,50 @@ def test_dates_and_application_narrow_the_log(api: ApiUser) -> None:
     assert api.post(url, json={**body, "since": "2025-02-01T10:00:00Z"}).json()["pairs_judged"] == 3
     assert api.post(url, json={**body, "until": "2025-02-01T10:00:00Z"}).json()["pairs_judged"] == 0
     assert api.post(url, json={**body, "application": "shop"}).json()["pairs_judged"] == 0
+
+
+def test_clicks_rater_syncs_into_a_case_like_a_judge(api: ApiUser, other_api: ApiUser) -> None:
+    log_id = make_log(api)["id"]
+    send_events(api, log_id, coec_events())
+    book = make_book(api, scale=[0, 1, 2])
+    body = {"book_id": book["id"], "model": "coec", "min_impressions": 1, "mapping": "thresholds"}
+    judged = api.post(
+        f"/api/v1/click-logs/{log_id}/judgements", json={**body, "thresholds": [0.5, 1.1]}
+    ).json()
+    rater_id = judged["rater"]["id"]
+    # Someone rated A as 2 in the book too: syncing the clicks rater ignores that.
+    pairs = {p["doc_id"]: p["id"] for p in api.get(f"/api/v1/books/{book['id']}/pairs").json()}
+    rated = api.put(f"/api/v1/books/{book['id']}/pairs/{pairs['A']}/judgement", json={"rating": 2})
+    assert rated.status_code in (200, 201), rated.text
+    endpoint = make_endpoint(api, "http://127.0.0.1:9/movies")
+    case_id = make_case(api, endpoint["id"], scorer_id=scorer_id(api, "NDCG@10"))["id"]
+    qids = add_queries(api, case_id, ["shoes", "boots"])
+    url = f"/api/v1/cases/{case_id}/books/{book['id']}/sync"
+    result = api.post(url, json={"method": "rater", "clicks_rater_id": rater_id})
+    assert result.status_code == 200, result.text
+    assert result.json() == {"ratings_set": 3, "ratings_unchanged": 0, "pairs_without_query": 0}
+    ratings = api.get(f"/api/v1/cases/{case_id}/queries/{qids['shoes']}/ratings").json()
+    # COEC with thresholds 0.5 and 1.1: A 1.09 -> 1, B 1.2 -> 2, C 0 -> 0.
+    assert {r["doc_id"]: r["rating"] for r in ratings["ratings"]} == {"A": 1, "B": 2, "C": 0}
+    again = api.post(url, json={"method": "rater", "clicks_rater_id": rater_id}).json()
+    assert again == {"ratings_set": 0, "ratings_unchanged": 3, "pairs_without_query": 0}
+    # The person's rating is what "mean" of people syncs, the clicks rater left out.
+    mean = api.post(url, json={"method": "mean"}).json()
+    assert mean["ratings_set"] == 1
+    ratings = api.get(f"/api/v1/cases/{case_id}/queries/{qids['shoes']}/ratings").json()
+    assert {r["doc_id"]: r["rating"] for r in ratings["ratings"]}["A"] == 2
+    # One rater only; another book's rater, or none, is refused.
+    both = {"method": "rater", "clicks_rater_id": rater_id, "judge_id": 1}
+    assert api.post(url, json=both).status_code == 422
+    not_rater = {"method": "mean", "clicks_rater_id": rater_id}
+    assert api.post(url, json=not_rater).status_code == 422
+    other_book = make_book(api, scale=[0, 1, 2])
+    elsewhere = f"/api/v1/cases/{case_id}/books/{other_book['id']}/sync"
+    assert (
+        api.post(elsewhere, json={"method": "rater", "clicks_rater_id": rater_id}).status_code
+        == 404
+    )
+    assert api.post(url, json={"method": "rater", "clicks_rater_id": 10**12}).status_code == 404
+    # Another user cannot sync into a case they cannot see.
+    theirs = other_api.post(url, json={"method": "rater", "clicks_rater_id": rater_id})
+    assert theirs.status_code == 404

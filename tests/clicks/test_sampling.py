@@ -7,7 +7,7 @@ import pytest
 
 from app.clicks.sampling import draw, pps_probabilities, strata_of
 from tests.fixtures.users import ApiUser
-from tests.support.api import make_case, make_endpoint
+from tests.support.api import add_queries, make_case, make_endpoint
 from tests.support.clicks import make_log
 
 FREQ = [50, 30, 10, 5, 5]
@@ -142,3 +142,44 @@ def test_sample_into_a_case_with_design_weights(api: ApiUser) -> None:
         ).status_code
         == 404
     )
+
+
+def test_sampled_queries_keep_their_inclusion_probability(api: ApiUser) -> None:
+    # Searches a 5, b 3, c 1, d 1: PPS of 2 gives a pi 1 (certain), b 0.6, c and d 0.2 each,
+    # so every design weight (searches / pi) is 5: each sampled query stands for 5 searches.
+    log_id = make_log(api)["id"]
+    counts = {"a": 5, "b": 3, "c": 1, "d": 1}
+    queries = [
+        {"query_id": f"{t}{i}", "user_query": t} for t, n in counts.items() for i in range(n)
+    ]
+    api.post(f"/api/v1/click-logs/{log_id}/queries", json=queries)
+    case_id = make_case(api, make_endpoint(api, "http://127.0.0.1:9/movies")["id"])["id"]
+    add_queries(api, case_id, ["typed by hand"])
+    url = f"/api/v1/cases/{case_id}/queries/from-log"
+    pps = api.post(url, json={"click_log_id": log_id, "design": "pps", "size": 2, "seed": 3})
+    assert pps.status_code == 200, pps.text
+    exact = {"a": 1.0, "b": 0.6, "c": 0.2, "d": 0.2}
+    stored = {q["text"]: q for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}
+    assert stored["typed by hand"]["inclusion_probability"] is None
+    assert stored["typed by hand"]["weight"] == 1.0
+    sampled = [q for q in stored.values() if "sample:pps" in q["tags"]]
+    assert len(sampled) == 2 and "a" in {q["text"] for q in sampled}
+    for query in sampled:
+        assert query["inclusion_probability"] == pytest.approx(exact[query["text"]])
+        assert query["weight"] == pytest.approx(5.0)
+    # The Horvitz-Thompson total of searches is exact here: 2 queries x 5 = all 10 searches.
+    assert sum(q["weight"] for q in sampled) == pytest.approx(10.0)
+    # Sampled again by another design, a query takes that design's probability.
+    top = api.post(url, json={"click_log_id": log_id, "design": "top", "size": 1}).json()
+    assert [q["text"] for q in top["sample"]["queries"]] == ["a"]
+    again = {q["text"]: q for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}
+    assert again["a"]["inclusion_probability"] == 1.0 and again["a"]["weight"] == 5.0
+    uniform = api.post(
+        url, json={"click_log_id": log_id, "design": "uniform", "size": 3, "seed": 1}
+    ).json()
+    for drawn in uniform["sample"]["queries"]:
+        row = {q["text"]: q for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}[
+            drawn["text"]
+        ]
+        assert row["inclusion_probability"] == pytest.approx(0.75)
+        assert row["weight"] == pytest.approx(counts[drawn["text"]] / 0.75)

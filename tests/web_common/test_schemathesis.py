@@ -26,6 +26,8 @@ def test_no_route_answers_5xx(app: FastAPI, api: ApiUser) -> None:
         operation = result.ok()  # type: ignore[union-attr]  # the schema is FastAPI's own
         if operation.path.endswith("/runs") and operation.method.upper() == "POST":
             continue  # starting runs calls engines; covered by the run tests
+        if operation.path.endswith("/pull"):
+            continue  # a click log's pull calls engines (502 when down): tests/clicks/test_pull.py
 
         @settings(
             max_examples=EXAMPLES_PER_OPERATION,
