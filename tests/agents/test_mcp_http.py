@@ -1,0 +1,185 @@
+"""MCP over streamable HTTP at /mcp on the app (a real port), with API keys as bearer
+tokens, driven by the SDK's own client; and scopes on the REST API with the same keys."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from sqlalchemy import select
+
+from app.models import Case, Rating, Run, Sweep
+from tests.agents.conftest import AgentWorld, LiveApp
+
+
+@asynccontextmanager
+async def _session(app: LiveApp, key: str) -> AsyncIterator[ClientSession]:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    async with (
+        http,
+        streamable_http_client(f"{app.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def _call(session: ClientSession, name: str, **arguments: Any) -> tuple[bool, Any]:
+    result = await session.call_tool(name, arguments)
+    if result.is_error:
+        return True, result.content[0].text  # type: ignore[union-attr]
+    return False, result.structured_content
+
+
+def test_a_tuning_loop_over_http(agent_world: AgentWorld, live_app: LiveApp) -> None:
+    case_id = agent_world.case_id
+
+    async def loop() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with _session(live_app, agent_world.keys["claude"]) as session:
+            out["cases"] = await _call(session, "list_cases")
+            out["first"] = await _call(
+                session, "propose_try", case_id=case_id, knobs={"fuzziness": 2}
+            )
+            out["second"] = await _call(
+                session, "propose_try", case_id=case_id, knobs={"fuzziness": 1}
+            )
+            first, second = out["first"][1], out["second"][1]
+            out["compare"] = await _call(
+                session,
+                "compare_runs",
+                case_id=case_id,
+                base_run_id=first["run_id"],
+                other_run_id=second["run_id"],
+            )
+            better = max((first, second), key=lambda r: r["all"]["headline_delta"])
+            out["better"] = better
+            out["results"] = await _call(
+                session, "get_query_results", case_id=case_id, query_id=1, run_id=better["run_id"]
+            )
+            doc = out["results"][1]["docs"][0]["id"]
+            out["rate"] = await _call(
+                session,
+                "rate",
+                case_id=case_id,
+                query_id=1,
+                ratings=[{"doc_id": doc, "rating": 1}],
+            )
+            out["note"] = await _call(
+                session, "annotate", case_id=case_id, text="fuzziness 1 looks best"
+            )
+            out["apply"] = await _call(
+                session, "apply_try", case_id=case_id, run_id=better["run_id"]
+            )
+            out["search"] = await _call(
+                session, "search_documents", case_id=case_id, query_text="godfater", rows=3
+            )
+            out["sweep"] = await _call(
+                session, "start_sweep", case_id=case_id, knobs={"titleBoost": [5, 20]}
+            )
+        async with _session(live_app, agent_world.keys["reader"]) as session:
+            out["read_apply"] = await _call(
+                session, "apply_try", case_id=case_id, run_id=out["first"][1]["run_id"]
+            )
+            out["read_case"] = await _call(session, "get_case", case_id=case_id)
+        return out
+
+    out = asyncio.run(loop())
+    for name in ("cases", "first", "second", "compare", "results", "rate", "note", "apply"):
+        assert out[name][0] is False, (name, out[name][1])
+    first, second, better = out["first"][1], out["second"][1], out["better"]
+    assert [c["id"] for c in out["cases"][1]["cases"]] == [case_id]
+    # The held-out half is the same over HTTP as on every call.
+    assert first["held_out"]["query_ids"] == second["held_out"]["query_ids"]
+    assert out["compare"][1]["base"]["run_id"] == first["run_id"]
+    assert out["compare"][1]["other"]["run_id"] == second["run_id"]
+    assert out["compare"][1]["verdict"] in {
+        "better",
+        "worse",
+        "no_evidence",
+        "tests_disagree",
+        "too_few",
+    }
+    assert out["rate"][1]["ratings"] == sorted(out["rate"][1]["ratings"], key=lambda r: r["doc_id"])
+    assert {"doc_id": out["results"][1]["docs"][0]["id"], "rating": 1.0} in out["rate"][1][
+        "ratings"
+    ]
+    assert out["apply"][1]["new_try"] is True
+    assert out["apply"][1]["case"]["knobs"] == better["draft"]["knobs"]
+    assert better["draft"]["knobs"]["fuzziness"] in (1, 2)
+    assert out["search"][0] is False and out["search"][1]["error"] is None
+    assert out["search"][1]["docs"] and len(out["search"][1]["docs"]) <= 3
+    assert out["sweep"][0] is False and out["sweep"][1]["agent"] == "claude"
+    # A read key reads, and cannot apply: the refusal names the scope.
+    assert out["read_case"][0] is False
+    assert out["read_apply"][0] and "needs the 'write' scope" in out["read_apply"][1]
+    assert out["note"][1]["agent"] == "claude"
+    assert out["note"][1]["text"] == "Agent claude: fuzziness 1 looks best"
+
+    with agent_world.factory() as session:
+        case = session.get(Case, case_id)
+        assert case is not None
+        assert case.current_try_number == 2
+        rating = session.scalars(
+            select(Rating).where(
+                Rating.query_id == 1, Rating.doc_id == out["results"][1]["docs"][0]["id"]
+            )
+        ).one()
+        assert (rating.rating, rating.agent) == (1.0, "claude")
+        sweep = session.get(Sweep, out["sweep"][1]["id"])
+        assert sweep is not None and sweep.agent == "claude"
+        agent_runs = session.scalars(select(Run).where(Run.agent == "claude")).all()
+        assert {r.id for r in agent_runs} >= {first["run_id"], second["run_id"]}
+        assert all(r.trigger == "agent" for r in agent_runs)
+
+
+def test_http_needs_a_live_key_and_rest_honours_scopes(
+    agent_world: AgentWorld, live_app: LiveApp
+) -> None:
+    case_id = agent_world.case_id
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with httpx.Client(base_url=live_app.url, timeout=60) as http:
+        bare = http.post("/mcp", json=init, headers=accept)
+        assert bare.status_code == 401
+        assert "API key" in bare.json()["detail"]
+        wrong = http.post("/mcp", json=init, headers={**accept, "Authorization": "Bearer rlv_x"})
+        assert wrong.status_code == 401
+
+        reader = {"Authorization": f"Bearer {agent_world.keys['reader']}"}
+        claude = {"Authorization": f"Bearer {agent_world.keys['claude']}"}
+        assert http.get(f"/api/v1/cases/{case_id}", headers=reader).status_code == 200
+        run = http.post(f"/api/v1/cases/{case_id}/runs", headers=reader)
+        assert run.status_code == 403
+        assert run.json()["detail"] == "This API key lacks the 'run' scope (its scopes: read)."
+        patch = http.patch(f"/api/v1/cases/{case_id}", headers=reader, json={"name": "Mine"})
+        assert patch.status_code == 403 and "'write' scope" in patch.json()["detail"]
+        judge = http.post(
+            "/api/v1/books/1/judge-runs", headers=claude, json={"judge_id": 1, "budget_usd": 1}
+        )
+        assert judge.status_code == 403 and "'judge' scope" in judge.json()["detail"]
+        # The same keys, with the scope: a run of the case starts.
+        started = http.post(f"/api/v1/cases/{case_id}/runs?wait=true", headers=claude)
+        assert started.status_code == 200 and started.json()["status"] == "finished"
+        assert started.json()["trigger"] == "api"
+        keys = http.get("/api/v1/api-keys", headers=reader).json()
+        assert {k["name"]: k["scopes"] for k in keys} == {
+            "claude": ["read", "run", "write"],
+            "reader": ["read"],
+            "judge": ["read", "judge"],
+        }
