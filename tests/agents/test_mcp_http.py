@@ -183,3 +183,30 @@ def test_http_needs_a_live_key_and_rest_honours_scopes(
             "reader": ["read"],
             "judge": ["read", "judge"],
         }
+
+
+def test_relevo_mcp_with_url_relays_stdio_to_the_server(
+    agent_world: AgentWorld, live_app: LiveApp
+) -> None:
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    command, args, cwd = agent_world.command
+
+    async def relay(key: str) -> tuple[list[str], Any, tuple[bool, Any]]:
+        # No database here: the server at --url does everything.
+        env = {"RELEVO_API_KEY": key, "RELEVO_DATA_DIR": str(agent_world.settings.data_dir)}
+        params = StdioServerParameters(
+            command=command, args=[*args, "--url", live_app.url], env=env, cwd=cwd
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = [t.name for t in (await session.list_tools()).tools]
+            case = await _call(session, "get_case", case_id=agent_world.case_id)
+            refused = await _call(session, "apply_try", case_id=agent_world.case_id, run_id=1)
+            return tools, case, refused
+
+    tools, case, refused = asyncio.run(relay(agent_world.keys["reader"]))
+    assert "propose_try" in tools and "apply_try" in tools
+    assert case[0] is False and case[1]["case"]["id"] == agent_world.case_id
+    assert refused[0] is True and "needs the 'write' scope" in refused[1]
+    assert "'reader' lacks" in refused[1]
