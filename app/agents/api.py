@@ -401,6 +401,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
                 budget_tokens=budget_tokens,
             )
             read = judge_launch.start(session=s, manager=manager, user=user, book=book, body=body)
+            service.mark_judge_run(session=s, run_id=read.id, key_name=a.key_name)
             return {**read.model_dump(mode="json"), "agent": a.key_name}
 
         return await db(ctx, work)

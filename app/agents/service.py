@@ -26,7 +26,7 @@ from app.cases.schemas import CaseUpdate
 from app.compare import service as compare_service
 from app.compare.schemas import RunComparison
 from app.errors import Conflict, Forbidden, Invalid, NotFound, RelevoError
-from app.models import Annotation, Case, Query, Rating, Run, RunQuery, Sweep, User
+from app.models import Annotation, Case, JudgeRun, Query, Rating, Run, RunQuery, Sweep, User
 from app.queries import ratings as rating_service
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
@@ -352,6 +352,12 @@ def sweep_summary(*, session: Session, sweep_id: int) -> dict[str, Any]:
         "grid": sweep.grid,
         "agent": sweep.agent,
     }
+
+
+def mark_judge_run(*, session: Session, run_id: int, key_name: str) -> None:
+    """Mark a judge run as the agent's."""
+    session.execute(update(JudgeRun).where(JudgeRun.id == run_id).values(agent=key_name))
+    session.commit()
 
 
 # Proposed tries

@@ -1,5 +1,5 @@
-"""Agents: API key scopes, draft runs and who (which agent key) made a run, sweep, rating
-or annotation.
+"""Agents: API key scopes, draft runs and who (which agent key) made a run, sweep, rating,
+annotation or judge run.
 
 Existing keys get every scope, so each keeps every right it had.
 
@@ -29,13 +29,13 @@ def upgrade() -> None:
     with op.batch_alter_table("runs") as batch:
         batch.add_column(sa.Column("query_template", sa.Text(), nullable=True))
         batch.add_column(sa.Column("agent", sa.String(length=200), nullable=True))
-    for table in ("sweeps", "ratings", "annotations"):
+    for table in ("sweeps", "ratings", "annotations", "judge_runs"):
         with op.batch_alter_table(table) as batch:
             batch.add_column(sa.Column("agent", sa.String(length=200), nullable=True))
 
 
 def downgrade() -> None:
-    for table in ("annotations", "ratings", "sweeps"):
+    for table in ("judge_runs", "annotations", "ratings", "sweeps"):
         with op.batch_alter_table(table) as batch:
             batch.drop_column("agent")
     with op.batch_alter_table("runs") as batch:

@@ -4,6 +4,7 @@ tokens, driven by the SDK's own client; and scopes on the REST API with the same
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -210,3 +211,57 @@ def test_relevo_mcp_with_url_relays_stdio_to_the_server(
     assert case[0] is False and case[1]["case"]["id"] == agent_world.case_id
     assert refused[0] is True and "needs the 'write' scope" in refused[1]
     assert "'reader' lacks" in refused[1]
+
+
+def test_a_judge_key_estimates_and_starts_a_budgeted_judge_run(
+    agent_world: AgentWorld, live_app: LiveApp
+) -> None:
+    from tests.judges.fake_llm import fake_llm
+
+    writer = {"Authorization": f"Bearer {agent_world.keys['claude']}"}
+    with fake_llm() as llm, httpx.Client(base_url=live_app.url, timeout=60) as http:
+        book = http.post(
+            "/api/v1/books", headers=writer, json={"name": "Movies", "scale": [0, 1, 2, 3]}
+        ).json()
+        pairs = [{"query_text": "q", "doc_id": f"d{i}", "fields": {"grade": 2}} for i in range(3)]
+        added = http.post(
+            f"/api/v1/books/{book['id']}/pairs", headers=writer, json={"pairs": pairs}
+        )
+        assert added.status_code == 200
+        judge = http.post(
+            "/api/v1/judges",
+            headers=writer,
+            json={
+                "name": "Fake",
+                "provider": "openai",
+                "base_url": f"{llm.url}/v1",
+                "model": "gpt-fake",
+                "api_key": "sk-x",
+                "price_input_per_mtok": 1.0,
+                "price_output_per_mtok": 2.0,
+            },
+        ).json()
+
+        async def agent() -> list[tuple[bool, Any]]:
+            async with _session(live_app, agent_world.keys["judge"]) as session:
+                ids = {"book_id": book["id"], "judge_id": judge["id"]}
+                return [
+                    await _call(session, "judge_estimate", **ids),
+                    await _call(session, "start_judge_run", **ids),
+                    await _call(session, "start_judge_run", **ids, budget_usd=1.0),
+                ]
+
+        estimate, unbudgeted, started = asyncio.run(agent())
+        assert estimate[0] is False and estimate[1]["pairs"] == 3 and estimate[1]["calls"] == 3
+        assert unbudgeted[0] is True and "needs a budget" in unbudgeted[1]
+        assert started[0] is False, started[1]
+        assert started[1]["agent"] == "judge" and started[1]["budget_usd"] == 1.0
+        url = f"/api/v1/books/{book['id']}/judge-runs/{started[1]['id']}"
+        deadline = time.monotonic() + 60
+        run = http.get(url, headers=writer).json()
+        while run["status"] not in {"finished", "failed", "cancelled", "paused"}:
+            assert time.monotonic() < deadline, run
+            time.sleep(0.1)
+            run = http.get(url, headers=writer).json()
+        assert (run["status"], run["judged"], run["agent"]) == ("finished", 3, "judge")
+        assert len(llm.requests) == 3
