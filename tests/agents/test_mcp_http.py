@@ -10,11 +10,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+from bs4 import BeautifulSoup
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from sqlalchemy import select
 
+from app.demo.setup import DEMO_EMAIL, DEMO_PASSWORD
 from app.models import Case, Rating, Run, Sweep
 from tests.agents.conftest import AgentWorld, LiveApp
 
@@ -138,6 +140,30 @@ def test_a_tuning_loop_over_http(agent_world: AgentWorld, live_app: LiveApp) -> 
         agent_runs = session.scalars(select(Run).where(Run.agent == "claude")).all()
         assert {r.id for r in agent_runs} >= {first["run_id"], second["run_id"]}
         assert all(r.trigger == "agent" for r in agent_runs)
+
+    # The case's history shows the agent's runs and notes as such, to the person watching.
+    with httpx.Client(base_url=live_app.url, timeout=60) as browser:
+        login = BeautifulSoup(browser.get("/login").text, "html.parser")
+        token = login.select_one("input[name=csrf_token]")
+        assert token is not None
+        signed_in = browser.post(
+            "/login",
+            data={
+                "email": DEMO_EMAIL,
+                "password": DEMO_PASSWORD,
+                "csrf_token": str(token["value"]),
+                "next": "/",
+            },
+        )
+        assert signed_in.status_code in (200, 303)
+        history = BeautifulSoup(browser.get(f"/cases/{case_id}/history").text, "html.parser")
+    row = history.select_one(f'tr[data-run-id="{first["run_id"]}"]')
+    assert row is not None
+    marker = row.select_one(".run-agent")
+    assert marker is not None and marker.get_text(" ", strip=True) == "agent · claude · draft"
+    assert any(
+        n.get_text().startswith("Agent claude: proposed a try") for n in row.select(".agent-note")
+    )
 
 
 def test_http_needs_a_live_key_and_rest_honours_scopes(
