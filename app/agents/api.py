@@ -29,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from app import access
 from app.agents import service
+from app.agents.schemas import ProposalRead
 from app.agents.service import Actor
 from app.cases import service as case_service
 from app.endpoints import trying
@@ -272,7 +273,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
             Field(description="Knob values of the draft; unlisted knobs keep the current ones"),
         ] = None,
         wait_s: WaitS = 120.0,
-    ) -> dict[str, Any]:
+    ) -> ProposalRead:
         """Run a draft template and knobs as a run of the case without changing the case
         (scope run), and compare it with the current try on every metric. The fixed
         held-out half of the queries (chosen by the case, the same every time) is reported

@@ -20,6 +20,7 @@ from app import access
 from app.accounts import service as accounts
 from app.accounts.scopes import split_scopes
 from app.agents.heldout import HalfReport, half_report, held_out_ids
+from app.agents.schemas import DraftRead, ProposalAll, ProposalRead
 from app.cases import coverage as case_coverage
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
@@ -424,7 +425,7 @@ def runs_to_start(draft: Draft) -> list[int]:
 
 def proposal_report(
     *, session: Session, actor: Actor, case_id: int, base_run_id: int, run_id: int
-) -> dict[str, Any]:
+) -> ProposalRead:
     """Compare a draft's run with the current try's on every metric, and report the
     held-out half of the queries apart from the half an agent tunes on."""
     require(actor, "read")
@@ -432,14 +433,14 @@ def proposal_report(
     run = run_service.get_run(session=session, case=case, run_id=run_id)
     base = run_service.get_run(session=session, case=case, run_id=base_run_id)
     if run.status in run_service.ACTIVE or base.status in run_service.ACTIVE:
-        return {
-            "status": "running",
-            "case_id": case.id,
-            "run_id": run.id,
-            "base_run_id": base.id,
-            "message": "The runs have not ended yet: call compare_runs with base_run_id "
+        return ProposalRead(
+            status="running",
+            case_id=case.id,
+            run_id=run.id,
+            base_run_id=base.id,
+            message="The runs have not ended yet: call compare_runs with base_run_id "
             f"{base.id} and other_run_id {run.id} once get_run says they finished.",
-        }
+        )
     comparison = compare_service.compare_runs(
         session=session, case=case, base_run=base, other_run=run
     )
@@ -472,28 +473,28 @@ def proposal_report(
         run=run,
     )
     session.commit()
-    return {
-        "status": "finished",
-        "case_id": case.id,
-        "run_id": run.id,
-        "base_run_id": base.id,
-        "try_number": base.try_number,
-        "draft": {"query_template": run.query_template, "knobs": run.knobs or {}},
-        "all": {
-            "verdict": comparison.verdict,
-            "summary": comparison.summary,
-            "headline_delta": comparison.headline_delta,
-            "decision_p": comparison.decision_p,
-            "base_score": comparison.base.case_score,
-            "other_score": comparison.other.case_score,
-            "counts": comparison.counts.model_dump(mode="json"),
-            "metrics": [m.model_dump(mode="json") for m in comparison.metrics],
-        },
-        "held_out": held_report.model_dump(mode="json"),
-        "tuning": tuning_report.model_dump(mode="json"),
-        "holds_on_held_out": verdict,
-        "complete": is_complete(run),
-    }
+    return ProposalRead(
+        status="finished",
+        case_id=case.id,
+        run_id=run.id,
+        base_run_id=base.id,
+        try_number=base.try_number,
+        draft=DraftRead(query_template=run.query_template, knobs=dict(run.knobs or {})),
+        all=ProposalAll(
+            verdict=comparison.verdict,
+            summary=comparison.summary,
+            headline_delta=comparison.headline_delta,
+            decision_p=comparison.decision_p,
+            base_score=comparison.base.case_score,
+            other_score=comparison.other.case_score,
+            counts=comparison.counts,
+            metrics=comparison.metrics,
+        ),
+        held_out=held_report,
+        tuning=tuning_report,
+        holds_on_held_out=verdict,
+        complete=is_complete(run),
+    )
 
 
 def _overall(held: HalfReport, tuning: HalfReport) -> str:

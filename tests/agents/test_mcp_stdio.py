@@ -87,6 +87,11 @@ def test_a_tuning_loop_over_stdio(agent_world: AgentWorld) -> None:
             propose = next(t for t in tools.tools if t.name == "propose_try")
             assert propose.input_schema["required"] == ["case_id"]
             assert {"query_template", "knobs", "wait_s"} <= set(propose.input_schema["properties"])
+            assert propose.output_schema is not None
+            assert {"held_out", "tuning", "all", "run_id"} <= set(
+                propose.output_schema["properties"]
+            )
+            assert all(t.output_schema is not None for t in tools.tools)
             ok, refused = _caller(session)
 
             listed = await ok("list_cases")
