@@ -160,9 +160,9 @@ def test_a_tuning_loop_over_stdio(agent_world: AgentWorld) -> None:
         q["query_id"]: q["delta"] for q in out["compared"]["queries"] if q["delta"] is not None
     }
     held_deltas = [per_query[q] for q in out["held"] if q in per_query]
-    assert fuzzy["held_out"]["mean_delta"] == sum(held_deltas) / len(held_deltas)
+    assert fuzzy["held_out"]["mean_delta"] == pytest.approx(sum(held_deltas) / len(held_deltas))
     tuning_deltas = [per_query[q] for q in fuzzy["tuning"]["query_ids"] if q in per_query]
-    assert fuzzy["tuning"]["mean_delta"] == sum(tuning_deltas) / len(tuning_deltas)
+    assert fuzzy["tuning"]["mean_delta"] == pytest.approx(sum(tuning_deltas) / len(tuning_deltas))
     # Fuzziness finds the misspelled queries' films: a real gain, on every metric reported.
     assert fuzzy["all"]["headline_delta"] == out["compared"]["headline_delta"] > 0
     assert fuzzy["all"]["verdict"] == out["compared"]["verdict"]
