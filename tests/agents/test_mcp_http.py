@@ -83,6 +83,10 @@ def test_a_tuning_loop_over_http(agent_world: AgentWorld, live_app: LiveApp) -> 
             out["search"] = await _call(
                 session, "search_documents", case_id=case_id, query_text="godfater", rows=3
             )
+            out["run"] = await _call(session, "start_run", case_id=case_id, wait_s=120)
+            out["detail"] = await _call(
+                session, "get_run", case_id=case_id, run_id=out["run"][1]["run"]["id"]
+            )
             out["sweep"] = await _call(
                 session, "start_sweep", case_id=case_id, knobs={"titleBoost": [5, 20]}
             )
@@ -119,6 +123,19 @@ def test_a_tuning_loop_over_http(agent_world: AgentWorld, live_app: LiveApp) -> 
     assert out["search"][0] is False and out["search"][1]["error"] is None
     assert out["search"][1]["docs"] and len(out["search"][1]["docs"]) <= 3
     assert out["sweep"][0] is False and out["sweep"][1]["agent"] == "claude"
+    # start_run waits for its run: the new try's, the agent's.
+    run = out["run"][1]
+    assert run["ended"] is True and run["run"]["status"] == "finished"
+    assert (run["run"]["trigger"], run["run"]["agent"], run["run"]["try_number"]) == (
+        "agent",
+        "claude",
+        2,
+    )
+    assert (
+        len(out["detail"][1]["queries"])
+        == run["run"]["total"]
+        == len(first["held_out"]["query_ids"]) + len(first["tuning"]["query_ids"])
+    )
     # A read key reads, and cannot apply: the refusal names the scope.
     assert out["read_case"][0] is False
     assert out["read_apply"][0] and "needs the 'write' scope" in out["read_apply"][1]
