@@ -152,6 +152,20 @@ def test_a_tuning_loop_over_http(agent_world: AgentWorld, live_app: LiveApp) -> 
             )
         ).one()
         assert (rating.rating, rating.agent) == (1.0, "claude")
+    # Rated again through the REST API (not by an agent), it is no longer the agent's.
+    with httpx.Client(base_url=live_app.url, timeout=60) as http:
+        put = http.put(
+            f"/api/v1/cases/{case_id}/queries/1/ratings",
+            headers={"Authorization": f"Bearer {agent_world.keys['claude']}"},
+            json={"ratings": [{"doc_id": rating.doc_id, "rating": 2}]},
+        )
+        assert put.status_code == 200
+    with agent_world.factory() as session:
+        again = session.scalars(
+            select(Rating).where(Rating.query_id == 1, Rating.doc_id == rating.doc_id)
+        ).one()
+        assert (again.rating, again.agent) == (2.0, None)
+    with agent_world.factory() as session:
         sweep = session.get(Sweep, out["sweep"][1]["id"])
         assert sweep is not None and sweep.agent == "claude"
         agent_runs = session.scalars(select(Run).where(Run.agent == "claude")).all()
