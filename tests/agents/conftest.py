@@ -1,4 +1,4 @@
-"""An agent's world: a database of its own with the demo case on the embedded engine, and
+"""An agent's world: a database of its own (SQLite, then PostgreSQL) with the demo case on the embedded engine, and
 API keys with different scopes, for `relevo mcp` subprocesses and an app on a real port."""
 
 from __future__ import annotations
@@ -54,10 +54,11 @@ class AgentWorld:
 
 
 @pytest.fixture
-def agent_world(tmp_path: Path, movies_engine: MoviesEngine) -> AgentWorld:
+def agent_world(tmp_path: Path, empty_db_url: str, movies_engine: MoviesEngine) -> AgentWorld:
+    """The world of one test, once on SQLite and once on PostgreSQL."""
     settings = Settings(
         data_dir=tmp_path / "data",
-        database_url=f"sqlite:///{tmp_path / 'agents.db'}",
+        database_url=empty_db_url,
         secret_key="agent-test-secret",
         trusted_engine_hosts=SUITE_HOSTS,
     )
