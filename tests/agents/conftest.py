@@ -1,5 +1,6 @@
-"""An agent's world: a database of its own (SQLite, then PostgreSQL) with the demo case on the embedded engine, and
-API keys with different scopes, for `relevo mcp` subprocesses and an app on a real port."""
+"""An agent's world: a database of its own (SQLite, then PostgreSQL) with the demo case on
+the embedded engine, and API keys with different scopes, for `relevo mcp` subprocesses and
+an app on a real port."""
 
 from __future__ import annotations
 
