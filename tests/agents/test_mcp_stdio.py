@@ -114,6 +114,23 @@ def test_a_tuning_loop_over_stdio(agent_world: AgentWorld) -> None:
                 base_run_id=fuzzy["run_id"],
                 other_run_id=acclaim["run_id"],
             )
+            # Not waited for: the answer says so, and the runs go on.
+            pending = await ok("propose_try", case_id=case_id, knobs={"titleBoost": 20}, wait_s=0)
+            assert pending["status"] == "running" and pending["held_out"] is None
+            assert f"other_run_id {pending['run_id']}" in pending["message"]
+            for _ in range(600):
+                run = await ok("get_run", case_id=case_id, run_id=pending["run_id"])
+                if run["status"] == "finished":
+                    break
+                await asyncio.sleep(0.1)
+            assert run["status"] == "finished" and run["query_template"] == template_before
+            later = await ok(
+                "compare_runs",
+                case_id=case_id,
+                base_run_id=pending["base_run_id"],
+                other_run_id=pending["run_id"],
+            )
+            assert later["other"]["knobs"]["titleBoost"] == 20
             again = await ok("get_case", case_id=case_id)
             runs = await ok("list_runs", case_id=case_id)
             unknown = await refused("propose_try", case_id=case_id, knobs={"colour": 2})
