@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.middleware.sessions import SessionMiddleware
 
 from app.accounts.throttle import LoginThrottle
+from app.agents.api import http_server as mcp_http_server
+from app.agents.api import mount as mount_mcp
 from app.clicks.api import INGEST_PATH as CLICKS_INGEST_PATH
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
@@ -78,6 +80,7 @@ def create_app(settings: Settings) -> FastAPI:
     _add_middleware(app, settings, secret_key=settings.secret_key)
     _add_error_handlers(app)
     _include_routers(app)
+    mount_mcp(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     return app
 
@@ -102,7 +105,8 @@ def _lifespan(
         app.state.judge_client = manager.judge_client()
         ticker = _schedule_ticker(settings, session_factory, manager)
         try:
-            yield
+            async with mcp_http_server(app):  # MCP over streamable HTTP at /mcp
+                yield
         finally:
             if ticker is not None:
                 await ticker.aclose()

@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session
 
-from app.accounts import admin, sessions
+from app.accounts import admin, scopes, sessions
 from app.accounts import service as users
 from app.config import Settings
 from app.errors import LoginRequired
@@ -64,6 +64,9 @@ def get_api_user(request: Request, session: SessionDep) -> User:
         user = None if api_key is None else session.get(User, api_key.user_id)
         if api_key is None or user is None or user.is_disabled:
             raise _unauthorized("Invalid or expired API key.")
+        needed = scopes.required_scope(request.method, request.url.path)
+        if needed not in scopes.split_scopes(api_key.scopes):
+            raise HTTPException(403, scopes.missing_scope_message(needed, api_key.scopes))
         request.state.api_key = api_key
         return user
     user = session_user(request, session)

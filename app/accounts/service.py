@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
 
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.access import valid_id
 from app.accounts import sessions
+from app.accounts.scopes import parse_scopes
 from app.db import owns_transaction
 from app.errors import Conflict, Invalid, NotFound
 from app.models import ApiKey, User
@@ -93,8 +95,13 @@ def create_api_key(
     name: str = "",
     expires_at: datetime | None = None,
     can_manage_keys: bool = False,
+    scopes: Sequence[str] | None = None,
 ) -> tuple[ApiKey, str]:
-    """Create an API key for the user; return it with the clear key, which is never kept."""
+    """Create an API key for the user; return it with the clear key, which is never kept.
+
+    ``scopes`` (read, run, write, judge) default to every one, the rights keys always had.
+    """
+    stored_scopes = parse_scopes(scopes)
     key = new_api_key()
     name = " ".join(name.split())
     if len(name) > MAX_KEY_NAME:
@@ -113,6 +120,7 @@ def create_api_key(
         key_hash=hash_api_key(key),
         expires_at=expires_at,
         can_manage_keys=can_manage_keys,
+        scopes=stored_scopes,
     )
     session.add(api_key)
     session.commit()
@@ -127,6 +135,22 @@ def list_api_keys(*, session: Session, user: User) -> list[ApiKey]:
         .order_by(ApiKey.id.desc())
     )
     return list(session.scalars(stmt))
+
+
+def get_api_key(*, session: Session, user: User, key_id: int) -> ApiKey:
+    """Return one of the user's live keys; another user's (or a revoked) key is not found."""
+    api_key = session.get(ApiKey, key_id) if valid_id(key_id) else None
+    if api_key is None or api_key.user_id != user.id or api_key.revoked_at is not None:
+        raise NotFound("No such API key.")
+    return api_key
+
+
+def set_scopes(*, session: Session, user: User, key_id: int, scopes: Sequence[str]) -> ApiKey:
+    """Set what one of the user's keys may do (at least one scope)."""
+    api_key = get_api_key(session=session, user=user, key_id=key_id)
+    api_key.scopes = parse_scopes(scopes)
+    session.commit()
+    return api_key
 
 
 def revoke_api_key(*, session: Session, user: User, key_id: int) -> None:

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from app.accounts import service as users
 from app.accounts import sessions
 from app.accounts.deps import WebUser
+from app.accounts.scopes import SCOPES, split_scopes
 from app.accounts.throttle import LoginThrottle
 from app.errors import Invalid
 from app.web_common.deps import SessionDep
@@ -106,6 +107,8 @@ def _account(
         "notice": notice,
         "key_error": key_error,
         "key_name": key_name,
+        "scopes": SCOPES,
+        "scope_lists": {key.id: split_scopes(key.scopes) for key in keys},
     }
     return render(request, "accounts/account.html", context, status_code=status_code)
 
@@ -117,15 +120,38 @@ def create_key(
     session: SessionDep,
     _csrf: CsrfChecked,
     name: Annotated[str, Form()] = "",
+    scopes: Annotated[list[str] | None, Form()] = None,
+    scopes_shown: Annotated[str, Form()] = "",
 ) -> Response:
-    """Create a key and show it once, in this answer: it never travels in the cookie."""
+    """Create a key and show it once, in this answer: it never travels in the cookie.
+
+    Its scopes are the boxes ticked (every one when the form had none to tick).
+    """
+    asked = scopes or ([] if scopes_shown else None)
     try:
-        _key, clear = users.create_api_key(session=session, user=user, name=name)
+        _key, clear = users.create_api_key(session=session, user=user, name=name, scopes=asked)
     except Invalid as exc:  # shown under the key form, with what was typed
         return _account(
             request, user, session, key_error=exc.message, key_name=name, status_code=422
         )
     return _account(request, user, session, new_key=clear)
+
+
+@router.post("/account/api-keys/{key_id}/scopes", name="account_key_scopes")
+def key_scopes(
+    request: Request,
+    key_id: int,
+    user: WebUser,
+    session: SessionDep,
+    _csrf: CsrfChecked,
+    scopes: Annotated[list[str] | None, Form()] = None,
+) -> Response:
+    """Set what one of the user's keys may do."""
+    try:
+        users.set_scopes(session=session, user=user, key_id=key_id, scopes=scopes or [])
+    except Invalid as exc:
+        return _account(request, user, session, key_error=exc.message, status_code=422)
+    return see_other(request.url_for("account_page"))
 
 
 @router.post("/account/api-keys/{key_id}/revoke", name="account_revoke_key")

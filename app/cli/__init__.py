@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from app.cli import accounts, database, encryption, processes, run_case
+from app.cli import accounts, agents, database, encryption, processes, run_case
 from app.config import Settings
 from app.errors import RelevoError
 from app.runtime import tune_gc
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_case.register(sub)
     schedules_cli.register(sub, database.session_factory)
     processes.register_demo(sub)
+    agents.register(sub)
     return parser
 
 

@@ -66,8 +66,13 @@ def cmd_api_keys_create(args: argparse.Namespace, settings: Settings) -> int:
         if user is None:
             print(f"No user with the email {args.email}.", file=sys.stderr)
             return 1
+        scopes = None if args.scopes is None else args.scopes.split(",")
         _key, clear = user_service.create_api_key(
-            session=session, user=user, name=args.name, can_manage_keys=True
+            session=session,
+            user=user,
+            name=args.name,
+            can_manage_keys=scopes is None,
+            scopes=scopes,
         )
     print("New API key (shown only once):", file=sys.stderr)
     print(clear)
@@ -99,4 +104,10 @@ def register_api_keys(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     key = keys.add_parser("create", help="create a key; printed once, as the last line")
     key.add_argument("email")
     key.add_argument("--name", default="cli")
+    key.add_argument(
+        "--scopes",
+        default=None,
+        help="comma-separated: read,run,write,judge (default: all, and the right to manage "
+        "keys); an agent's key for `relevo mcp`: --scopes read",
+    )
     key.set_defaults(func=cmd_api_keys_create)

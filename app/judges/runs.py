@@ -393,6 +393,7 @@ def to_read(
         # A cost already counted stays known when the judge's prices are removed later.
         priced=judge_priced or run.cost_usd > 0,
         failures=failures(session=session, run=run) if with_failures else None,
+        agent=run.agent,
     )
 
 

@@ -215,6 +215,8 @@ class JudgeRunRead(Out):
     # False when the judge has no prices and nothing was costed: cost_usd 0 means unknown.
     priced: bool = True
     failures: list[FailureRead] | None = None
+    # The name of the API key of the agent that started it (over MCP), else null.
+    agent: str | None = None
 
 
 class JudgeJudgementRead(Out):

@@ -101,3 +101,5 @@ class Rating(Base):
         ForeignKey("users.id", ondelete="SET NULL"), default=None
     )
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # The name of the API key of the agent that set it last, else None.
+    agent: Mapped[str | None] = mapped_column(String(200), default=None)

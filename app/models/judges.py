@@ -111,6 +111,8 @@ class JudgeRun(Base):
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
     message: Mapped[str | None] = mapped_column(Text, default=None)
     cancel_requested: Mapped[bool] = mapped_column(default=False)
+    # The name of the API key of the agent that started it (over MCP), else None.
+    agent: Mapped[str | None] = mapped_column(String(200), default=None)
     # The worst case of the calls under way, written before each call is sent and settled
     # with its result: after a crash, what is left here was possibly billed and counts as
     # spent, so the recorded spend is never below what the provider charged.

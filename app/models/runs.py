@@ -61,7 +61,8 @@ class Run(Base):
     # lists the chunks whose results are committed; it has finished when all of them are.
     chunks: Mapped[int | None] = mapped_column(default=None)
     chunks_done: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
-    # What started it: "user", "api", "schedule" or "sweep" (a sweep's runs say so by default).
+    # What started it: "user", "api", "schedule", "sweep", "apply" or "agent" (a sweep's
+    # runs say so by default).
     trigger: Mapped[str] = mapped_column(
         String(10), default=_default_trigger, server_default="user"
     )
@@ -70,6 +71,11 @@ class Run(Base):
     # never changed afterwards, like recorded_score.
     metric_scorer_ids: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
     recorded_metrics: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
+    # A draft: the query template this run searched with instead of its try's (an agent's
+    # proposed try). Such a run never speaks for the case (app.runs.stored.case_run).
+    query_template: Mapped[str | None] = mapped_column(Text, default=None)
+    # The name of the API key of the agent that started it (trigger "agent"), else None.
+    agent: Mapped[str | None] = mapped_column(String(200), default=None)
 
     case: Mapped[Case] = relationship()
     scorer: Mapped[Scorer | None] = relationship(foreign_keys=[scorer_id])

@@ -162,3 +162,5 @@ class Annotation(Base):
         ForeignKey("users.id", ondelete="SET NULL"), default=None
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The name of the API key of the agent that wrote it (or whose action it notes), else None.
+    agent: Mapped[str | None] = mapped_column(String(200), default=None)

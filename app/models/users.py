@@ -39,6 +39,10 @@ class ApiKey(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
     expires_at: Mapped[datetime | None] = mapped_column(default=None)
     can_manage_keys: Mapped[bool] = mapped_column(default=False)
+    # What the key may do, space-separated: read, run, write, judge (see app.accounts.scopes).
+    scopes: Mapped[str] = mapped_column(
+        String(40), default="read run write judge", server_default="read run write judge"
+    )
 
     user: Mapped[User] = relationship(back_populates="api_keys")
 

@@ -246,6 +246,7 @@ def _write_ratings(
         else:
             existing.rating = item.rating
             existing.rated_by_id = user.id
+            existing.agent = None  # a person's rating now (an agent's marks itself after)
         emails[item.doc_id] = user.email
     # Read before the commit, which may expire the objects (one reload each otherwise).
     result = {doc_id: rating.rating for doc_id, rating in current.items()}

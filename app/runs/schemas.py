@@ -61,7 +61,16 @@ class RunSummary(Out):
         "afterwards (null for a run of one metric)",
     )
     trigger: str = Field(
-        default="user", description='What started it: "user", "api", "schedule" or "sweep"'
+        default="user",
+        description='What started it: "user", "api", "schedule", "sweep", "apply" or "agent"',
+    )
+    agent: str | None = Field(
+        default=None, description="The name of the API key of the agent that started it"
+    )
+    query_template: str | None = Field(
+        default=None,
+        description="A draft's template (an agent's proposed try), searched instead of its "
+        "try's; null for every other run",
     )
 
 

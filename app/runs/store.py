@@ -71,7 +71,7 @@ def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None 
     return RunPlan(
         run_id=run.id,
         endpoint=engine_config(endpoint, sandbox_owner=case.owner_id),
-        template=chosen.query_template,
+        template=run.query_template if run.query_template is not None else chosen.query_template,
         field_spec=chosen.field_spec,
         rows=chosen.rows,
         knobs=run.knobs if run.knobs is not None else (chosen.knobs or {}),

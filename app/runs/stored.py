@@ -52,9 +52,10 @@ def case_run() -> Any:
     A sweep's combinations search with knobs the case does not have (until one is applied,
     which adds a run of its own): they stay in the history, but the case's latest run (its
     badge, the cases list, the dashboard, the run a rating re-scores) and its alerts never
-    come from them.
+    come from them. Nor from a draft (an agent's proposed try, ``Run.query_template``),
+    which searched with a template the case does not have.
     """
-    return and_(has_results(), Run.sweep_id.is_(None))
+    return and_(has_results(), Run.sweep_id.is_(None), Run.query_template.is_(None))
 
 
 def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery | None:

@@ -105,6 +105,7 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
                 Run.case_id.in_(ids),
                 Run.status.in_([RunStatus.FINISHED, RunStatus.FAILED]),
                 Run.sweep_id.is_(None),  # a sweep's combinations are not the case's runs
+                Run.query_template.is_(None),  # nor an agent's drafts
             )
             .order_by(Run.id)
         ).all()

@@ -71,6 +71,7 @@ def _previous(session: Session, run: Run) -> Run | None:
             Run.id < run.id,
             Run.status == RunStatus.FINISHED,
             Run.sweep_id.is_(None),
+            Run.query_template.is_(None),
         )
         .order_by(Run.id.desc())
         .limit(1)
@@ -180,7 +181,13 @@ def evaluate_run(*, session: Session, run_id: int, base_url: str, email_enabled:
     run = session.get(Run, run_id)
     # A sweep's combinations search with knobs the case does not have: a poor one is an
     # experiment, not a drop of the case (the run adopted by Apply is the case's own).
-    if run is None or run.status not in ENDED or run.sweep_id is not None:
+    # Nor is an agent's draft (a template the case does not have).
+    if (
+        run is None
+        or run.status not in ENDED
+        or run.sweep_id is not None
+        or run.query_template is not None
+    ):
         return 0
     check = AlertCheck(run_id=run.id)
     session.add(check)

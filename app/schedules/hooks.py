@@ -127,6 +127,7 @@ def evaluate_missed(
                 .where(
                     Run.status.in_(ENDED),
                     Run.sweep_id.is_(None),  # never evaluated (evaluate.evaluate_run)
+                    Run.query_template.is_(None),  # nor are drafts
                     Run.finished_at >= moment - MISSED_WITHIN,
                     Run.finished_at <= moment - MISSED_AFTER,
                     Run.case_id.in_(select(Alert.case_id)),

@@ -149,6 +149,7 @@ def to_read(annotation: Annotation, near_run_id: int | None = None) -> Annotatio
         at=as_utc(annotation.at),
         run_id=annotation.run_id,
         auto=annotation.auto,
+        agent=annotation.agent,
         near_run_id=near_run_id if annotation.run_id is None else annotation.run_id,
     )
 

@@ -142,6 +142,10 @@ class AnnotationRead(Out):
     at: datetime
     run_id: int | None
     auto: bool
+    agent: str | None = Field(
+        default=None,
+        description="The name of the API key of the agent that wrote it (trigger agent)",
+    )
     near_run_id: int | None = Field(
         default=None,
         description="The ended run the note's marker sits on in the history: its run, else "

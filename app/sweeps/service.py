@@ -222,8 +222,8 @@ def _next_run(*, session: Session, sweep_id: int, knobs: dict[str, float]) -> in
     case = session.get(Case, sweep.case_id) if sweep is not None else None
     if sweep is None or case is None or sweep.status not in ACTIVE_RUN_STATUSES:
         return None
-    if sweep.status == RunStatus.QUEUED:
-        sweep.status = RunStatus.RUNNING
+    if sweep.status == RunStatus.QUEUED and not _mark_running(session, sweep_id):
+        return None  # cancelled since it was read: a plain write would undo the cancel
     run = run_service.create_run(
         session=session, case=case, try_number=sweep.try_number, knobs=knobs, sweep_id=sweep.id
     )
@@ -295,9 +295,24 @@ def _queue_all(*, session: Session, sweep_id: int) -> list[int]:
         )
         for knobs in combinations(sweep)
     ]
-    sweep.status = RunStatus.RUNNING
+    if not _mark_running(session, sweep_id):
+        return []  # cancelled meanwhile: its runs are not queued
     session.commit()
     return [run.id for run in runs]
+
+
+def _mark_running(session: Session, sweep_id: int) -> bool:
+    """Mark an active sweep running, unless it was cancelled meanwhile (then roll back and
+    return False): only a conditional write cannot overwrite a cancel made since the read."""
+    result = session.execute(
+        update(Sweep)
+        .where(Sweep.id == sweep_id, Sweep.status.in_(ACTIVE_RUN_STATUSES))
+        .values(status=RunStatus.RUNNING)
+    )
+    if getattr(result, "rowcount", 0):
+        return True
+    session.rollback()
+    return False
 
 
 async def queue_sweep(

@@ -1,0 +1,1 @@
+"""Agents: Relevo's tools over the Model Context Protocol (API.md "Agents")."""
