@@ -27,10 +27,10 @@ from app.interop.api.ratings import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.web.ratings import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.runs.manager import RunManager
 from app.runtime import tune_gc
-from app.schedules import hooks as schedule_hooks
+from app.schedules import ticks as schedule_hooks
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
-from app.schedules.hooks import Ticker
+from app.schedules.ticks import Ticker
 from app.scorers import service as scorer_service
 from app.scoring.sandbox import JsPool, install_pool
 from app.search.policy import install_policy, policy_of

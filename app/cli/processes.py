@@ -12,7 +12,7 @@ from dataclasses import replace
 from app.cli.encryption import check_stored_secrets
 from app.config import Settings, listen_url
 from app.runtime import serve_until_stopped
-from app.schedules import hooks as schedule_hooks
+from app.schedules import ticks as schedule_hooks
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
 from app.supervisor import WorkerSupervisor, exit_with_parent
@@ -85,7 +85,7 @@ def _worker_supervisor(count: int, concurrency: int, link_base: str | None) -> W
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    from app.runs.worker import GRACEFUL_STOP_S, run_worker
+    from app.cli.worker import GRACEFUL_STOP_S, run_worker
 
     if not settings.uses_queue:
         print(

@@ -20,8 +20,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.jobs import hooks
 from app.judges.client import JudgeClient
-from app.runs import hooks
 from app.runs import store as run_store
 from app.runs.runner import execute_chunk
 from app.search import SearchClient

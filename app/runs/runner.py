@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import NotFound, public_message
-from app.runs import case_data, hooks
+from app.jobs import hooks
+from app.runs import case_data
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.plan import (

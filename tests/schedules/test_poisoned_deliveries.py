@@ -12,13 +12,13 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.jobs import hooks as run_hooks
 from app.models import Alert, Case, Delivery
-from app.runs import hooks as run_hooks
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig, header_text
-from app.schedules.hooks import evaluate_ended, fire_and_deliver
 from app.schedules.schemas import ScheduleBody
 from app.schedules.service import set_schedule
+from app.schedules.ticks import evaluate_ended, fire_and_deliver
 from app.secret_box import Keyring, install_keyring
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.models import Delivery, Webhook
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig
-from app.schedules.hooks import evaluate_ended
+from app.schedules.ticks import evaluate_ended
 from app.search.policy import OutboundPolicy, current_policy, install_policy
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case

@@ -19,8 +19,8 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
+from app.jobs import hooks as run_hooks
 from app.models import Alert, AlertCheck, AlertEvent, Run
-from app.runs import hooks as run_hooks
 from app.schedules import delivery
 from app.schedules.evaluate import ENDED, evaluate_run
 from app.schedules.service import Fired, fire_due
