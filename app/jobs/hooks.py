@@ -1,61 +1,47 @@
-"""What the domains above runs have runs do for them: at a run's end, and every minute.
+"""Hooks: named points where domains have work done, for whichever domain raises them.
 
-A schedule starts runs and its alert rules read them, so schedules sit above runs and runs
-do not name them. At start-up the app (app/main.py) and the worker command (app/cli)
-register schedules' work here; the runner calls ``run_ended`` as each run ends and the
-job queue's periodic task calls ``minute``. Registering a name again replaces its work.
+A hook is declared by the code that raises it (runs declares ``RUN_ENDED``; the kernel
+declares ``MINUTE``) with the type of the event its works are given. Domains add their work
+at start-up, from their ``tasks.py``; adding a name again replaces its work. Calling a hook
+does every work in the order added: one that raises is logged and the rest goes on, so the
+caller (a run that ends, the minute's job) is never held up nor failed by a work.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
 
-from sqlalchemy.orm import Session, sessionmaker
-
-__all__ = ["MinuteWork", "RunEndedWork", "minute", "on_minute", "on_run_ended", "run_ended"]
-
-
-class RunEndedWork(Protocol):
-    """Work when a run has ended; it must not raise or wait on the network."""
-
-    async def __call__(self, *, session_factory: sessionmaker[Session], run_id: int) -> None: ...
-
-
-class MinuteWork(Protocol):
-    """Work once a minute; ``start`` is given each run it queues."""
-
-    async def __call__(
-        self, *, session_factory: sessionmaker[Session], start: Callable[[int], object]
-    ) -> object: ...
-
+__all__ = ["Hook"]
 
 log = logging.getLogger(__name__)
-_run_ended: dict[str, RunEndedWork] = {}
-_minute: dict[str, MinuteWork] = {}
+E = TypeVar("E")
 
 
-def on_run_ended(name: str, work: RunEndedWork) -> None:
-    """Have ``work`` done whenever a run ends, in whichever process ends it."""
-    _run_ended[name] = work
+class Hook(Generic[E]):
+    """A point where work is done, each work given the event ``E``."""
 
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._works: dict[str, Callable[[E], Awaitable[object]]] = {}
 
-def on_minute(name: str, work: MinuteWork) -> None:
-    """Have ``work`` done by the job queue's periodic task, once a minute."""
-    _minute[name] = work
+    def add(self, name: str, work: Callable[[E], Awaitable[object]]) -> None:
+        """Have ``work`` done each time the hook is called (replacing a work of that name)."""
+        self._works[name] = work
 
+    def remove(self, name: str) -> None:
+        """Stop doing the work of that name (if any)."""
+        self._works.pop(name, None)
 
-async def run_ended(*, session_factory: sessionmaker[Session], run_id: int) -> None:
-    """Do the registered work of a run that has ended."""
-    for work in list(_run_ended.values()):
-        await work(session_factory=session_factory, run_id=run_id)
+    def names(self) -> list[str]:
+        """The names of the works added, in the order they are done."""
+        return list(self._works)
 
-
-async def minute(*, session_factory: sessionmaker[Session], start: Callable[[int], object]) -> None:
-    """Do the registered once-a-minute work; one that raises is logged, the rest goes on."""
-    for name, work in list(_minute.items()):
-        try:
-            await work(session_factory=session_factory, start=start)
-        except Exception:  # the queue's task still defers the runs started and resumes others
-            log.exception("the minute's %s work failed", name)
+    async def __call__(self, event: E) -> None:
+        """Do every work on the event; one that raises is logged and the rest goes on."""
+        for name, work in list(self._works.items()):
+            try:
+                await work(event)
+            except Exception:
+                log.exception("the %s work of the %s hook failed", name, self.name)

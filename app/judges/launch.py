@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.jobs.registry import Deferrer, Resource
 from app.judges import runs, service
 from app.judges.client import JudgeClient
 from app.judges.runner import execute_judge_run
@@ -20,6 +21,8 @@ from app.judges.schemas import JudgeRunCreate, JudgeRunEstimate, JudgeRunRead
 from app.models import Book, JudgeRun, User
 
 __all__ = [
+    "JUDGE_MANAGER",
+    "JUDGE_TASK",
     "JudgeQueue",
     "JudgeRunManager",
     "estimate",
@@ -31,10 +34,15 @@ __all__ = [
 ]
 
 
-class JudgeQueue(Protocol):
-    """The job queue, as far as judge runs use it."""
+# A judge run is one job: a judge has one run under way at a time, held by one worker.
+JUDGE_TASK = "relevo.judge_run"
 
-    async def enqueue_judge_run(self, run_id: int) -> None: ...
+
+class JudgeQueue(Protocol):
+    """The run manager's queue, as far as judge runs use it: its job queue."""
+
+    @property
+    def jobs(self) -> Deferrer: ...
 
 
 class JudgeRunManager(Protocol):
@@ -55,6 +63,10 @@ class JudgeRunManager(Protocol):
         ...
 
 
+# Without a queue, the run manager judge runs left by a stopped process resume in.
+JUDGE_MANAGER: Resource[JudgeRunManager] = Resource("judge run manager")
+
+
 async def run_in_process(
     *, session_factory: sessionmaker[Session], run_id: int, client: JudgeClient
 ) -> None:
@@ -70,7 +82,7 @@ def launch(
     if queue is not None:
 
         async def enqueue() -> None:
-            await queue.enqueue_judge_run(run_id)
+            await queue.jobs.defer(JUDGE_TASK, run_id=run_id)
 
         future: concurrent.futures.Future[None] = manager.spawn(enqueue)
         return future

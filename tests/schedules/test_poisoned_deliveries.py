@@ -12,7 +12,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.jobs import hooks as run_hooks
+from app.jobs.hooks import Hook
 from app.models import Alert, Case, Delivery
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig, header_text
@@ -153,22 +153,19 @@ def test_the_minute_job_goes_on_past_poisoned_deliveries(
 
 def test_one_failing_minute_work_does_not_stop_the_others() -> None:
     done: list[str] = []
+    minute: Hook[str] = Hook("a minute")
 
-    async def breaks(**_: Any) -> None:
+    async def breaks(_: str) -> None:
         raise RuntimeError("a poisoned delivery")
 
-    async def runs(**_: Any) -> None:
-        done.append("ran")
+    async def runs(event: str) -> None:
+        done.append(event)
 
-    previous = dict(run_hooks._minute)
-    run_hooks.on_minute("a-breaking-work", breaks)
-    run_hooks.on_minute("a-working-work", runs)
-    try:
-        asyncio.run(run_hooks.minute(session_factory=None, start=done.append))  # type: ignore[arg-type]
-    finally:
-        run_hooks._minute.clear()
-        run_hooks._minute.update(previous)
-    assert done == ["ran"]
+    minute.add("a-breaking-work", breaks)
+    minute.add("a-working-work", runs)
+    minute.add("a-breaking-work", breaks)  # added again: replaced, done once
+    asyncio.run(minute("ran"))
+    assert done == ["ran"] and minute.names() == ["a-breaking-work", "a-working-work"]
 
 
 @pytest.mark.parametrize(
