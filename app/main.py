@@ -28,6 +28,7 @@ from app.interop.web.ratings import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.jobs.registry import Job, Resources
 from app.jobs.ticker import Ticker
 from app.judges.launch import JUDGE_MANAGER
+from app.outbound.policy import install_policy, policy_of
 from app.registration import register_jobs
 from app.runs.manager import RunManager
 from app.runs.queue import START_RUN
@@ -36,7 +37,6 @@ from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
 from app.scorers import service as scorer_service
 from app.scoring.sandbox import JsPool, install_pool
-from app.search.policy import install_policy, policy_of
 from app.secret_box import Keyring, install_keyring, prepare_keyring
 from app.sweeps import service as sweep_service
 from app.web_common.errors import install_error_handlers

@@ -20,6 +20,8 @@ from app.jobs.queue import JobQueue, libpq_url
 from app.jobs.registry import Job, Resources
 from app.judges.client import JudgeClient
 from app.judges.tasks import JUDGES, JudgeSlots
+from app.outbound.policy import install_policy, policy_of
+from app.outbound.transport import engine_http_client
 from app.registration import register_jobs
 from app.runs.engine_limits import PostgresEngineLimits
 from app.runs.manager import RunManager
@@ -27,8 +29,6 @@ from app.runs.queue import START_RUN, RunQueue
 from app.runs.tasks import SEARCH
 from app.scoring.sandbox import JsPool, install_pool
 from app.search import SearchClient
-from app.search.policy import install_policy, policy_of
-from app.search.transport import engine_http_client
 
 __all__ = ["run_worker"]
 

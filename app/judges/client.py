@@ -1,7 +1,7 @@
 """Calling a judge: limits, retries, the outbound policy, and one outcome per pair.
 
 Every request goes through the engines' outbound policy (allowed hosts, private addresses
-blocked, checked again on the connection's own resolution: ``app.search.network``) and
+blocked, checked again on the connection's own resolution: ``app.outbound.network``) and
 through a client that follows no redirect, so the key is only ever sent to ``base_url``'s
 host. A 429 waits as long as ``Retry-After`` (seconds or a date) or ``retry-after-ms`` says;
 5xx answers, connection failures and timeouts are retried with exponential backoff and
@@ -37,8 +37,8 @@ from typing import Any
 import httpx
 
 from app.judges.providers import Call, ReplyRejected, build_call, parse_judgement, parse_wire
-from app.search.errors import EngineUnavailable
-from app.search.policy import OutboundPolicy, check_destination, current_policy
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, check_destination, current_policy
 
 __all__ = ["JudgeClient", "JudgeConfig", "Outcome", "estimate_tokens"]
 
@@ -340,7 +340,7 @@ class JudgeClient:
         where = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}"
         try:
             await check_destination(policy, url, where)
-        except EngineUnavailable as exc:
+        except Unreachable as exc:
             raise _Failed(exc.message) from None
         self.requests_sent += 1
         try:
@@ -350,7 +350,7 @@ class JudgeClient:
                 )
         except (TimeoutError, httpx.TimeoutException):
             raise _Retry(f"no answer from {where} within {config.timeout_s:g} s") from None
-        except EngineUnavailable as exc:  # the connection's own policy check
+        except Unreachable as exc:  # the connection's own policy check
             raise _Failed(exc.message) from None
         except httpx.HTTPError as exc:
             raise _Retry(f"cannot reach {where} ({type(exc).__name__})") from None

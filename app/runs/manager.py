@@ -24,12 +24,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import session_scope
 from app.errors import TooManyRequests
 from app.judges.client import JudgeClient
+from app.outbound.transport import engine_http_client
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.events import REAPED, Reaped
 from app.runs.runner import execute_run
 from app.search import SearchClient
-from app.search.transport import engine_http_client
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 if TYPE_CHECKING:

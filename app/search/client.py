@@ -9,7 +9,7 @@ timeout is not retried, so a slow engine does not multiply the wait.
 The endpoint's timeout bounds each whole attempt (connecting, sending and reading the
 entire answer), so an engine that trickles bytes cannot hold a query longer. Answers are
 read up to the policy's size cap and parsed in a worker thread, off the event loop. Before
-every attempt the destination is checked against the :mod:`app.search.policy`.
+every attempt the destination is checked against the :mod:`app.outbound.policy`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, check_destination, current_policy
 from app.search.answers import RETRY_STATUSES, Answer, http_error, parse_answer
 from app.search.errors import (
     EngineResponseError,
@@ -31,7 +33,6 @@ from app.search.fieldspec import FieldSpec, parse_field_spec
 from app.search.http_request import build_http_request, build_ids_http_request
 from app.search.limits import EndpointLimits, SharedLimits
 from app.search.models import EndpointConfig, SearchRequest, SearchResult
-from app.search.policy import OutboundPolicy, check_destination, current_policy
 
 __all__ = ["SearchClient"]
 
@@ -163,10 +164,15 @@ class SearchClient:
     async def _send(self, endpoint: EndpointConfig, built: httpx.Request) -> Answer:
         where = endpoint.safe_url
         policy = self._policy or current_policy()
-        await check_destination(policy, built.url, where)
+        try:
+            await check_destination(policy, built.url, where)
+        except Unreachable as exc:
+            raise EngineUnavailable(exc.message) from None
         try:
             async with asyncio.timeout(endpoint.timeout_s):
                 return await self._fetch(built, endpoint, policy.max_response_bytes)
+        except Unreachable as exc:  # refused by the policy as it connects
+            raise EngineUnavailable(exc.message) from None
         except (TimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
             raise EngineTimeout(f"no answer from {where} within {endpoint.timeout_s:g} s") from exc
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:

@@ -14,10 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Delivery, Webhook
+from app.outbound.policy import OutboundPolicy, current_policy, install_policy
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig
 from app.schedules.ticks import evaluate_ended
-from app.search.policy import OutboundPolicy, current_policy, install_policy
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
 from tests.schedules.receivers import smtp_sink, webhook_receiver
