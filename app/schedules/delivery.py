@@ -33,6 +33,7 @@ from app.db import session_scope
 from app.models import AlertEvent, Case, Delivery, Webhook
 from app.outbound.errors import Unreachable
 from app.outbound.policy import check_destination, current_policy
+from app.outbound.retry import next_delay
 from app.outbound.transport import engine_http_client
 from app.schedules.alerts import email_problem
 from app.schedules.webhooks import delivery_url, may_receive, secret_of, sign
@@ -206,10 +207,10 @@ def _record(
     delivery.error = None if outcome.error is None else _clean(outcome.error)
     if outcome.status in ("delivered", "refused"):
         delivery.status, delivery.next_attempt_at = outcome.status, None
-    elif delivery.attempts > len(backoff):
+    elif (delay := next_delay(backoff, delivery.attempts)) is None:
         delivery.status, delivery.next_attempt_at = "failed", None
     else:
-        delivery.next_attempt_at = now + timedelta(seconds=backoff[delivery.attempts - 1])
+        delivery.next_attempt_at = now + timedelta(seconds=delay)
     session.commit()
 
 

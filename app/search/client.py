@@ -21,6 +21,7 @@ import httpx
 
 from app.outbound.errors import Unreachable
 from app.outbound.policy import OutboundPolicy, check_destination, current_policy
+from app.outbound.retry import Backoff, GaveUp, Retry, with_retries
 from app.search.answers import RETRY_STATUSES, Answer, http_error, parse_answer
 from app.search.errors import (
     EngineResponseError,
@@ -143,8 +144,8 @@ class SearchClient:
 
     async def _send_with_retry(self, endpoint: EndpointConfig, built: httpx.Request) -> Answer:
         limits = self._limits_for(endpoint)
-        for attempt in range(1, self._attempts + 1):
-            last = attempt == self._attempts
+
+        async def once() -> Answer:
             try:
                 async with limits.slot():
                     if self._shared is None:
@@ -152,14 +153,21 @@ class SearchClient:
                     else:
                         async with self._shared.slot(endpoint):
                             answer = await self._send(endpoint, built)
-            except EngineUnavailable:
-                if last:
-                    raise
-            else:
-                if answer.status_code not in RETRY_STATUSES or last:
-                    return answer
-            await self._sleep(self._backoff_s * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")  # pragma: no cover
+            except EngineUnavailable as exc:
+                raise Retry(exc.message) from exc
+            if answer.status_code in RETRY_STATUSES:
+                raise Retry(f"HTTP {answer.status_code}", value=answer)
+            return answer
+
+        backoff = Backoff(attempts=self._attempts, base_s=self._backoff_s)
+        try:
+            return await with_retries(once, backoff, sleep=self._sleep)
+        except GaveUp as gave_up:  # the last answer stands, or the last failure
+            last = gave_up.last
+            if isinstance(last.value, Answer):
+                return last.value
+            assert isinstance(last.__cause__, EngineUnavailable)
+            raise last.__cause__ from None
 
     async def _send(self, endpoint: EndpointConfig, built: httpx.Request) -> Answer:
         where = endpoint.safe_url
