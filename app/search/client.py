@@ -22,7 +22,8 @@ import httpx
 from app.outbound.errors import Unreachable
 from app.outbound.policy import OutboundPolicy, check_destination, current_policy
 from app.outbound.retry import Backoff, GaveUp, Retry, with_retries
-from app.search.answers import RETRY_STATUSES, Answer, http_error, parse_answer
+from app.search.answers import RETRY_STATUSES, Answer
+from app.search.engines import build_http_request, build_ids_http_request, http_error, parse_answer
 from app.search.errors import (
     EngineResponseError,
     EngineTimeout,
@@ -31,7 +32,6 @@ from app.search.errors import (
     SearchError,
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
-from app.search.http_request import build_http_request, build_ids_http_request
 from app.search.limits import EndpointLimits, SharedLimits
 from app.search.models import EndpointConfig, SearchRequest, SearchResult
 
