@@ -44,7 +44,7 @@ from app.models.scorers import config_of
 from app.outbound.policy import OutboundPolicy, install_policy
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
-from app.runs.rescore import stored_input
+from app.runs.scoring_input import stored_input
 from app.runtime import tune_gc
 from app.scoring import score_queries
 
