@@ -14,14 +14,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.books.agreement import agreement_of
 from app.books.consensus import aggregate
-from tests.books.book_helpers import (
+from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.books import (
     add_pairs,
     case_with_run,
     judge,
     make_book,
     share_books_with_raters,
 )
-from tests.fixtures.users import ApiUser, make_api_user
 
 NAN = math.nan
 # Rows are raters, columns pairs; NaN = not judged (or "can't tell").

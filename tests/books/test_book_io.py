@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.books.book_helpers import add_pairs, judge, make_book, share_books_with_raters
 from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.books import add_pairs, judge, make_book, share_books_with_raters
 
 QUEPID_BOOK: dict[str, Any] = {
     "name": "Imported from Quepid",

@@ -8,8 +8,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Book, Judge, JudgeJudgement, Pair
-from tests.books.book_helpers import judge, make_book, share_books_with_raters
 from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.books import judge, make_book, share_books_with_raters
 from tests.support.pages import attr, login, one, soup
 
 

@@ -6,14 +6,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.books.book_helpers import (
+from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.books import (
     add_pairs,
     case_with_run,
     judge,
     make_book,
     share_books_with_raters,
 )
-from tests.fixtures.users import ApiUser, make_api_user
 
 QUERIES = {"star wars": ["sw1", "sw2", "sw3"], "batman": ["b1", "b2"]}
 
