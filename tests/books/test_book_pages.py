@@ -6,13 +6,13 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.fixtures.users import ApiUser, make_api_user
+from tests.fixtures.users import ApiUser
 from tests.support.books import (
     add_pairs,
+    book_with_raters,
     case_with_run,
     judge,
     make_book,
-    share_books_with_raters,
 )
 from tests.support.pages import login, one, soup
 
@@ -42,9 +42,7 @@ def test_book_page_shows_agreement_counts_and_disputes(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    book = make_book(api)
+    book, (bob,) = book_with_raters(api, client, session_factory, monkeypatch)
     ids = add_pairs(api, book["id"], [("q", "a"), ("q", "b"), ("q", "c")])
     for doc, mine, theirs in (("a", 0, 3), ("b", 2, 2), ("c", 1, None)):
         judge(api, book["id"], ids[("q", doc)], mine)
