@@ -27,7 +27,7 @@ from app.interop.api.ratings import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.web.ratings import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
 from app.jobs.registry import Job, Resources
 from app.jobs.ticker import Ticker
-from app.judges.launch import JUDGE_MANAGER
+from app.judges.launch import JUDGE_MANAGER, judge_client_of
 from app.outbound.policy import install_policy, policy_of
 from app.registration import register_jobs
 from app.runs.manager import RunManager
@@ -102,7 +102,7 @@ def _lifespan(
         manager.start_reaper()
         app.state.run_manager = manager
         # Judge trials use the manager's judge client: its limits are the judge runs' too.
-        app.state.judge_client = manager.judge_client()
+        app.state.judge_client = judge_client_of(manager)
         ticker = _schedule_ticker(settings, session_factory, manager)
         try:
             yield

@@ -8,9 +8,11 @@ whose limits the judge's trials share.
 from __future__ import annotations
 
 import concurrent.futures
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
+import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.jobs.registry import Deferrer, Resource
@@ -26,6 +28,7 @@ __all__ = [
     "JudgeQueue",
     "JudgeRunManager",
     "estimate",
+    "judge_client_of",
     "launch",
     "resume",
     "retry_failed",
@@ -58,9 +61,21 @@ class JudgeRunManager(Protocol):
         self, work: Callable[[], Coroutine[Any, Any, None]]
     ) -> concurrent.futures.Future[None]: ...
 
-    def judge_client(self) -> JudgeClient:
-        """The process's one judge client (in the manager's loop): its limits are shared."""
+    def http_client(self) -> httpx.AsyncClient:
+        """The process's client for outbound calls (in the manager's loop)."""
         ...
+
+
+_clients: weakref.WeakKeyDictionary[JudgeRunManager, JudgeClient] = weakref.WeakKeyDictionary()
+
+
+def judge_client_of(manager: JudgeRunManager) -> JudgeClient:
+    """Return the process's one judge client, on its run manager's HTTP client: judge runs
+    here and every trial share its limits (called in the manager's loop, where they run)."""
+    client = _clients.get(manager)
+    if client is None:
+        client = _clients[manager] = JudgeClient(manager.http_client())
+    return client
 
 
 # Without a queue, the run manager judge runs left by a stopped process resume in.
@@ -89,7 +104,7 @@ def launch(
 
     async def work() -> None:
         await run_in_process(
-            session_factory=session_factory, run_id=run_id, client=manager.judge_client()
+            session_factory=session_factory, run_id=run_id, client=judge_client_of(manager)
         )
 
     started: concurrent.futures.Future[None] = manager.spawn(work)

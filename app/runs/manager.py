@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import TooManyRequests
-from app.judges.client import JudgeClient
 from app.outbound.transport import engine_http_client
 from app.runs import service as run_service
 from app.runs import store as run_store
@@ -68,7 +67,6 @@ class RunManager:
         self._reaper: asyncio.Task[None] | None = None
         self._http: httpx.AsyncClient | None = None
         self._search: SearchClient | None = None
-        self._judges: JudgeClient | None = None
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._enqueues: set[asyncio.Future[int]] = set()
         self._queue = queue
@@ -100,14 +98,12 @@ class RunManager:
             self._search = SearchClient(self._http)
         return self._search
 
-    def judge_client(self) -> JudgeClient:
-        """Return the process's judge client: judge runs here and every trial share its
-        limits (called in the manager's loop, where they all run)."""
-        if self._judges is None:
-            self._client()
-            assert self._http is not None
-            self._judges = JudgeClient(self._http)
-        return self._judges
+    def http_client(self) -> httpx.AsyncClient:
+        """Return the process's client for outbound calls (made on first use, closed with the
+        manager): runs, and the judges' calls of this process (``judges.launch``), use it."""
+        self._client()
+        assert self._http is not None
+        return self._http
 
     def start(self, run_id: int) -> asyncio.Task[None]:
         """Start a queued run (in-process, or its chunks for workers); the task ends with it."""
