@@ -27,15 +27,18 @@ from app.endpoints.web import RESULTS_PAGE_PATH as RESULTS_UPLOAD_PAGE_PATH
 from app.errors import LoginRequired
 from app.interop.api.ratings import IMPORT_PATH as RATINGS_IMPORT_PATH
 from app.interop.web.ratings import IMPORT_PATH as RATINGS_IMPORT_PAGE_PATH
+from app.jobs.registry import Job, Resources
+from app.jobs.ticker import Ticker
+from app.judges.launch import JUDGE_MANAGER, judge_client_of
+from app.outbound.policy import install_policy, policy_of
+from app.registration import register_jobs
 from app.runs.manager import RunManager
+from app.runs.queue import START_RUN
 from app.runtime import tune_gc
-from app.schedules import hooks as schedule_hooks
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
-from app.schedules.hooks import Ticker
 from app.scorers import service as scorer_service
 from app.scoring.sandbox import JsPool, install_pool
-from app.search.policy import install_policy, policy_of
 from app.secret_box import Keyring, install_keyring, prepare_keyring
 from app.sweeps import service as sweep_service
 from app.web_common.errors import install_error_handlers
@@ -102,7 +105,7 @@ def _lifespan(
         manager.start_reaper()
         app.state.run_manager = manager
         # Judge trials use the manager's judge client: its limits are the judge runs' too.
-        app.state.judge_client = manager.judge_client()
+        app.state.judge_client = judge_client_of(manager)
         ticker = _schedule_ticker(settings, session_factory, manager)
         try:
             async with mcp_http_server(app):  # MCP over streamable HTTP at /mcp
@@ -161,7 +164,6 @@ def _run_manager(
         lease_s=settings.run_lease_s,
         queue=queue,
         stalled_s=settings.worker_stalled_s,
-        after_reap=[sweep_service.close_finished_sweeps],
     )
 
 
@@ -222,30 +224,21 @@ def _add_error_handlers(app: FastAPI) -> None:
 def _schedule_ticker(
     settings: Settings, session_factory: sessionmaker[Session], manager: RunManager
 ) -> Ticker | None:
-    """Install the alert delivery settings and have runs evaluate alerts as they end (and the
-    job queue fire schedules); without a job queue, fire schedules here."""
+    """Install the alert delivery settings and register the domains' jobs and hooks (runs
+    evaluate alerts as they end); without a job queue, do the minute's work here."""
     install_delivery(delivery_config_from(settings))
-    schedule_hooks.register()
-    if settings.uses_queue:  # workers fire them (app.runs.queue's periodic task)
+    register_jobs()
+    if settings.uses_queue:  # workers do it (the job queue's periodic job)
         return None
 
-    def resume_judge_runs() -> None:
-        # A judge run left "running" by a stopped server goes on here, by itself.
-        from app.judges import runs as judge_runs
-        from app.judges.launch import launch
+    async def start_run(run_id: int) -> None:
+        manager.start(run_id)
 
-        with session_factory() as session:
-            resumed = judge_runs.resume_stale_runs(session=session)
-        for run_id in resumed:
-            log.info("resuming judge run %s, left by a stopped process", run_id)
-            launch(manager=manager, session_factory=session_factory, run_id=run_id)
-
-    ticker = Ticker(
-        session_factory=lambda: session_factory,
-        start=manager.start,
-        every_s=settings.schedule_tick_s,
-        also=resume_judge_runs,
-    )
+    resources = Resources()
+    resources.put(START_RUN, start_run)
+    # A judge run left "running" by a stopped server goes on here, by itself.
+    resources.put(JUDGE_MANAGER, manager)
+    ticker = Ticker(job=Job(session_factory, resources), every_s=settings.schedule_tick_s)
     ticker.start()
     return ticker
 

@@ -35,7 +35,7 @@ from app.books.schemas import BookCreate
 from app.config import Settings
 from app.main import create_app
 from app.models import Book, BookRater, Judgement, Pair, User
-from app.search.policy import OutboundPolicy, install_policy
+from app.outbound.policy import OutboundPolicy, install_policy
 
 # Its engines and models listen on loopback, which Relevo refuses unless allowed.
 LOOPBACK = ("127.0.0.0/8",)

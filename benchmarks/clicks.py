@@ -31,7 +31,7 @@ from app.clicks import service as clicks
 from app.clicks.schemas import ClickLogCreate, ClickModel, JudgementsBody
 from app.config import Settings
 from app.main import create_app
-from app.search.policy import OutboundPolicy, install_policy
+from app.outbound.policy import OutboundPolicy, install_policy
 
 LOOPBACK = ("127.0.0.0/8",)
 TEXTS, SHOWN = 2_000, 18

@@ -32,9 +32,9 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Rating, Run, RunQuery
+from app.outbound.policy import OutboundPolicy, install_policy
 from app.queries import service as query_service
 from app.scoring.significance import paired_stats
-from app.search.policy import OutboundPolicy, install_policy
 
 # Its engines and models listen on loopback, which Relevo refuses unless allowed.
 LOOPBACK = ("127.0.0.0/8",)

@@ -26,8 +26,8 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.interop import ratings_io
 from app.models import Case, User
+from app.outbound.policy import OutboundPolicy, install_policy
 from app.scorers import service as scorer_service
-from app.search.policy import OutboundPolicy, install_policy
 
 # Its engines and models listen on loopback, which Relevo refuses unless allowed.
 LOOPBACK = ("127.0.0.0/8",)

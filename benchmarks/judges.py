@@ -42,8 +42,8 @@ from app.judges.client import JudgeClient
 from app.judges.runner import execute_judge_run
 from app.judges.schemas import JudgeCreate, JudgeRunCreate
 from app.models import JudgeRun, Pair
-from app.search.policy import OutboundPolicy, install_policy
-from app.search.transport import engine_http_client
+from app.outbound.policy import OutboundPolicy, install_policy
+from app.outbound.transport import engine_http_client
 
 # Its engines and models listen on loopback, which Relevo refuses unless allowed.
 LOOPBACK = ("127.0.0.0/8",)

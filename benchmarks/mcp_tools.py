@@ -28,7 +28,7 @@ from app.cli.database import session_factory
 from app.config import Settings
 from app.demo.corpus import index_movies, start_osmem
 from app.demo.setup import DEMO_EMAIL, prepare_demo
-from app.search.policy import OutboundPolicy, install_policy
+from app.outbound.policy import OutboundPolicy, install_policy
 
 LOOPBACK = ("127.0.0.0/8",)
 ROOT = Path(__file__).resolve().parent.parent

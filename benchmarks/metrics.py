@@ -41,12 +41,12 @@ from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
 from app.models.scorers import config_of
+from app.outbound.policy import OutboundPolicy, install_policy
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
-from app.runs.rescore import stored_input
+from app.runs.scoring_input import stored_input
 from app.runtime import tune_gc
 from app.scoring import score_queries
-from app.search.policy import OutboundPolicy, install_policy
 
 # Its engines and models listen on loopback, which Relevo refuses unless allowed.
 LOOPBACK = ("127.0.0.0/8",)

@@ -4,7 +4,7 @@ Builds a 1,000-query case against osmem-server with the movie corpus, then print
 - the wall time of a run (fetch, score, persist) through the real runner;
 - the wall time of a bare httpx loop POSTing the same bodies (rendered beforehand, so the
   loop is pure I/O) at the same concurrency, with httpx's default client and with the
-  client the runs use (several small connection pools: ``app.search.transport``), the
+  client the runs use (several small connection pools: ``app.outbound.transport``), the
   latter telling the runner's own cost apart from the transport's;
 - each consecutive run's times and ratio, then the medians and their ratio (target <= 1.10:
   report the median, not the best run);
@@ -35,6 +35,8 @@ from app.demo.corpus import index_movies, load_movies, start_osmem
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Scorer
+from app.outbound.policy import OutboundPolicy, install_policy
+from app.outbound.transport import engine_http_client
 from app.queries import service as queries
 from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
@@ -44,8 +46,6 @@ from app.runs.runner import execute_run
 from app.runtime import tune_gc
 from app.scorers import service as scorers
 from app.search import SearchClient, build_es_body
-from app.search.policy import OutboundPolicy, install_policy
-from app.search.transport import engine_http_client
 
 # Its engines and models listen on loopback, which Relevo refuses unless allowed.
 LOOPBACK = ("127.0.0.0/8",)

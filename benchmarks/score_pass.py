@@ -23,7 +23,7 @@ from typing import Any
 import pytrec_eval
 
 from app.models import RunQuery
-from app.runs.rescore import stored_input
+from app.runs.scoring_input import stored_input
 from app.runtime import tune_gc
 from app.scoring import PRESETS, score_queries, tally, validate_scorer
 

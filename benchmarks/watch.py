@@ -30,10 +30,10 @@ from app.db import make_engine, make_session_factory, migrate
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, AlertCheck, AlertEvent, CaseSchedule, Query, Run, RunQuery
+from app.outbound.policy import OutboundPolicy, install_policy
 from app.schedules import service
 from app.schedules.dashboard import dashboard
 from app.schedules.evaluate import evaluate_run
-from app.search.policy import OutboundPolicy, install_policy
 from app.vocabulary import QueryStatus, RunStatus
 
 CASES, RUNS, QUERIES = 200, 30, 2000

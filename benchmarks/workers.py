@@ -40,11 +40,11 @@ from app.db import make_engine, make_session_factory, migrate
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Run
+from app.outbound.policy import OutboundPolicy, install_policy
 from app.queries import service as queries
 from app.runs import service as runs
 from app.runs.queue import RunQueue
 from app.scorers import service as scorers
-from app.search.policy import OutboundPolicy, install_policy
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,8 +18,8 @@ from app.cli import build_parser, main
 from app.config import Settings
 from app.demo.run import DEMO_ENGINE_PORT, serve_demo, taken_ports
 from app.demo.setup import DemoInfo
-from app.search.errors import EngineUnavailable
-from app.search.policy import OutboundPolicy, check_destination, current_policy
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, check_destination, current_policy
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_the_readme_gives_the_demo_credentials_and_ports() -> None:
 def _allows(policy: OutboundPolicy, url: str) -> bool:
     try:
         asyncio.run(check_destination(policy, httpx.URL(url), url))
-    except EngineUnavailable:
+    except Unreachable:
         return False
     return True
 
@@ -112,7 +112,7 @@ def test_the_demo_allows_its_own_engine_and_nothing_else_private(
     monkeypatch.setattr("app.demo.run.prepare_demo", prepare)
     monkeypatch.setattr("uvicorn.run", serve_app)
     # The demo installs its policy and (through create_app) its key ring: both go back after.
-    monkeypatch.setattr("app.search.policy._installed", current_policy())
+    monkeypatch.setattr("app.outbound.policy._installed", current_policy())
     monkeypatch.setattr("app.secret_box._installed", secret_box._installed)
     settings = Settings(data_dir=tmp_path, secret_key="demo-test")  # the defaults
     code = serve_demo(

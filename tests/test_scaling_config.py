@@ -9,7 +9,7 @@ import yaml
 
 from app.cli import main
 from app.config import Settings
-from app.runs.queue import libpq_url
+from app.jobs.queue import libpq_url
 
 ROOT = Path(__file__).resolve().parents[1]
 PG = "postgresql://relevo:secret@db:5432/relevo"

@@ -13,12 +13,13 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.secret_box import Place, unseal
-from tests.books.book_helpers import add_pairs, make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
+from tests.schedules.helpers import alerting_case, deliver
+from tests.schedules.helpers import fast_retries as fast_retries
 from tests.schedules.receivers import webhook_receiver
-from tests.schedules.test_webhooks import _alerting_case, _deliver, fast_retries
 from tests.support.api import make_endpoint
+from tests.support.books import add_pairs, make_book
 from tests.support.recording_engine import RecordingEngine
 from tests.support.recording_engine import recording_engine as start_recording_engine
 
@@ -197,7 +198,7 @@ def test_credentials_in_a_webhook_url_are_sealed_and_sent_as_basic_auth(
             db, "SELECT url, basic_auth FROM webhooks WHERE id = :id", hook["id"]
         )
         assert stored_url == url and auth.startswith("sealed:v2:") and "pa55word" not in auth
-        run_id = _alerting_case(api, db, [hook["id"]])
-        _deliver(session_factory, run_id)
+        run_id = alerting_case(api, db, [hook["id"]])
+        deliver(session_factory, run_id)
     headers, _body = received.requests[-1]
     assert headers["authorization"] == "Basic " + base64.b64encode(b"hook:pa55word").decode()

@@ -12,9 +12,8 @@ from app.cases import service as case_service
 from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
 from app.models.scorers import config_of
-from app.runs import case_data
-from app.runs import rescore as rescoring
 from app.runs import service as run_service
+from app.runs.scoring_input import stored_inputs
 from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
 from app.scoring import case_score, score_queries
@@ -41,16 +40,8 @@ def case_coverage(*, session: Session, case: Case) -> CaseCoverage:
     rows = [] if run is None else _answered_rows(session, run.id)
     ids = [row.query_id for row in rows if row.query_id is not None]
     texts = dict(session.execute(select(Query.id, Query.text).where(Query.id.in_(ids))).all())
-    ratings = case_data.ratings_of(session=session, query_ids=ids)
-    options: dict[int, Any] = dict(
-        session.execute(select(Query.id, Query.options).where(Query.id.in_(ids))).all()
-    )
-    inputs = [
-        rescoring.stored_input(
-            row, ratings[row.query_id or 0], options.get(row.query_id or 0) or {}, case.options
-        )
-        for row in rows
-    ]
+    loaded = stored_inputs(session=session, case=case, query_ids=ids)
+    inputs = [loaded.input_of(row) for row in rows]
     current = score_queries(config, inputs)
     band_list = bands(config, inputs, k)
     scored = sum(o.status == QueryStatus.SCORED for o in current)

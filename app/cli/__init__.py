@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from app.cli import accounts, agents, database, encryption, processes, run_case
 from app.config import Settings
 from app.errors import RelevoError
+from app.outbound.policy import install_policy, policy_of
 from app.runtime import tune_gc
 from app.schedules import cli as schedules_cli
 from app.scoring.sandbox import JsPool, install_pool
-from app.search.policy import install_policy, policy_of
 from app.secret_box import KeyConfigError, Keyring, install_keyring
 
 __all__ = ["build_parser", "main"]

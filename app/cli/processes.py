@@ -12,11 +12,9 @@ from dataclasses import replace
 from app.cli.encryption import check_stored_secrets
 from app.config import Settings, listen_url
 from app.runtime import serve_until_stopped
-from app.schedules import hooks as schedule_hooks
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
 from app.supervisor import WorkerSupervisor, exit_with_parent
-from app.sweeps import service as sweep_service
 
 __all__ = ["register_demo", "register_serve", "register_worker"]
 
@@ -85,7 +83,7 @@ def _worker_supervisor(count: int, concurrency: int, link_base: str | None) -> W
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
-    from app.runs.worker import GRACEFUL_STOP_S, run_worker
+    from app.cli.worker import GRACEFUL_STOP_S, run_worker
 
     if not settings.uses_queue:
         print(
@@ -101,14 +99,10 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         exit_with_parent(args.parent_pid, grace_s=GRACEFUL_STOP_S + 10)
     if args.listen_url:
         settings = replace(settings, listen_url=args.listen_url)
-    after_reap = [sweep_service.close_finished_sweeps]  # the sweeps whose runs have all ended
     # Alerts evaluated when this worker ends a run link to the server and may e-mail;
-    # the queue's minute task fires the schedules.
+    # the queue's minute job fires the schedules (the domains' jobs: app/registration.py).
     install_delivery(delivery_config_from(settings))
-    schedule_hooks.register()
-    asyncio.run(
-        run_worker(settings, concurrency=args.concurrency, name=args.name, after_reap=after_reap)
-    )
+    asyncio.run(run_worker(settings, concurrency=args.concurrency, name=args.name))
     return 0
 
 

@@ -9,7 +9,7 @@ twice. A pull that breaks off keeps what it stored and its cursor; pulling again
 A record indexed later with a timestamp older than the cursor is not seen (give `since`).
 
 Every request goes through the outbound client and policy that runs use
-(``app.search.transport``, ``app.search.policy``), with the endpoint's headers, basic auth
+(``app.outbound.transport``, ``app.outbound.policy``), with the endpoint's headers, basic auth
 and timeout; answers are read up to the policy's size cap.
 """
 
@@ -31,9 +31,9 @@ from app.endpoints.service import engine_config
 from app.errors import Invalid, RelevoError
 from app.models import ClickLog, SearchEndpoint
 from app.models.base import utcnow
+from app.outbound.policy import check_destination, current_policy
+from app.outbound.transport import engine_http_client
 from app.search.models import EndpointConfig
-from app.search.policy import check_destination, current_policy
-from app.search.transport import engine_http_client
 from app.vocabulary import Engine
 
 __all__ = ["PullFailed", "engine_base", "pull"]

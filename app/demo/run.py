@@ -12,9 +12,9 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.demo.corpus import index_movies, start_osmem
 from app.demo.setup import DEMO_EMAIL, DEMO_PASSWORD, prepare_demo
+from app.outbound.policy import install_policy, policy_of
 from app.runtime import serve_until_stopped
 from app.scorers import service as scorer_service
-from app.search.policy import install_policy, policy_of
 
 # A fixed port, so that the demo endpoint's URL stays the same from one start to the next.
 DEMO_ENGINE_PORT = 9250

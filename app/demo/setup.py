@@ -29,13 +29,13 @@ from app.db import session_scope
 from app.demo.corpus import load_movies
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Query, Rating, RunQuery, Scorer, SearchEndpoint
+from app.outbound.transport import engine_http_client
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.runner import execute_run
 from app.search import SearchClient
-from app.search.transport import engine_http_client
 
 DEMO_EMAIL = "demo@relevo.example"
 DEMO_PASSWORD = "relevo-demo-password"

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
-from app.search.destinations import url_problem
+from app.outbound.destinations import url_problem
 from app.search.models import DEFAULT_FIELD_SPEC
 from app.vocabulary import Engine, HttpMethod
 

@@ -22,6 +22,7 @@ from app.endpoints.schemas import (
 )
 from app.errors import Conflict, Invalid
 from app.models import Case, SearchEndpoint, Try, User
+from app.outbound.transport import engine_http_client
 from app.search import (
     DEFAULT_FIELD_SPEC,
     ConnectionReport,
@@ -29,7 +30,6 @@ from app.search import (
     SearchRequest,
     try_connection,
 )
-from app.search.transport import engine_http_client
 from app.secret_box import SecretUnreadable, opened
 from app.teams import service as teams
 from app.vocabulary import Engine, HttpMethod

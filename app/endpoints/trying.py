@@ -16,8 +16,8 @@ from app.endpoints import results
 from app.endpoints.schemas import TryDoc, TryRequest, TryResult
 from app.endpoints.service import TEST_FIELD_SPECS, default_template, engine_config
 from app.models import SearchEndpoint
+from app.outbound.transport import engine_http_client
 from app.search import SearchClient, SearchError, SearchRequest, SearchResult
-from app.search.transport import engine_http_client
 from app.vocabulary import Engine
 
 __all__ = ["RAW_CHARS", "try_endpoint", "try_static"]

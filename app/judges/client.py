@@ -1,7 +1,7 @@
 """Calling a judge: limits, retries, the outbound policy, and one outcome per pair.
 
 Every request goes through the engines' outbound policy (allowed hosts, private addresses
-blocked, checked again on the connection's own resolution: ``app.search.network``) and
+blocked, checked again on the connection's own resolution: ``app.outbound.network``) and
 through a client that follows no redirect, so the key is only ever sent to ``base_url``'s
 host. A 429 waits as long as ``Retry-After`` (seconds or a date) or ``retry-after-ms`` says;
 5xx answers, connection failures and timeouts are retried with exponential backoff and
@@ -37,8 +37,9 @@ from typing import Any
 import httpx
 
 from app.judges.providers import Call, ReplyRejected, build_call, parse_judgement, parse_wire
-from app.search.errors import EngineUnavailable
-from app.search.policy import OutboundPolicy, check_destination, current_policy
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, check_destination, current_policy
+from app.outbound.retry import Backoff, GaveUp, Retry, with_retries
 
 __all__ = ["JudgeClient", "JudgeConfig", "Outcome", "estimate_tokens"]
 
@@ -181,15 +182,6 @@ def _limit_key(config: JudgeConfig) -> tuple[object, ...]:
     )
 
 
-class _Retry(Exception):
-    """This attempt failed in a way worth another try (after ``wait_s`` when given)."""
-
-    def __init__(self, reason: str, wait_s: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.wait_s = wait_s
-
-
 class _Failed(Exception):
     """This pair fails with the reason; no retry."""
 
@@ -285,36 +277,27 @@ class JudgeClient:
         turn_wait_s: float | None,
     ) -> Any:
         limits = self._limits_for(config)
-        failures = 0
-        throttled = 0
-        # What is left of the pair's waiting between attempts (all of it: timeout_s).
-        patience = config.timeout_s
-        while True:
+
+        async def once() -> Any:
             await self._turn(limits, config, prompt_tokens, turn_wait_s)
             try:
                 return await self._attempt(config, call)
-            except _Retry as exc:
-                if exc.wait_s is not None:  # 429: the server said when; its own allowance
-                    throttled += 1
-                    if throttled > 2 * attempts:
-                        raise _Failed(f"{exc.reason}, {throttled} times") from None
-                    wait = min(exc.wait_s, self._max_wait_s)
-                    if wait > patience:
-                        raise _Failed(
-                            f"{exc.reason} asking to wait {exc.wait_s:g} s, longer than the "
-                            f"judge's timeout_s ({config.timeout_s:g} s) leaves"
-                        ) from None
-                else:
-                    failures += 1
-                    if failures >= attempts:
-                        raise _Failed(f"{exc.reason} (after {failures} attempts)") from None
-                    # Backoff is cut to the patience left (retrying sooner, never later).
-                    backoff = self._backoff_s * 2 ** (failures - 1) * (0.5 + self._jitter())
-                    wait = max(0.0, min(backoff, patience))
             finally:
                 limits.release()
-            patience -= wait
-            await self._sleep(wait)
+
+        # What is left of the pair's waiting between attempts (all of it: timeout_s); a 429
+        # (the server said when) is its own allowance, twice the attempts.
+        backoff = Backoff(
+            attempts=attempts,
+            base_s=self._backoff_s,
+            jitter=self._jitter,
+            max_wait_s=self._max_wait_s,
+            patience_s=config.timeout_s,
+        )
+        try:
+            return await with_retries(once, backoff, sleep=self._sleep)
+        except GaveUp as gave_up:
+            raise _Failed(_gave_up(gave_up, config)) from None
 
     async def _turn(
         self, limits: _Limits, config: JudgeConfig, prompt_tokens: int, wait_s: float | None
@@ -340,7 +323,7 @@ class JudgeClient:
         where = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}"
         try:
             await check_destination(policy, url, where)
-        except EngineUnavailable as exc:
+        except Unreachable as exc:
             raise _Failed(exc.message) from None
         self.requests_sent += 1
         try:
@@ -349,15 +332,15 @@ class JudgeClient:
                     call, config, policy.max_response_bytes
                 )
         except (TimeoutError, httpx.TimeoutException):
-            raise _Retry(f"no answer from {where} within {config.timeout_s:g} s") from None
-        except EngineUnavailable as exc:  # the connection's own policy check
+            raise Retry(f"no answer from {where} within {config.timeout_s:g} s") from None
+        except Unreachable as exc:  # the connection's own policy check
             raise _Failed(exc.message) from None
         except httpx.HTTPError as exc:
-            raise _Retry(f"cannot reach {where} ({type(exc).__name__})") from None
+            raise Retry(f"cannot reach {where} ({type(exc).__name__})") from None
         if status == 429:
-            raise _Retry(f"HTTP 429 from {where}", wait_s=_retry_after(headers, self._fallback()))
+            raise Retry(f"HTTP 429 from {where}", wait_s=_retry_after(headers, self._fallback()))
         if status in RETRY_STATUSES:
-            raise _Retry(f"HTTP {status} from {where}: {_error_text(content)}")
+            raise Retry(f"HTTP {status} from {where}: {_error_text(content)}")
         if 300 <= status < 400:
             raise _Failed(
                 f"{where} answered with a redirect (HTTP {status}); redirects are not followed, "
@@ -398,6 +381,19 @@ class JudgeClient:
         finally:
             await response.aclose()
         return response.status_code, response.headers, b"".join(chunks)
+
+
+def _gave_up(gave_up: GaveUp, config: JudgeConfig) -> str:
+    """Why a pair failed when no try was left."""
+    last = gave_up.last
+    if gave_up.why == "throttled":
+        return f"{last.reason}, {gave_up.throttled} times"
+    if gave_up.why == "patience":
+        return (
+            f"{last.reason} asking to wait {last.wait_s:g} s, longer than the "
+            f"judge's timeout_s ({config.timeout_s:g} s) leaves"
+        )
+    return f"{last.reason} (after {gave_up.failures} attempts)"
 
 
 def _retry_after(headers: httpx.Headers, fallback: float) -> float:

@@ -8,11 +8,14 @@ whose limits the judge's trials share.
 from __future__ import annotations
 
 import concurrent.futures
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
+import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.jobs.registry import Deferrer, Resource
 from app.judges import runs, service
 from app.judges.client import JudgeClient
 from app.judges.runner import execute_judge_run
@@ -20,9 +23,12 @@ from app.judges.schemas import JudgeRunCreate, JudgeRunEstimate, JudgeRunRead
 from app.models import Book, JudgeRun, User
 
 __all__ = [
+    "JUDGE_MANAGER",
+    "JUDGE_TASK",
     "JudgeQueue",
     "JudgeRunManager",
     "estimate",
+    "judge_client_of",
     "launch",
     "resume",
     "retry_failed",
@@ -31,10 +37,15 @@ __all__ = [
 ]
 
 
-class JudgeQueue(Protocol):
-    """The job queue, as far as judge runs use it."""
+# A judge run is one job: a judge has one run under way at a time, held by one worker.
+JUDGE_TASK = "relevo.judge_run"
 
-    async def enqueue_judge_run(self, run_id: int) -> None: ...
+
+class JudgeQueue(Protocol):
+    """The run manager's queue, as far as judge runs use it: its job queue."""
+
+    @property
+    def jobs(self) -> Deferrer: ...
 
 
 class JudgeRunManager(Protocol):
@@ -50,9 +61,25 @@ class JudgeRunManager(Protocol):
         self, work: Callable[[], Coroutine[Any, Any, None]]
     ) -> concurrent.futures.Future[None]: ...
 
-    def judge_client(self) -> JudgeClient:
-        """The process's one judge client (in the manager's loop): its limits are shared."""
+    def http_client(self) -> httpx.AsyncClient:
+        """The process's client for outbound calls (in the manager's loop)."""
         ...
+
+
+_clients: weakref.WeakKeyDictionary[JudgeRunManager, JudgeClient] = weakref.WeakKeyDictionary()
+
+
+def judge_client_of(manager: JudgeRunManager) -> JudgeClient:
+    """Return the process's one judge client, on its run manager's HTTP client: judge runs
+    here and every trial share its limits (called in the manager's loop, where they run)."""
+    client = _clients.get(manager)
+    if client is None:
+        client = _clients[manager] = JudgeClient(manager.http_client())
+    return client
+
+
+# Without a queue, the run manager judge runs left by a stopped process resume in.
+JUDGE_MANAGER: Resource[JudgeRunManager] = Resource("judge run manager")
 
 
 async def run_in_process(
@@ -70,14 +97,14 @@ def launch(
     if queue is not None:
 
         async def enqueue() -> None:
-            await queue.enqueue_judge_run(run_id)
+            await queue.jobs.defer(JUDGE_TASK, run_id=run_id)
 
         future: concurrent.futures.Future[None] = manager.spawn(enqueue)
         return future
 
     async def work() -> None:
         await run_in_process(
-            session_factory=session_factory, run_id=run_id, client=manager.judge_client()
+            session_factory=session_factory, run_id=run_id, client=judge_client_of(manager)
         )
 
     started: concurrent.futures.Future[None] = manager.spawn(work)

@@ -12,7 +12,7 @@ from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
 # One rule for header names and values, whoever the headers are for.
 from app.endpoints.schemas import _check_headers
 from app.judges.prompt import unknown_placeholders
-from app.search.destinations import url_problem
+from app.outbound.destinations import url_problem
 
 Provider = Literal["openai", "anthropic"]
 PairsChoice = Literal["unjudged", "all", "failed"]

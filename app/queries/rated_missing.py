@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query
+from app.outbound.transport import engine_http_client
 from app.queries import service as query_service
 from app.queries.pages import RatedMissing, ResultDoc
 from app.queries.results import result_doc
@@ -24,7 +25,6 @@ from app.runs import service as run_service
 from app.runs.stored import latest_row, spec_of
 from app.scorers import service as scorer_service
 from app.search import MAX_LOOKUP_IDS, EndpointConfig, FieldSpec, SearchClient, SearchError
-from app.search.transport import engine_http_client
 
 __all__ = ["MissingLookup", "fetch_rated_missing", "missing_ids", "plan_rated_missing"]
 

@@ -5,7 +5,7 @@ the run's task only watches it until it ends; without one (SQLite), the run exec
 this process. The manager also bounds how many requests of one user wait for their run at
 once, and every half lease marks as interrupted the runs whose executing process has gone
 silent (with a queue: after putting back the chunks of workers that stopped, and followed by
-the ``after_reap`` work the app gives it, such as closing the sweeps whose runs have ended).
+the work added to the ``REAPED`` hook, such as closing the sweeps whose runs have ended).
 """
 
 from __future__ import annotations
@@ -15,20 +15,20 @@ import concurrent.futures
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import TooManyRequests
-from app.judges.client import JudgeClient
+from app.outbound.transport import engine_http_client
 from app.runs import service as run_service
 from app.runs import store as run_store
+from app.runs.events import REAPED, Reaped
 from app.runs.runner import execute_run
 from app.search import SearchClient
-from app.search.transport import engine_http_client
 from app.vocabulary import ACTIVE_RUN_STATUSES
 
 if TYPE_CHECKING:
@@ -42,17 +42,11 @@ WATCH_EVERY_S = 0.25  # how often a queued run's status is read while someone wa
 ENQUEUE_GRACE_S = 5.0
 
 
-class AfterReap(Protocol):
-    """Database work done after each round of looking after the queue's runs."""
-
-    def __call__(self, *, session: Session) -> object: ...
-
-
 class RunManager:
     """Starts runs in the current event loop and closes them down with the app.
 
-    ``after_reap`` is done, each with a session of its own, after every round of looking
-    after a queue's runs: those end on workers, in no process's care.
+    After every round of looking after a queue's runs (those end on workers, in no
+    process's care), the ``REAPED`` hook is called.
     """
 
     def __init__(
@@ -64,7 +58,6 @@ class RunManager:
         lease_s: float = 60,
         queue: RunQueue | None = None,
         stalled_s: float = 30,
-        after_reap: Sequence[AfterReap] = (),
     ) -> None:
         self._session_factory = session_factory
         self._loop = loop
@@ -74,12 +67,10 @@ class RunManager:
         self._reaper: asyncio.Task[None] | None = None
         self._http: httpx.AsyncClient | None = None
         self._search: SearchClient | None = None
-        self._judges: JudgeClient | None = None
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._enqueues: set[asyncio.Future[int]] = set()
         self._queue = queue
         self._stalled_s = stalled_s
-        self._after_reap = tuple(after_reap)
         self._reaper_rounds = 0
 
     @property
@@ -107,14 +98,12 @@ class RunManager:
             self._search = SearchClient(self._http)
         return self._search
 
-    def judge_client(self) -> JudgeClient:
-        """Return the process's judge client: judge runs here and every trial share its
-        limits (called in the manager's loop, where they all run)."""
-        if self._judges is None:
-            self._client()
-            assert self._http is not None
-            self._judges = JudgeClient(self._http)
-        return self._judges
+    def http_client(self) -> httpx.AsyncClient:
+        """Return the process's client for outbound calls (made on first use, closed with the
+        manager): runs, and the judges' calls of this process (``judges.launch``), use it."""
+        self._client()
+        assert self._http is not None
+        return self._http
 
     def start(self, run_id: int) -> asyncio.Task[None]:
         """Start a queued run (in-process, or its chunks for workers); the task ends with it."""
@@ -233,14 +222,9 @@ class RunManager:
                 spare.append(run_id)
         count = await asyncio.to_thread(self.reap_interrupted, spare)
         if self._queue is not None:
-            await asyncio.to_thread(self._run_after_reap)
+            await REAPED(Reaped(session_factory=self._session_factory))
         self._reaper_rounds += 1
         return count
-
-    def _run_after_reap(self) -> None:
-        for work in self._after_reap:
-            with session_scope(self._session_factory) as session:
-                work(session=session)
 
     def start_reaper(self) -> None:
         """Check for interrupted runs now and every half lease (or stall), in this event loop."""

@@ -16,14 +16,13 @@ from sqlalchemy.orm import Session
 from app.errors import NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, Try
 from app.models.scorers import config_of
-from app.runs import case_data
 from app.runs.metrics import metric_configs
 from app.runs.plan import score_metrics
+from app.runs.scoring_input import stored_inputs
 from app.runs.service import run_queries
 from app.runs.stored import case_run, has_ranking
 from app.runs.totals import refresh_totals
-from app.scoring import Outcome, QueryInput, score_queries
-from app.scoring.types import StoredDocs
+from app.scoring import Outcome, score_queries
 from app.vocabulary import QueryStatus
 
 
@@ -93,8 +92,11 @@ def rescore_row(
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
     if scorer is None or not has_ranking(row):
         return None
-    ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
-    stored = stored_input(row, ratings, query.options or {}, case.options or {})
+    loaded = stored_inputs(
+        session=session, case=case, query_ids=[query.id], query_options={query.id: query.options}
+    )
+    stored = loaded.input_of(row)
+    ratings = dict(loaded.ratings_of(row))
     outcome = score_queries(config_of(scorer), [stored])[0]
     _apply(row, outcome, ratings)
     metrics = metric_configs(session=session, run=run)
@@ -141,29 +143,20 @@ def rescore_run(*, session: Session, run: Run) -> Run:
         raise NotFound("The run's case or scorer no longer exists.")
     rows = [r for r in run_queries(session=session, run=run) if r.query_id is not None]
     fetched = [r for r in rows if has_ranking(r)]
-    options: dict[int, dict[str, Any]] = dict(
-        session.execute(select(Query.id, Query.options).where(Query.case_id == case.id)).all()
-    )
-    ratings = case_data.ratings_of(
-        session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
+    loaded = stored_inputs(
+        session=session,
+        case=case,
+        query_ids=[r.query_id for r in fetched if r.query_id is not None],
     )
     metrics = metric_configs(session=session, run=run)
-    made = (
-        stored_input(
-            r,
-            ratings.get(r.query_id or 0, {}),
-            options.get(r.query_id or 0) or {},
-            case.options or {},
-        )
-        for r in fetched
-    )
+    made = (loaded.input_of(r) for r in fetched)
     # One metric: a generator, each input scored as soon as it is made; several: the
     # inputs are made once and every metric scores the same list.
     inputs = list(made) if metrics else made
     outcomes = score_queries(config_of(scorer), inputs)
     extra = score_metrics(metrics, list(inputs)) if metrics else None
     for index, (row, outcome) in enumerate(zip(fetched, outcomes, strict=True)):
-        _apply(row, outcome, ratings.get(row.query_id or 0, {}))
+        _apply(row, outcome, loaded.ratings_of(row))
         if extra is not None:
             primary = outcome.score if outcome.status == QueryStatus.SCORED else None
             row.metric_scores = {str(scorer.id): primary, **extra[index]}
@@ -172,23 +165,6 @@ def rescore_run(*, session: Session, run: Run) -> Run:
     session.commit()
     session.refresh(run)
     return run
-
-
-def stored_input(
-    row: RunQuery,
-    ratings: Mapping[str, float],
-    query_options: Mapping[str, Any],
-    case_options: Mapping[str, Any],
-) -> QueryInput:
-    """Return the scoring input of a stored ranking with the given (current) ratings."""
-    return QueryInput(
-        docs=StoredDocs(row.docs).as_sequence(),
-        ratings=ratings,
-        num_found=row.num_found,
-        query_options=query_options,
-        case_options=case_options,
-        text=row.text,
-    )
 
 
 def _apply(row: RunQuery, outcome: Outcome, ratings: Mapping[str, float]) -> None:

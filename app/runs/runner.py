@@ -19,9 +19,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import NotFound, public_message
-from app.runs import case_data, hooks
+from app.runs import case_data
 from app.runs import service as run_service
 from app.runs import store as run_store
+from app.runs.events import RUN_ENDED, RunEnded
 from app.runs.plan import (
     FetchedQuery,
     MetricScores,
@@ -189,7 +190,7 @@ async def execute_chunk(
 async def _ended(db: sessionmaker[Session], run_id: int) -> None:
     # The one place a run's end is seen, in whichever process ends it: the registered work
     # (schedules' alert rules) runs here.
-    await hooks.run_ended(session_factory=db, run_id=run_id)
+    await RUN_ENDED(RunEnded(session_factory=db, run_id=run_id))
 
 
 Store = Callable[[list[FetchedQuery], list[Outcome], Any, list[MetricScores]], Awaitable[None]]

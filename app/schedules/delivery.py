@@ -31,11 +31,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import session_scope
 from app.models import AlertEvent, Case, Delivery, Webhook
+from app.outbound.errors import Unreachable
+from app.outbound.policy import check_destination, current_policy
+from app.outbound.retry import next_delay
+from app.outbound.transport import engine_http_client
 from app.schedules.alerts import email_problem
 from app.schedules.webhooks import delivery_url, may_receive, secret_of, sign
-from app.search.errors import EngineUnavailable
-from app.search.policy import check_destination, current_policy
-from app.search.transport import engine_http_client
 from app.secret_box import SecretUnreadable
 
 __all__ = [
@@ -206,10 +207,10 @@ def _record(
     delivery.error = None if outcome.error is None else _clean(outcome.error)
     if outcome.status in ("delivered", "refused"):
         delivery.status, delivery.next_attempt_at = outcome.status, None
-    elif delivery.attempts > len(backoff):
+    elif (delay := next_delay(backoff, delivery.attempts)) is None:
         delivery.status, delivery.next_attempt_at = "failed", None
     else:
-        delivery.next_attempt_at = now + timedelta(seconds=backoff[delivery.attempts - 1])
+        delivery.next_attempt_at = now + timedelta(seconds=delay)
     session.commit()
 
 
@@ -218,7 +219,7 @@ async def _post(client: httpx.AsyncClient, job: _Job, config: DeliveryConfig) ->
     body = json.dumps(job.payload, separators=(",", ":"), sort_keys=True).encode()
     try:
         await check_destination(current_policy(), httpx.URL(job.url), "this webhook")
-    except EngineUnavailable as exc:
+    except Unreachable as exc:
         return _Outcome("refused", error=str(exc))
     headers = {
         "Content-Type": "application/json",
@@ -230,7 +231,7 @@ async def _post(client: httpx.AsyncClient, job: _Job, config: DeliveryConfig) ->
         response = await client.post(
             job.url, content=body, headers=headers, timeout=config.timeout_s
         )
-    except EngineUnavailable as exc:  # refused at connect time by app.search.network
+    except Unreachable as exc:  # refused at connect time by app.outbound.network
         return _Outcome("refused", error=str(exc))
     except httpx.HTTPError as exc:
         return _Outcome("retry", error=f"{type(exc).__name__}: {exc}")

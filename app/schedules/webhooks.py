@@ -14,8 +14,8 @@ from app.access import SHARE_TABLES, can_see, valid_id
 from app.credentials import origin, split_credentials
 from app.errors import Forbidden, Invalid, NotFound
 from app.models import Case, TeamMember, User, Webhook
+from app.outbound.destinations import url_problem
 from app.schedules.schemas import WebhookCreate, WebhookRead, WebhookUpdate
-from app.search.destinations import url_problem
 from app.secret_box import opened
 from app.teams import service as teams
 

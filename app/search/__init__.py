@@ -14,6 +14,7 @@ spec problem met while building one query's request is raised as
 from app.search.client import SearchClient
 from app.search.connection import ConnectionReport, try_connection
 from app.search.elastic import build_es_body, es_error_message, parse_es_response
+from app.search.engines import build_http_request, build_ids_http_request, validate_template
 from app.search.errors import (
     EngineError,
     EngineHTTPError,
@@ -26,7 +27,6 @@ from app.search.errors import (
     TemplateError,
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
-from app.search.http_request import build_http_request, build_ids_http_request
 from app.search.lookup import MAX_LOOKUP_IDS, build_es_ids_body, build_solr_ids_params
 from app.search.models import (
     DEFAULT_FIELD_SPEC,
@@ -38,7 +38,7 @@ from app.search.models import (
     SearchResult,
 )
 from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
-from app.search.templates import DEFAULT_KNOB, extract_knobs, validate_template
+from app.search.templates import DEFAULT_KNOB, extract_knobs
 
 __all__ = [
     "DEFAULT_FIELD_SPEC",

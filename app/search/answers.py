@@ -10,22 +10,23 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from app.search.elastic import es_error_message, parse_es_response
-from app.search.errors import EngineError, EngineHTTPError, EngineResponseError, EngineUnavailable
-from app.search.fieldspec import FieldSpec
-from app.search.models import EndpointConfig, SearchResult
-from app.search.searchapi import map_answer
-from app.search.solr import parse_solr_response, solr_error_message
-from app.search.vespa import parse_vespa_response, vespa_error_message
-from app.vocabulary import Engine
+from app.search.errors import EngineResponseError
+from app.search.models import EndpointConfig
 
-__all__ = ["INLINE_PARSE_BYTES", "RETRY_STATUSES", "Answer", "http_error", "parse_answer"]
+__all__ = [
+    "INLINE_PARSE_BYTES",
+    "RETRY_STATUSES",
+    "TOO_DEEP",
+    "Answer",
+    "json_body",
+    "read_json",
+    "snippet",
+]
 
 RETRY_STATUSES = frozenset({502, 503, 504})
 
@@ -39,7 +40,7 @@ class Answer:
     content: bytes
 
 
-_TOO_DEEP = object()
+TOO_DEEP = object()  # what read_json returns for JSON nested too deeply to read
 
 
 # NUL and unpaired surrogates cannot be stored (PostgreSQL refuses them in text and JSON).
@@ -58,7 +59,7 @@ def _load(content: bytes) -> Any:
         except ValueError:
             return None
         except RecursionError:
-            return _TOO_DEEP
+            return TOO_DEEP
     # Substring checks first: they cost a fraction of the pattern's scan of a whole answer.
     if (b"\\u" in content or b"\x00" in content) and _UNSTORABLE_ESCAPE.search(content):
         body = _storable(body)
@@ -81,54 +82,29 @@ def _storable(value: Any) -> Any:
 INLINE_PARSE_BYTES = 256 * 1024
 
 
-async def _json(answer: Answer) -> Any:
-    # Large answers cost real CPU: keep them off the event loop.
+async def read_json(answer: Answer) -> Any:
+    """Return the answer's JSON (None: not JSON; ``TOO_DEEP``: nested too deeply).
+
+    Large answers cost real CPU: they are parsed off the event loop.
+    """
     if len(answer.content) <= INLINE_PARSE_BYTES:
         return _load(answer.content)
     return await asyncio.to_thread(_load, answer.content)
 
 
-def _snippet(answer: Answer) -> str:
+def snippet(answer: Answer) -> str:
+    """The start of the answer's text, on one line, for an error message."""
     text = " ".join(answer.content[:2000].decode("utf-8", "replace").split())
     return text[:200] + ("…" if len(text) > 200 else "")
 
 
-async def http_error(endpoint: EndpointConfig, answer: Answer) -> EngineError:
-    body = await _json(answer)
-    extract = _ERROR_MESSAGES.get(endpoint.engine, es_error_message)
-    detail = (extract(body) if isinstance(body, dict) else None) or _snippet(answer)
-    detail = (detail or answer.reason_phrase)[:300]
-    message = f"HTTP {answer.status_code} from {endpoint.safe_url}: {detail}"
-    if answer.status_code in RETRY_STATUSES:
-        return EngineUnavailable(message)
-    return EngineHTTPError(message, status_code=answer.status_code)
-
-
-_ERROR_MESSAGES: dict[str, Callable[[Any], str | None]] = {
-    Engine.SOLR: solr_error_message,
-    Engine.VESPA: vespa_error_message,
-    Engine.SEARCHAPI: lambda body: None,  # an unknown service: its answer's start says most
-}
-
-
-async def parse_answer(
-    endpoint: EndpointConfig, answer: Answer, spec: FieldSpec, explain: bool, rows: int = 10
-) -> SearchResult:
-    body = await _json(answer)
-    if endpoint.engine == Engine.SEARCHAPI:
-        text = answer.content.decode("utf-8", "replace")
-        usable = body if body is not None and body is not _TOO_DEEP else None
-        return await map_answer(
-            endpoint.mapper_code or "", usable, text, rows, owner=endpoint.sandbox_owner
-        )
-    if body is _TOO_DEEP:
+async def json_body(endpoint: EndpointConfig, answer: Answer) -> Any:
+    """Return the answer's JSON; EngineResponseError when it is not JSON or nested too deeply."""
+    body = await read_json(answer)
+    if body is TOO_DEEP:
         raise EngineResponseError(f"the answer from {endpoint.safe_url} is nested too deeply")
     if body is None:
         raise EngineResponseError(
-            f"response from {endpoint.safe_url} is not JSON: {_snippet(answer)!r}"
+            f"response from {endpoint.safe_url} is not JSON: {snippet(answer)!r}"
         )
-    if endpoint.engine == Engine.SOLR:
-        return parse_solr_response(body, spec, explain=explain)
-    if endpoint.engine == Engine.VESPA:
-        return parse_vespa_response(body, spec, explain=explain)
-    return parse_es_response(body, spec)
+    return body

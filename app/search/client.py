@@ -9,7 +9,7 @@ timeout is not retried, so a slow engine does not multiply the wait.
 The endpoint's timeout bounds each whole attempt (connecting, sending and reading the
 entire answer), so an engine that trickles bytes cannot hold a query longer. Answers are
 read up to the policy's size cap and parsed in a worker thread, off the event loop. Before
-every attempt the destination is checked against the :mod:`app.search.policy`.
+every attempt the destination is checked against the :mod:`app.outbound.policy`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,11 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from app.search.answers import RETRY_STATUSES, Answer, http_error, parse_answer
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, check_destination, current_policy
+from app.outbound.retry import Backoff, GaveUp, Retry, with_retries
+from app.search.answers import RETRY_STATUSES, Answer
+from app.search.engines import build_http_request, build_ids_http_request, http_error, parse_answer
 from app.search.errors import (
     EngineResponseError,
     EngineTimeout,
@@ -28,10 +32,8 @@ from app.search.errors import (
     SearchError,
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
-from app.search.http_request import build_http_request, build_ids_http_request
 from app.search.limits import EndpointLimits, SharedLimits
 from app.search.models import EndpointConfig, SearchRequest, SearchResult
-from app.search.policy import OutboundPolicy, check_destination, current_policy
 
 __all__ = ["SearchClient"]
 
@@ -142,8 +144,8 @@ class SearchClient:
 
     async def _send_with_retry(self, endpoint: EndpointConfig, built: httpx.Request) -> Answer:
         limits = self._limits_for(endpoint)
-        for attempt in range(1, self._attempts + 1):
-            last = attempt == self._attempts
+
+        async def once() -> Answer:
             try:
                 async with limits.slot():
                     if self._shared is None:
@@ -151,22 +153,34 @@ class SearchClient:
                     else:
                         async with self._shared.slot(endpoint):
                             answer = await self._send(endpoint, built)
-            except EngineUnavailable:
-                if last:
-                    raise
-            else:
-                if answer.status_code not in RETRY_STATUSES or last:
-                    return answer
-            await self._sleep(self._backoff_s * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")  # pragma: no cover
+            except EngineUnavailable as exc:
+                raise Retry(exc.message) from exc
+            if answer.status_code in RETRY_STATUSES:
+                raise Retry(f"HTTP {answer.status_code}", value=answer)
+            return answer
+
+        backoff = Backoff(attempts=self._attempts, base_s=self._backoff_s)
+        try:
+            return await with_retries(once, backoff, sleep=self._sleep)
+        except GaveUp as gave_up:  # the last answer stands, or the last failure
+            last = gave_up.last
+            if isinstance(last.value, Answer):
+                return last.value
+            assert isinstance(last.__cause__, EngineUnavailable)
+            raise last.__cause__ from None
 
     async def _send(self, endpoint: EndpointConfig, built: httpx.Request) -> Answer:
         where = endpoint.safe_url
         policy = self._policy or current_policy()
-        await check_destination(policy, built.url, where)
+        try:
+            await check_destination(policy, built.url, where)
+        except Unreachable as exc:
+            raise EngineUnavailable(exc.message) from None
         try:
             async with asyncio.timeout(endpoint.timeout_s):
                 return await self._fetch(built, endpoint, policy.max_response_bytes)
+        except Unreachable as exc:  # refused by the policy as it connects
+            raise EngineUnavailable(exc.message) from None
         except (TimeoutError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
             raise EngineTimeout(f"no answer from {where} within {endpoint.timeout_s:g} s") from exc
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:

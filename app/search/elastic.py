@@ -6,15 +6,21 @@ a fraction of the cost of a check against the Mapping ABC, for every field of ev
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+
+from app.search.answers import Answer, json_body
 from app.search.errors import EngineResponseError
 from app.search.fieldspec import FieldSpec, build_doc, is_missing, lookup_field, parse_field_spec
-from app.search.models import SearchRequest, SearchResult
+from app.search.http_request import headers_of, json_post
+from app.search.lookup import build_es_ids_body
+from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext, parse_json_body, render_json_template
 
-__all__ = ["build_es_body", "es_error_message", "parse_es_response"]
+__all__ = ["ElasticAdapter", "build_es_body", "es_error_message", "parse_es_response"]
 
 
 def _source_fields(spec: FieldSpec) -> list[str]:
@@ -109,3 +115,41 @@ def parse_es_response(body: Any, spec: FieldSpec) -> SearchResult:
         explain = hit.get("_explanation")
         docs.append(build_doc(fields, spec, position=position, raw_id=raw_id, explain=explain))
     return SearchResult(docs=docs, num_found=_total(hits, len(docs)))
+
+
+@functools.lru_cache(maxsize=256)
+def _search_url(url: str) -> httpx.URL:
+    base = httpx.URL(url)
+    return base.copy_with(path=base.path.rstrip("/") + "/_search")
+
+
+class ElasticAdapter:
+    """Elasticsearch and OpenSearch: a JSON body POSTed to the index's ``_search``."""
+
+    over_http = True
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def build_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
+    ) -> httpx.Request:
+        url = _search_url(endpoint.url)
+        return json_post(http, endpoint, url, build_es_body(request), headers_of(endpoint))
+
+    def build_ids_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
+    ) -> httpx.Request:
+        url = _search_url(endpoint.url)
+        return json_post(http, endpoint, url, build_es_ids_body(ids, spec), headers_of(endpoint))
+
+    async def parse(
+        self, endpoint: EndpointConfig, answer: Answer, spec: FieldSpec, *, explain: bool, rows: int
+    ) -> SearchResult:
+        return parse_es_response(await json_body(endpoint, answer), spec)
+
+    def error_message(self, body: Any) -> str | None:
+        return es_error_message(body)
+
+    def validate_template(self, template: str, ctx: RenderContext) -> None:
+        parse_json_body(render_json_template(template, ctx))

@@ -13,10 +13,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import httpx
+
 from app.scoring.sandbox import in_scoring_thread
 from app.scoring.sandbox.mapper import MapperError, run_mapper
-from app.search.errors import EngineResponseError
-from app.search.models import Doc, SearchRequest, SearchResult
+from app.search.answers import TOO_DEEP, Answer, read_json
+from app.search.errors import EngineResponseError, RequestBuildError
+from app.search.fieldspec import FieldSpec
+from app.search.http_request import base_url, headers_of, json_post, timeout_of
+from app.search.models import Doc, EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import (
     RenderContext,
     parse_json_body,
@@ -24,7 +29,17 @@ from app.search.templates import (
     render_solr_pairs,
 )
 
-__all__ = ["build_searchapi_body", "build_searchapi_params", "map_answer", "mapped_result"]
+__all__ = [
+    "SearchApiAdapter",
+    "build_searchapi_body",
+    "build_searchapi_params",
+    "map_answer",
+    "mapped_result",
+]
+
+
+# A search API may answer JSON or HTML: the mapper reads either.
+_ACCEPT = "application/json, text/html;q=0.9, */*;q=0.5"
 
 
 def build_searchapi_params(request: SearchRequest) -> list[tuple[str, str]]:
@@ -67,3 +82,46 @@ async def map_answer(
     except MapperError as exc:
         raise EngineResponseError(str(exc)) from exc
     return mapped_result(mapped.docs, mapped.num_found, rows)
+
+
+class SearchApiAdapter:
+    """Any JSON or HTML API (GET parameters or a POSTed JSON body), read by the endpoint's
+    JavaScript mapper."""
+
+    over_http = True
+    engine = Engine.SEARCHAPI
+
+    def build_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
+    ) -> httpx.Request:
+        headers = headers_of(endpoint, accept=_ACCEPT)
+        if endpoint.method == "POST":
+            url = base_url(endpoint.url)
+            return json_post(http, endpoint, url, build_searchapi_body(request), headers)
+        full = base_url(endpoint.url).copy_merge_params(tuple(build_searchapi_params(request)))
+        return http.build_request("GET", full, headers=headers, timeout=timeout_of(endpoint))
+
+    def build_ids_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
+    ) -> httpx.Request:
+        raise RequestBuildError(f"a {self.engine} endpoint cannot look docs up by id")
+
+    async def parse(
+        self, endpoint: EndpointConfig, answer: Answer, spec: FieldSpec, *, explain: bool, rows: int
+    ) -> SearchResult:
+        body = await read_json(answer)
+        text = answer.content.decode("utf-8", "replace")
+        usable = body if body is not None and body is not TOO_DEEP else None
+        return await map_answer(
+            endpoint.mapper_code or "", usable, text, rows, owner=endpoint.sandbox_owner
+        )
+
+    def error_message(self, body: Any) -> str | None:
+        return None  # an unknown service: its answer's start says most
+
+    def validate_template(self, template: str, ctx: RenderContext) -> None:
+        # A GET template is parameters like Solr's; a POST template is JSON.
+        if template.lstrip().startswith("{"):
+            parse_json_body(render_json_template(template, ctx))
+        else:
+            render_solr_pairs(template, ctx)

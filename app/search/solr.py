@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+
+from app.search.answers import Answer, json_body
 from app.search.errors import EngineResponseError
 from app.search.fieldspec import FieldSpec, build_doc, doc_id, lookup_field, parse_field_spec
-from app.search.models import SearchRequest, SearchResult
+from app.search.http_request import headers_of, params_request
+from app.search.lookup import build_solr_ids_params
+from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext, render_solr_pairs
 
-__all__ = ["build_solr_params", "parse_solr_response", "solr_error_message"]
+__all__ = ["SolrAdapter", "build_solr_params", "parse_solr_response", "solr_error_message"]
 
 # The adapter owns these parameters; a template's own values for them are dropped.
 _OWNED = frozenset({"rows", "fl", "wt"})
@@ -70,3 +75,32 @@ def parse_solr_response(body: Any, spec: FieldSpec, *, explain: bool) -> SearchR
         doc_explain = _explain_for(body.get("debug"), ident) if explain else None
         docs.append(build_doc(raw, spec, position=position, raw_id=ident, explain=doc_explain))
     return SearchResult(docs=docs, num_found=num_found)
+
+
+class SolrAdapter:
+    """Solr: a query's parameters from its template, sent as GET or as a POST form."""
+
+    over_http = True
+    engine = Engine.SOLR
+
+    def build_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
+    ) -> httpx.Request:
+        return params_request(http, endpoint, build_solr_params(request), headers_of(endpoint))
+
+    def build_ids_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
+    ) -> httpx.Request:
+        params = list(build_solr_ids_params(ids, spec).items())
+        return params_request(http, endpoint, params, headers_of(endpoint))
+
+    async def parse(
+        self, endpoint: EndpointConfig, answer: Answer, spec: FieldSpec, *, explain: bool, rows: int
+    ) -> SearchResult:
+        return parse_solr_response(await json_body(endpoint, answer), spec, explain=explain)
+
+    def error_message(self, body: Any) -> str | None:
+        return solr_error_message(body)
+
+    def validate_template(self, template: str, ctx: RenderContext) -> None:
+        render_solr_pairs(template, ctx)

@@ -24,11 +24,20 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
+import httpx
+
+from app.search.answers import Answer
+from app.search.errors import RequestBuildError
+from app.search.fieldspec import FieldSpec
+from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
+from app.search.templates import RenderContext
+
 __all__ = [
     "MAX_DOC_ID_CHARS",
     "MAX_QUERY_CHARS",
     "ResultFormat",
     "ResultLine",
+    "StaticAdapter",
     "read_csv_results",
     "read_results",
     "read_trec_results",
@@ -201,3 +210,31 @@ def read_results(
     if fmt == "csv":
         return read_csv_results(stream, problems)
     return read_trec_results(stream, problems)
+
+
+class StaticAdapter:
+    """A result file: read from the file uploaded, never over HTTP; no template is rendered."""
+
+    engine = Engine.STATIC
+    over_http = False
+
+    def build_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
+    ) -> httpx.Request:
+        raise RequestBuildError("a result file endpoint is read from its file, not over HTTP")
+
+    def build_ids_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
+    ) -> httpx.Request:
+        raise RequestBuildError(f"a {self.engine} endpoint cannot look docs up by id")
+
+    async def parse(
+        self, endpoint: EndpointConfig, answer: Answer, spec: FieldSpec, *, explain: bool, rows: int
+    ) -> SearchResult:
+        raise RequestBuildError("a result file endpoint is read from its file, not over HTTP")
+
+    def error_message(self, body: Any) -> str | None:
+        return None
+
+    def validate_template(self, template: str, ctx: RenderContext) -> None:
+        return None  # never rendered

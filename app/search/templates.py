@@ -38,7 +38,7 @@ from urllib.parse import unquote
 
 from app.search.errors import TemplateError
 from app.search.fieldspec import is_missing, lookup_field
-from app.search.models import Engine, SearchRequest
+from app.search.models import SearchRequest
 
 __all__ = [
     "DEFAULT_KNOB",
@@ -48,7 +48,6 @@ __all__ = [
     "parse_json_body",
     "render_json_template",
     "render_solr_pairs",
-    "validate_template",
 ]
 
 DEFAULT_KNOB = 10.0
@@ -276,20 +275,3 @@ def render_solr_pairs(template: str, ctx: RenderContext) -> list[tuple[str, str]
     if not pairs:
         raise TemplateError("Solr template is empty; expected key=value pairs such as q=#$query##")
     return pairs
-
-
-def validate_template(
-    engine: Engine, template: str, *, case_options: Mapping[str, Any] | None = None
-) -> None:
-    """Raise TemplateError if ``template`` cannot be rendered into a request for ``engine``."""
-    if engine == Engine.STATIC:
-        return  # a result file: the template is never rendered
-    if not template.strip():
-        raise TemplateError("template is empty")
-    ctx = RenderContext(SAMPLE_QUERY, {}, case_options or {}, {})
-    # A search API's GET template is parameters like Solr's; its POST template is JSON.
-    pairs = engine == Engine.SEARCHAPI and not template.lstrip().startswith("{")
-    if engine == Engine.SOLR or pairs:
-        render_solr_pairs(template, ctx)
-    else:
-        parse_json_body(render_json_template(template, ctx))

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.search.errors import EngineResponseError
+import httpx
+
+from app.search.answers import Answer, json_body
+from app.search.errors import EngineResponseError, RequestBuildError
 from app.search.fieldspec import FieldSpec, build_doc, is_missing, lookup_field
-from app.search.models import SearchRequest, SearchResult
+from app.search.http_request import base_url, headers_of, json_post
+from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext, parse_json_body, render_json_template
 
-__all__ = ["build_vespa_body", "parse_vespa_response", "vespa_error_message"]
+__all__ = ["VespaAdapter", "build_vespa_body", "parse_vespa_response", "vespa_error_message"]
 
 
 def build_vespa_body(request: SearchRequest) -> dict[str, Any]:
@@ -93,3 +97,33 @@ def parse_vespa_response(body: Any, spec: FieldSpec, *, explain: bool = False) -
     if isinstance(total, bool) or not isinstance(total, int):
         raise EngineResponseError("root.fields.totalCount is not a number")
     return SearchResult(docs=docs, num_found=total)
+
+
+class VespaAdapter:
+    """Vespa: a JSON body POSTed to the endpoint's ``/search/``."""
+
+    over_http = True
+    engine = Engine.VESPA
+
+    def build_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
+    ) -> httpx.Request:
+        base = base_url(endpoint.url)
+        url = base.copy_with(path=base.path.rstrip("/") + "/search/")
+        return json_post(http, endpoint, url, build_vespa_body(request), headers_of(endpoint))
+
+    def build_ids_request(
+        self, http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
+    ) -> httpx.Request:
+        raise RequestBuildError(f"a {self.engine} endpoint cannot look docs up by id")
+
+    async def parse(
+        self, endpoint: EndpointConfig, answer: Answer, spec: FieldSpec, *, explain: bool, rows: int
+    ) -> SearchResult:
+        return parse_vespa_response(await json_body(endpoint, answer), spec, explain=explain)
+
+    def error_message(self, body: Any) -> str | None:
+        return vespa_error_message(body)
+
+    def validate_template(self, template: str, ctx: RenderContext) -> None:
+        parse_json_body(render_json_template(template, ctx))

@@ -49,7 +49,7 @@ def upgrade() -> None:
     )
     bind = op.get_bind()
     if bind.dialect.name == "postgresql":
-        from app.runs.queue_schema import queue_schema_sql
+        from app.jobs.schema import queue_schema_sql
 
         bind.exec_driver_sql(queue_schema_sql().replace("%", "%%"))
 
@@ -57,7 +57,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name == "postgresql":
-        from app.runs.queue_schema import drop_queue_schema_sql
+        from app.jobs.schema import drop_queue_schema_sql
 
         bind.exec_driver_sql(drop_queue_schema_sql().replace("%", "%%"))
     op.drop_table("engine_rates")

@@ -14,14 +14,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.books.agreement import agreement_of
 from app.books.consensus import aggregate
-from tests.books.book_helpers import (
+from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.books import (
     add_pairs,
+    book_with_raters,
     case_with_run,
     judge,
     make_book,
     share_books_with_raters,
 )
-from tests.fixtures.users import ApiUser, make_api_user
 
 NAN = math.nan
 # Rows are raters, columns pairs; NaN = not judged (or "can't tell").
@@ -96,10 +97,9 @@ def test_agreement_route_leaves_cant_tell_out(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    carol = make_api_user(client, session_factory, "carol@example.com")
-    book = make_book(api)
+    book, (bob, carol) = book_with_raters(
+        api, client, session_factory, monkeypatch, names=("bob", "carol")
+    )
     ids = add_pairs(api, book["id"], [("q", f"d{i}") for i in range(8)])
     raters = [api, bob, carol]
     for rater, row in zip(raters, DATA, strict=True):

@@ -11,8 +11,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.books.book_helpers import add_pairs, judge, make_book, share_books_with_raters
 from tests.fixtures.users import ApiUser, make_api_user
+from tests.support.books import (
+    add_pairs,
+    book_with_raters,
+    judge,
+)
 
 QUEPID_BOOK: dict[str, Any] = {
     "name": "Imported from Quepid",
@@ -106,9 +110,7 @@ def test_csv_export(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    book = make_book(api)
+    book, (bob,) = book_with_raters(api, client, session_factory, monkeypatch)
     ids = add_pairs(api, book["id"], [('say "hi", now', "d1"), ("plain", "d2")])
     judge(api, book["id"], ids[('say "hi", now', "d1")], 2)
     judge(bob, book["id"], ids[('say "hi", now', "d1")], None)

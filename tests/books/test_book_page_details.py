@@ -8,8 +8,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Book, Judge, JudgeJudgement, Pair
-from tests.books.book_helpers import judge, make_book, share_books_with_raters
-from tests.fixtures.users import ApiUser, make_api_user
+from tests.fixtures.users import ApiUser
+from tests.support.books import book_with_raters, judge, make_book
 from tests.support.pages import attr, login, one, soup
 
 
@@ -20,9 +20,7 @@ def test_disputed_pairs_show_titles_and_kappas_name_each_person(
     db: Session,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    book = make_book(api)
+    book, (bob,) = book_with_raters(api, client, session_factory, monkeypatch)
     fields = [{"title": ["Alien", "Director's cut"]}, {"name": "Heat"}, {"overview": "no title"}]
     pairs = [{"query_text": "q", "doc_id": f"d{i}", "fields": f} for i, f in enumerate(fields)]
     assert api.post(f"/api/v1/books/{book['id']}/pairs", json={"pairs": pairs}).status_code == 200
@@ -83,9 +81,7 @@ def test_a_book_is_deleted_after_confirming_by_its_owner_only(
     db: Session,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    make_api_user(client, session_factory, "bob@example.com")
-    book = make_book(api)
+    book, (_bob,) = book_with_raters(api, client, session_factory, monkeypatch)
     pairs = [{"query_text": "q", "doc_id": f"d{i}"} for i in range(3)]
     api.post(f"/api/v1/books/{book['id']}/pairs", json={"pairs": pairs})
     # A rater who may see the book is offered no delete, and cannot delete it.

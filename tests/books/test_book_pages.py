@@ -6,14 +6,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.books.book_helpers import (
+from tests.fixtures.users import ApiUser
+from tests.support.books import (
     add_pairs,
+    book_with_raters,
     case_with_run,
     judge,
     make_book,
-    share_books_with_raters,
 )
-from tests.fixtures.users import ApiUser, make_api_user
 from tests.support.pages import login, one, soup
 
 
@@ -27,7 +27,7 @@ def test_books_list_create_and_json_twin(api: ApiUser, client: TestClient) -> No
     assert response.status_code == 303
     page = soup(client.get("/books"))
     rows = page.select("#books tbody tr")
-    twin = client.get(one(page, "link[rel=alternate]")["href"]).json()
+    twin = client.get(str(one(page, "link[rel=alternate]")["href"])).json()
     assert [one(r, ".book-name").get_text() for r in rows] == [b["name"] for b in twin["books"]]
     assert twin["books"][0]["scale"] == [0, 1, 2]
     bad = client.post("/books", data={"name": "x", "scale": "2, 1", "csrf_token": token})
@@ -42,9 +42,7 @@ def test_book_page_shows_agreement_counts_and_disputes(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    book = make_book(api)
+    book, (bob,) = book_with_raters(api, client, session_factory, monkeypatch)
     ids = add_pairs(api, book["id"], [("q", "a"), ("q", "b"), ("q", "c")])
     for doc, mine, theirs in (("a", 0, 3), ("b", 2, 2), ("c", 1, None)):
         judge(api, book["id"], ids[("q", doc)], mine)
@@ -52,7 +50,7 @@ def test_book_page_shows_agreement_counts_and_disputes(
     login(client)
     response = client.get(f"/books/{book['id']}")
     page = soup(response)
-    twin = client.get(one(page, "link[rel=alternate]")["href"]).json()
+    twin = client.get(str(one(page, "link[rel=alternate]")["href"])).json()
     assert twin == api.get(f"/api/v1/pages/books/{book['id']}").json()
     assert twin["agreement"] == api.get(f"/api/v1/books/{book['id']}/agreement").json()
     assert one(page, "#pairs-multi").get_text() == "2"  # c has a "can't tell"
@@ -77,14 +75,14 @@ def test_judging_page_forms_progress_back_and_skip(api: ApiUser, client: TestCli
     assert first == ids[("q", "a")]
     labels = [b.get_text(" ", strip=True) for b in page.select("#judge-form button[data-digit]")]
     assert labels == ["0 Bad", "1 1", "2 2", "3 Perfect"]
-    twin = client.get(one(page, "link[rel=alternate]")["href"]).json()
+    twin = client.get(str(one(page, "link[rel=alternate]")["href"])).json()
     assert twin["pair"]["id"] == first and twin["judged_by_me"] == 0
-    skip_href = one(page, "#skip")["href"]
+    skip_href = str(one(page, "#skip")["href"])
     assert int(str(one(soup(client.get(skip_href)), "#pair")["data-pair-id"])) == ids[("q", "b")]
     done = client.post(url, data={"pair_id": first, "rating": "3", "csrf_token": token})
     page = soup(done)
     assert one(page, "#progress").get_text() == "1 of 2 judged by you"
-    back = soup(client.get(one(page, "#back")["href"]))
+    back = soup(client.get(str(one(page, "#back")["href"])))
     assert int(str(one(back, "#pair")["data-pair-id"])) == first
     assert one(back, "#judge-form button.selected").get_text(" ", strip=True) == "3 Perfect"
     client.post(url, data={"pair_id": ids[("q", "b")], "unrateable": "1", "csrf_token": token})

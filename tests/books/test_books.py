@@ -6,14 +6,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.books.book_helpers import (
+from tests.fixtures.users import ApiUser
+from tests.support.books import (
     add_pairs,
+    book_with_raters,
     case_with_run,
     judge,
     make_book,
-    share_books_with_raters,
 )
-from tests.fixtures.users import ApiUser, make_api_user
 
 QUERIES = {"star wars": ["sw1", "sw2", "sw3"], "batman": ["b1", "b2"]}
 
@@ -100,10 +100,9 @@ def test_three_raters_judge_a_populated_book(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    carol = make_api_user(client, session_factory, "carol@example.com")
-    book = make_book(api)
+    book, (bob, carol) = book_with_raters(
+        api, client, session_factory, monkeypatch, names=("bob", "carol")
+    )
     case_id, _ids, _run = case_with_run(api, session_factory, QUERIES)
     api.post(f"/api/v1/books/{book['id']}/populate", json={"case_id": case_id})
     base = f"/api/v1/books/{book['id']}"
@@ -144,9 +143,7 @@ def test_next_prefers_the_least_judged_pair(
     session_factory: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    book = make_book(api)
+    book, (bob,) = book_with_raters(api, client, session_factory, monkeypatch)
     ids = add_pairs(api, book["id"], [("q", "a"), ("q", "b"), ("q", "c")])
     judge(api, book["id"], ids[("q", "a")], 1)
     judge(api, book["id"], ids[("q", "b")], 1)
@@ -209,9 +206,7 @@ def test_raters_beyond_the_bits_are_looked_up(
     from app.books import service as book_service
 
     monkeypatch.setattr(book_service, "SLOTS", 1)  # only the first rater gets a bit
-    share_books_with_raters(monkeypatch, api)
-    bob = make_api_user(client, session_factory, "bob@example.com")
-    book = make_book(api)
+    book, (bob,) = book_with_raters(api, client, session_factory, monkeypatch)
     ids = add_pairs(api, book["id"], [("q", "a"), ("q", "b"), ("q", "c")])
     judge(api, book["id"], ids[("q", "b")], 1)
     judge(bob, book["id"], ids[("q", "a")], 1)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from tests.books.book_helpers import add_pairs, case_with_run, judge, make_book
 from tests.fixtures.users import ApiUser
+from tests.support.books import add_pairs, case_with_run, judge, make_book
 from tests.support.pages import login, one, scorer_id, soup
 
 

@@ -23,9 +23,9 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Book, Judgement, User
 from app.queries import service as query_service
-from tests.books.book_helpers import share_everything_of
 from tests.browser.live import PASSWORD, serving
 from tests.fixtures.database import _postgres_database
+from tests.support.books import share_everything_of
 from tests.support.pages import doc
 
 pytestmark = pytest.mark.browser

@@ -19,6 +19,7 @@ from tests.support.pages import (
     one,
     scorer_id,
     soup,
+    template_context,
 )
 
 
@@ -112,7 +113,7 @@ def test_the_case_json_twin_agrees_with_the_page(
     twin = str(one(page, "link[rel=alternate][type='application/json']")["href"])
     assert "/api/v1/pages/cases/" in twin and "sort=score" in twin
     data = api.get(twin).json()
-    assert response.context["page"].model_dump(mode="json") == data
+    assert template_context(response)["page"].model_dump(mode="json") == data
     assert data["score"]["case_score"] == float(str(one(page, "#case-score")["data-case-score"]))
     assert data["case"]["query_count"] == int(one(page, ".query-count").get_text())
     assert [q["text"] for q in data["queries"]["items"]] == _texts(page)

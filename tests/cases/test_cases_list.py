@@ -15,6 +15,7 @@ from tests.support.pages import (
     one,
     scorer_id,
     soup,
+    template_context,
 )
 
 
@@ -119,7 +120,7 @@ def test_the_cases_json_twin_agrees_with_the_page(
     page = soup(response)
     twin = one(page, "link[rel=alternate][type='application/json']")["href"]
     data = api.get(str(twin)).json()
-    assert response.context["page"].model_dump(mode="json") == data
+    assert template_context(response)["page"].model_dump(mode="json") == data
     row = one(page, f"tr.case-row[data-case-id='{case_id}']")
     [case] = data["cases"]
     assert case["query_count"] == int(one(row, ".query-count").get_text())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.books.book_helpers import make_book
 from tests.clicks.test_judgements import coec_events
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_case, make_endpoint
+from tests.support.books import make_book
 from tests.support.clicks import make_log, send_events
 from tests.support.pages import login, one, soup
 

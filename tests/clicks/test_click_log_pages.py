@@ -29,7 +29,7 @@ def test_summary_page_counts_actions_and_ctr_by_rank(api: ApiUser, client: TestC
         == "<b>shop</b>"
     )
     page = soup(client.get(f"/click-logs/{log['id']}"))
-    twin = client.get(one(page, "link[rel=alternate]")["href"]).json()
+    twin = client.get(str(one(page, "link[rel=alternate]")["href"])).json()
     summary = twin["summary"]
     assert one(page, "#event-count").get_text() == str(summary["events"]) == "12"
     actions = {

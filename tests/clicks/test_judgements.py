@@ -9,9 +9,9 @@ import numpy as np
 from fastapi.testclient import TestClient
 
 from app.clicks.judging import to_scale
-from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.books import make_book
 from tests.support.click_sim import make_world, simulate
 from tests.support.clicks import make_log, send_events, ubi_event
 from tests.support.pages import login, one, soup

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from app.search.policy import OutboundPolicy, current_policy, install_policy
+from app.outbound.policy import OutboundPolicy, current_policy, install_policy
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_endpoint

@@ -105,5 +105,5 @@ def test_slices_listed_on_the_log_page(api: ApiUser, client: TestClient) -> None
     assert zero == [("shoes", "1"), ("xyzzy", "2")]
     low = [(tr["data-text"], one(tr, ".ctr").get_text()) for tr in page.select("#low-ctr tbody tr")]
     assert low == [("socks", "0.0%")]
-    twin = client.get(one(page, "link[rel=alternate]")["href"]).json()
+    twin = client.get(str(one(page, "link[rel=alternate]")["href"])).json()
     assert [q["text"] for q in twin["slices"]["low_ctr"]] == ["socks"]

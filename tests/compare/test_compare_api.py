@@ -8,9 +8,8 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Case
-from app.models.scorers import build_config
 from app.runs import service as run_service
-from app.scoring import Outcome, QueryInput, ScoreDoc, score_query
+from app.scoring import Outcome
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint
 from tests.support.compare import QUERIES as QUERIES
@@ -19,30 +18,18 @@ from tests.support.compare import _docs as _docs
 from tests.support.compare import _rate as _rate
 from tests.support.compare import _run as _run
 from tests.support.compare import two_tries as two_tries
+from tests.support.scoring import expected_outcome
 
 # The runner executes in threads with their own connections: its rows must be committed.
 pytestmark = pytest.mark.runner
-
-
-def _score(api: ApiUser, docs: list[str], ratings: dict[str, float]) -> Outcome:
-    """Score a ranking with NDCG@10 independently of the compare service."""
-    preset = next(s for s in api.get("/api/v1/scorers").json() if s["name"] == "NDCG@10")
-    config = build_config(
-        kind=preset["kind"],
-        params=preset["params"],
-        scale=preset["scale"],
-        scale_labels=None,
-        code=None,
-        max_score=None,
-    )
-    return score_query(config, QueryInput(docs=[ScoreDoc(id=d) for d in docs], ratings=ratings))
 
 
 def _expected(
     api: ApiUser, run: dict[str, Any], ratings: dict[int, dict[str, float]]
 ) -> dict[int, Outcome]:
     return {
-        qid: _score(api, [d["id"] for d in docs], ratings[qid]) for qid, docs in _docs(run).items()
+        qid: expected_outcome(api, "NDCG@10", [d["id"] for d in docs], ratings[qid])
+        for qid, docs in _docs(run).items()
     }
 
 

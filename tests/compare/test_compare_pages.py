@@ -20,6 +20,7 @@ from tests.support.pages import (
     one,
     scorer_id,
     soup,
+    template_context,
 )
 
 
@@ -124,7 +125,7 @@ def test_the_compare_json_twin_agrees_with_the_page(
     twin = str(one(page, "link[rel=alternate][type='application/json']")["href"])
     assert f"/api/v1/cases/{setup['case_id']}/runs/compare" in twin
     data = api.get(twin).json()
-    assert response.context["page"].model_dump(mode="json") == data
+    assert template_context(response)["page"].model_dump(mode="json") == data
     assert (data["base"]["run_id"], data["other"]["run_id"], data["sort"]) == (
         setup["base"],
         setup["other"],

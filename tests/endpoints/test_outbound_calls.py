@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
-from app.search.policy import IPAddress, current_policy, install_policy, policy_of
+from app.outbound.policy import IPAddress, current_policy, install_policy, policy_of
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_endpoint
 from tests.support.pages import login, one, soup
@@ -77,7 +77,7 @@ def _rebinding(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         asked.append(host)
         return next(answers)
 
-    monkeypatch.setattr("app.search.policy.resolve_host", resolver)
+    monkeypatch.setattr("app.outbound.policy.resolve_host", resolver)
     return asked
 
 

@@ -42,8 +42,8 @@ def test_preview_then_import_from_the_case_page(api: ApiUser, client: TestClient
     assert one(done, "h1").get_text().startswith("Ratings imported")
     ratings = api.get(f"/api/v1/cases/{case_id}/queries/{ids['alien']}/ratings").json()
     assert {r["doc_id"]: r["rating"] for r in ratings["ratings"]} == {"348": 3, "349": 1}
-    export = client.get(export)  # the export link works with the browser's session
-    assert export.status_code == 200 and f"{ids['alien']} 0 348 3" in export.text
+    exported = client.get(export)  # the export link works with the browser's session
+    assert exported.status_code == 200 and f"{ids['alien']} 0 348 3" in exported.text
 
 
 def test_bad_lines_are_listed_on_the_page(api: ApiUser, client: TestClient) -> None:

@@ -12,14 +12,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.books.calibration import verdict
 from app.models import Judge, JudgeJudgement
-from tests.books.book_helpers import (
+from tests.fixtures.users import ApiUser
+from tests.support.books import (
     add_pairs,
     case_with_run,
     judge,
     make_book,
     share_books_with_raters,
 )
-from tests.fixtures.users import ApiUser
 
 ALICE = [0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]
 BOB = [0, 1, 2, 3, 0, 1, 2, 3, 1, 2, 3, 3]

@@ -12,7 +12,7 @@ import pytest
 from app.judges.client import JudgeClient, JudgeConfig, Outcome
 from app.judges.prompt import DEFAULT_PROMPT, render
 from app.judges.providers import ANTHROPIC_VERSION, JUDGEMENT_TOOL
-from app.search.policy import OutboundPolicy
+from app.outbound.policy import OutboundPolicy
 from tests.judges.fake_llm import OUTPUT_TOKENS, FakeLLM, fake_llm
 
 SCALE = [0.0, 1.0, 2.0, 3.0]

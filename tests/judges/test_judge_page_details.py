@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.models import Judge, JudgeFailure, JudgeJudgement, JudgeRun
-from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
+from tests.support.books import make_book
 from tests.support.pages import attr, login, one, soup
 
 pytestmark = pytest.mark.runner
@@ -102,7 +102,7 @@ def test_a_priced_judge_shows_its_costs(api: ApiUser, client: TestClient, llm: F
 def test_review_queue_titles_come_from_the_synced_cases_title_field(
     api: ApiUser, client: TestClient, db: Session, llm: FakeLLM
 ) -> None:
-    from tests.books.book_helpers import judge as judge_pair
+    from tests.support.books import judge as judge_pair
     from tests.support.pages import add_queries, movies_case
 
     judge = make_judge(api, llm)

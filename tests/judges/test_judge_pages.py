@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
+from tests.support.books import make_book
 from tests.support.pages import attr, login, one, soup
 
 pytestmark = pytest.mark.runner

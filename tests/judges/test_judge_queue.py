@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import make_session_factory
+from app.judges.launch import JUDGE_TASK
 from app.main import create_app
 from app.models import JudgeRun
-from app.runs.queue import JUDGE_TASK
 from tests.fixtures.database import _postgres_database
 from tests.fixtures.outbound import SUITE_HOSTS
 from tests.fixtures.users import make_api_user

@@ -15,9 +15,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import JudgeJudgement, JudgeRun, Pair
-from tests.books.book_helpers import make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
+from tests.support.books import make_book
 
 pytestmark = pytest.mark.runner
 

@@ -12,9 +12,9 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.secret_box import Place, is_sealed, unseal
-from tests.books.book_helpers import add_pairs, make_book
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
+from tests.support.books import add_pairs, make_book
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -12,32 +11,18 @@ from statsmodels.stats.multitest import multipletests
 
 from app import cli
 from app.models import Case
-from app.models.scorers import build_config
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.plan import FetchedQuery, score_fetched_metrics
-from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_case, make_endpoint, scorer_id
 from tests.support.quepid import fixture, imported, queries_of, with_code
+from tests.support.scoring import expected_outcome
 
 # The runner executes in threads with their own connections: its rows must be committed.
 pytestmark = pytest.mark.runner
 
 LINES = ["star wars\thead,scifi\t3", "star trek\tscifi\t1", "batman\thead", "zzzxqv qqwxj"]
-
-
-def _expected(api: ApiUser, scorer: str, docs: list[str], ratings: Mapping[str, float]) -> Any:
-    preset = next(s for s in api.get("/api/v1/scorers").json() if s["name"] == scorer)
-    config = build_config(
-        kind=preset["kind"],
-        params=preset["params"],
-        scale=preset["scale"],
-        scale_labels=None,
-        code=None,
-        max_score=None,
-    )
-    return score_query(config, QueryInput(docs=[ScoreDoc(id=d) for d in docs], ratings=ratings))
 
 
 def _case(api: ApiUser, url: str, **extra: Any) -> tuple[dict[str, Any], dict[str, int]]:
@@ -148,7 +133,7 @@ def test_a_run_scores_every_metric_per_query_and_per_tag(api: ApiUser, movies_en
         docs = [d["id"] for d in query["docs"]]
         ratings = dict(zip(docs, grades.get(query["text"], []), strict=False))
         expected[query["text"]] = {
-            sid: _expected(api, name, docs, ratings).score
+            sid: expected_outcome(api, name, docs, ratings).score
             for sid, name in ((ndcg, "NDCG@10"), (p10, "P@10"), (err, "ERR@10"))
         }
         assert query["metric_scores"] == {
@@ -196,7 +181,7 @@ def test_a_rating_change_rescores_every_metric_of_the_query(
     batman = next(q for q in got["queries"] if q["text"] == "batman")
     docs = [d["id"] for d in batman["docs"]]
     p10 = scorer_id(api, "P@10")
-    want = _expected(api, "P@10", docs, {docs[0]: 0, docs[1]: 3}).score
+    want = expected_outcome(api, "P@10", docs, {docs[0]: 0, docs[1]: 3}).score
     assert batman["metric_scores"][str(p10)] == pytest.approx(want)
     assert next(m for m in got["metrics"] if m["scorer_id"] == p10)["scored"] == 1
 
@@ -360,7 +345,7 @@ def test_chunks_of_a_queued_run_store_every_metric(
     assert got["status"] == "finished"
     by_text = {q["text"]: q for q in got["queries"]}
     for text in ("a", "b"):
-        want = _expected(api, "P@10", ranked[text], ratings[ids[text]]).score
+        want = expected_outcome(api, "P@10", ranked[text], ratings[ids[text]]).score
         assert by_text[text]["metric_scores"][str(p10)] == pytest.approx(want)
     assert by_text["c"]["metric_scores"] == {str(ndcg): None, str(p10): None}
     p10_metric = got["metrics"][1]

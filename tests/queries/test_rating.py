@@ -16,6 +16,7 @@ from tests.support.pages import (
     one,
     scorer_id,
     soup,
+    template_context,
 )
 from tests.support.rating import _case_with_results as _case_with_results
 
@@ -137,7 +138,7 @@ def test_every_page_shows_exactly_its_json_twin(
         assert twin.status_code == 200, (url, link["href"])
         assert twin.headers["content-type"] == "application/json"
         # The whole model the template rendered, not a few of its fields.
-        shown = response.context[name]
+        shown = template_context(response)[name]
         if name == "keys":
             shown = [ApiKeyRead.model_validate(key) for key in shown]
         assert TypeAdapter(Any).dump_python(shown, mode="json") == twin.json(), url

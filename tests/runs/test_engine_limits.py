@@ -13,8 +13,8 @@ from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import create_engine
 
 from app.db import migrate
+from app.jobs.queue import libpq_url
 from app.runs.engine_limits import HAND_ON, PARK_S, PostgresEngineLimits, engine_key
-from app.runs.queue import libpq_url
 from app.search.models import EndpointConfig
 from app.vocabulary import Engine
 from tests.fixtures.database import _postgres_database

@@ -5,17 +5,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from app import cli
 from app.demo.corpus import index_movies, start_osmem
-from app.models.scorers import build_config
-from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.scoring import expected_outcome
 
 # The runner executes in threads with their own connections: its rows must be committed.
 pytestmark = pytest.mark.runner
@@ -34,19 +32,6 @@ def _run(api: ApiUser, case_id: int) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()
     return result
-
-
-def _expected(api: ApiUser, scorer: str, docs: list[str], ratings: Mapping[str, float]) -> Any:
-    preset = next(s for s in api.get("/api/v1/scorers").json() if s["name"] == scorer)
-    config = build_config(
-        kind=preset["kind"],
-        params=preset["params"],
-        scale=preset["scale"],
-        scale_labels=None,
-        code=None,
-        max_score=None,
-    )
-    return score_query(config, QueryInput(docs=[ScoreDoc(id=d) for d in docs], ratings=ratings))
 
 
 def test_run_scores_every_query_as_the_scoring_function_would(
@@ -68,7 +53,7 @@ def test_run_scores_every_query_as_the_scoring_function_would(
     ratings = {star_wars[0]: 1, star_wars[1]: 3, star_wars[2]: 0, "not-returned": 2}
     path = f"/api/v1/cases/{case['id']}/queries/{ids['star wars']}/ratings"
     put = api.put(path, json={"ratings": [{"doc_id": k, "rating": v} for k, v in ratings.items()]})
-    expected = _expected(api, "NDCG@10", star_wars, ratings)
+    expected = expected_outcome(api, "NDCG@10", star_wars, ratings)
     rescored = put.json()
     assert rescored["query_score"]["run_id"] == first["id"]
     assert rescored["query_score"]["score"] == pytest.approx(expected.score, abs=1e-9)
@@ -79,7 +64,7 @@ def test_run_scores_every_query_as_the_scoring_function_would(
     for query in second["queries"]:
         docs = [d["id"] for d in query["docs"]]
         query_ratings = ratings if query["text"] == "star wars" else {}
-        want = _expected(api, "NDCG@10", docs, query_ratings)
+        want = expected_outcome(api, "NDCG@10", docs, query_ratings)
         assert (query["status"], query["score"]) == (want.status, want.score)
         assert [d["rating"] for d in query["docs"]] == [query_ratings.get(d) for d in docs]
     assert second["case_score"] == pytest.approx(expected.score)
@@ -213,7 +198,7 @@ def test_an_older_run_is_rescored_with_current_ratings_on_request(
     assert api.get(f"{path}/{latest['id']}").json()["scored"] == 1
     assert api.get(f"{path}/{older['id']}").json()["scored"] == 0
     rescored = api.post(f"{path}/{older['id']}/rescore").json()
-    want = _expected(api, "NDCG@10", star_wars, ratings)
+    want = expected_outcome(api, "NDCG@10", star_wars, ratings)
     assert rescored["queries"][0]["score"] == pytest.approx(want.score)
     assert rescored["case_score"] == pytest.approx(want.score)
     assert rescored["queries"][0]["docs"][2]["rating"] == 3

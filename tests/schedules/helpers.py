@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Run, RunQuery
+from app.schedules import delivery
+from app.schedules.delivery import DeliveryConfig
+from app.schedules.ticks import evaluate_ended
 from app.vocabulary import QueryStatus, RunStatus
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint
@@ -66,3 +71,29 @@ def add_run(
     db.add_all(rows)
     db.commit()
     return run
+
+
+@pytest.fixture
+def fast_retries() -> Iterator[None]:
+    """Alert deliveries retried after 0.1 s and 0.2 s (then given up), for the test."""
+    previous = delivery.install_config(
+        DeliveryConfig(base_url="http://relevo.test", backoff_s=(0.1, 0.2))
+    )
+    yield
+    delivery.install_config(previous)
+
+
+def alerting_case(api: ApiUser, db: Session, hook_ids: list[int], **alert: Any) -> int:
+    """A case whose drop alert goes to these webhooks, and its run that triggers it."""
+    case_id, queries = new_case(api, queries=3)
+    body = {"kind": "drop", "points": 5, "webhook_ids": hook_ids, **alert}
+    assert api.post(f"/api/v1/cases/{case_id}/alerts", json=body).status_code == 201
+    add_run(db, case_id, queries, [80, 70, 60])
+    return add_run(db, case_id, queries, [40, 70, 55]).id
+
+
+def deliver(factory: sessionmaker[Session], run_id: int) -> None:
+    """Evaluate the run's alerts and deliver what they triggered, retries included."""
+    events = evaluate_ended(session_factory=factory, run_id=run_id)
+    assert events
+    asyncio.run(delivery.drain(session_factory=factory, event_ids=events))

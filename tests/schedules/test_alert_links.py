@@ -15,7 +15,7 @@ from app.cli import processes
 from app.config import Settings, listen_url
 from app.models import AlertEvent
 from app.schedules import delivery
-from app.schedules.hooks import evaluate_ended
+from app.schedules.ticks import evaluate_ended
 from tests.fixtures.outbound import SUITE_HOSTS
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case

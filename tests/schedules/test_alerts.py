@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import AlertEvent, Delivery, RunQuery
 from app.schedules.evaluate import evaluate_run
-from app.schedules.hooks import evaluate_missed
+from app.schedules.ticks import evaluate_missed
 from app.vocabulary import RunStatus
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case

@@ -17,7 +17,7 @@ from app.db import make_engine, make_session_factory
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, CaseSchedule, Webhook
-from app.search.policy import current_policy
+from app.outbound.policy import current_policy
 from app.secret_box import opened
 from tests.fixtures.users import PASSWORD
 

@@ -13,9 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Run
-from app.schedules.hooks import fire_and_deliver
 from app.schedules.schemas import ScheduleBody
 from app.schedules.service import as_utc, get_schedule, set_schedule
+from app.schedules.ticks import fire_and_deliver
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import ApiUser
 from tests.schedules.receivers import webhook_receiver

@@ -12,13 +12,13 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.jobs.hooks import Hook
 from app.models import Alert, Case, Delivery
-from app.runs import hooks as run_hooks
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig, header_text
-from app.schedules.hooks import evaluate_ended, fire_and_deliver
 from app.schedules.schemas import ScheduleBody
 from app.schedules.service import set_schedule
+from app.schedules.ticks import evaluate_ended, fire_and_deliver
 from app.secret_box import Keyring, install_keyring
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
@@ -153,22 +153,19 @@ def test_the_minute_job_goes_on_past_poisoned_deliveries(
 
 def test_one_failing_minute_work_does_not_stop_the_others() -> None:
     done: list[str] = []
+    minute: Hook[str] = Hook("a minute")
 
-    async def breaks(**_: Any) -> None:
+    async def breaks(_: str) -> None:
         raise RuntimeError("a poisoned delivery")
 
-    async def runs(**_: Any) -> None:
-        done.append("ran")
+    async def runs(event: str) -> None:
+        done.append(event)
 
-    previous = dict(run_hooks._minute)
-    run_hooks.on_minute("a-breaking-work", breaks)
-    run_hooks.on_minute("a-working-work", runs)
-    try:
-        asyncio.run(run_hooks.minute(session_factory=None, start=done.append))  # type: ignore[arg-type]
-    finally:
-        run_hooks._minute.clear()
-        run_hooks._minute.update(previous)
-    assert done == ["ran"]
+    minute.add("a-breaking-work", breaks)
+    minute.add("a-working-work", runs)
+    minute.add("a-breaking-work", breaks)  # added again: replaced, done once
+    asyncio.run(minute("ran"))
+    assert done == ["ran"] and minute.names() == ["a-breaking-work", "a-working-work"]
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.jobs.queue import MINUTE_TASK, build_job_app
+from app.jobs.registry import MINUTE
 from app.models import Case, Run
-from app.runs.queue import SCHEDULES_TASK, build_job_app
+from app.registration import register_jobs
 from app.schedules import service
 from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
@@ -59,6 +61,10 @@ def test_two_processes_firing_the_same_due_time_start_one_run(
 
 
 def test_workers_fire_schedules_every_minute_through_the_queue() -> None:
+    register_jobs()
     job_app = build_job_app("postgresql://nobody@127.0.0.1:1/none")  # not opened
-    task = job_app.periodic_registry.periodic_tasks[(SCHEDULES_TASK, "schedules")]
-    assert (task.task.name, task.cron) == (SCHEDULES_TASK, "* * * * *")
+    task = job_app.periodic_registry.periodic_tasks[(MINUTE_TASK, "minute")]
+    assert (task.task.name, task.cron) == (MINUTE_TASK, "* * * * *")
+    # The minute's work: schedules fire first, then judge runs left by a stopped process.
+    assert MINUTE.names()[:2] == ["schedules", "judge runs"]
+    assert {"relevo.run_chunk", "relevo.judge_run"} <= set(job_app.tasks)

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.models import Delivery, Webhook
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig
-from app.schedules.hooks import evaluate_ended
+from app.schedules.ticks import evaluate_ended
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
 from tests.schedules.receivers import webhook_receiver

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
@@ -14,24 +13,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Delivery, Webhook
+from app.outbound.policy import OutboundPolicy, current_policy, install_policy
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig
-from app.schedules.hooks import evaluate_ended
-from app.search.policy import OutboundPolicy, current_policy, install_policy
 from tests.fixtures.users import ApiUser
-from tests.schedules.helpers import add_run, new_case
+from tests.schedules.helpers import alerting_case, deliver, new_case
+from tests.schedules.helpers import fast_retries as fast_retries
 from tests.schedules.receivers import smtp_sink, webhook_receiver
 
 SECRET = "s3cret-for-tests"
-
-
-@pytest.fixture
-def fast_retries() -> Iterator[None]:
-    previous = delivery.install_config(
-        DeliveryConfig(base_url="http://relevo.test", backoff_s=(0.1, 0.2))
-    )
-    yield
-    delivery.install_config(previous)
 
 
 @pytest.fixture
@@ -72,20 +62,6 @@ def test_a_private_address_is_refused_at_creation(api: ApiUser, private_blocked:
     assert "not allowed" in response.text
 
 
-def _alerting_case(api: ApiUser, db: Session, hook_ids: list[int], **alert: Any) -> int:
-    case_id, queries = new_case(api, queries=3)
-    body = {"kind": "drop", "points": 5, "webhook_ids": hook_ids, **alert}
-    assert api.post(f"/api/v1/cases/{case_id}/alerts", json=body).status_code == 201
-    add_run(db, case_id, queries, [80, 70, 60])
-    return add_run(db, case_id, queries, [40, 70, 55]).id
-
-
-def _deliver(factory: sessionmaker[Session], run_id: int) -> None:
-    events = evaluate_ended(session_factory=factory, run_id=run_id)
-    assert events
-    asyncio.run(delivery.drain(session_factory=factory, event_ids=events))
-
-
 @pytest.mark.runner
 def test_a_delivery_is_signed_and_retried_until_it_lands(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
@@ -93,8 +69,8 @@ def test_a_delivery_is_signed_and_retried_until_it_lands(
     with webhook_receiver() as (url, received), session_factory() as db:
         received.codes = [500, 503]  # two failures, then 200
         hook = _webhook(api, url, secret=SECRET)
-        run_id = _alerting_case(api, db, [hook["id"]])
-        _deliver(session_factory, run_id)
+        run_id = alerting_case(api, db, [hook["id"]])
+        deliver(session_factory, run_id)
     assert len(received.requests) == 3
     headers, body = received.requests[-1]
     expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
@@ -118,8 +94,8 @@ def test_a_receiver_that_never_answers_well_is_given_up(
     with webhook_receiver() as (url, received), session_factory() as db:
         received.codes = [500] * 10
         hook = _webhook(api, url)
-        run_id = _alerting_case(api, db, [hook["id"]])
-        _deliver(session_factory, run_id)
+        run_id = alerting_case(api, db, [hook["id"]])
+        deliver(session_factory, run_id)
         (row,) = db.scalars(select(Delivery))
         assert (row.status, row.code, row.attempts) == ("failed", 500, 3)
     assert len(received.requests) == 3
@@ -131,11 +107,11 @@ def test_a_refused_address_is_logged_without_connecting(
 ) -> None:
     with webhook_receiver() as (url, received), session_factory() as db:
         hook = _webhook(api, url)  # allowed when created
-        run_id = _alerting_case(api, db, [hook["id"]])
+        run_id = alerting_case(api, db, [hook["id"]])
         previous = current_policy()
         install_policy(OutboundPolicy(block_private=True))
         try:
-            _deliver(session_factory, run_id)
+            deliver(session_factory, run_id)
         finally:
             install_policy(previous)
         (row,) = db.scalars(select(Delivery))
@@ -151,8 +127,8 @@ def test_alerts_are_emailed_when_smtp_is_configured(
     with smtp_sink() as (smtp_url, messages), session_factory() as db:
         previous = delivery.install_config(DeliveryConfig(smtp_url=smtp_url, backoff_s=(0.1,)))
         try:
-            run_id = _alerting_case(api, db, [], email=["oncall@example.com"])
-            _deliver(session_factory, run_id)
+            run_id = alerting_case(api, db, [], email=["oncall@example.com"])
+            deliver(session_factory, run_id)
         finally:
             delivery.install_config(previous)
         (row,) = db.scalars(select(Delivery))

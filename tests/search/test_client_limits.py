@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, check_destination
 from app.search import (
     EndpointConfig,
     EngineHTTPError,
@@ -20,7 +22,6 @@ from app.search import (
     SearchClient,
     SearchRequest,
 )
-from app.search.policy import OutboundPolicy, check_destination
 from app.vocabulary import Engine
 
 TEMPLATE = '{"query": {"match": {"title": "#$query##"}}}'
@@ -121,7 +122,7 @@ def _check(policy: OutboundPolicy, url: str) -> None:
     ["http://127.0.0.1:9200/x", "http://localhost:8983/solr", "http://10.1.2.3/", "http://[::1]/"],
 )
 def test_private_addresses_are_refused_when_blocked(url: str) -> None:
-    with pytest.raises(EngineUnavailable, match="not allowed"):
+    with pytest.raises(Unreachable, match="not allowed"):
         _check(OutboundPolicy(block_private=True), url)
     _check(OutboundPolicy(block_private=False), url)
 
@@ -132,14 +133,14 @@ def test_allowed_hosts_patterns() -> None:
     _check(policy, "http://solr:8983/solr")
     _check(policy, "http://10.4.5.6:9200/")
     for url in ["http://solr:8984/", "http://evil.example.com/", "http://11.0.0.1/"]:
-        with pytest.raises(EngineUnavailable, match="not allowed"):
+        with pytest.raises(Unreachable, match="not allowed"):
             _check(policy, url)
 
 
 def test_network_allowed_explicitly_passes_private_blocking() -> None:
     policy = OutboundPolicy(allowed_hosts=("10.0.0.0/8",), block_private=True)
     _check(policy, "http://10.4.5.6:9200/")
-    with pytest.raises(EngineUnavailable):
+    with pytest.raises(Unreachable):
         _check(policy, "http://127.0.0.1:9200/")
 
 

@@ -8,6 +8,7 @@ import json
 import httpx
 import pytest
 
+from app.outbound.policy import OutboundPolicy
 from app.search import (
     MAX_LOOKUP_IDS,
     EndpointConfig,
@@ -19,7 +20,6 @@ from app.search import (
     build_solr_ids_params,
     parse_field_spec,
 )
-from app.search.policy import OutboundPolicy
 from app.vocabulary import Engine
 
 SPEC = parse_field_spec("id:_id title:title overview thumb:poster_path")

@@ -35,6 +35,12 @@ def attr(tag: Tag, name: str) -> str:
     return value
 
 
+def template_context(response: Any) -> dict[str, Any]:
+    """The context a page was rendered with (the test client keeps it on the response)."""
+    context: dict[str, Any] = response.context
+    return context
+
+
 def login(client: TestClient, email: str = "alice@example.com") -> str:
     """Log in through the /login form; return the session's CSRF token."""
     token = one(soup(client.get("/login")), "input[name=csrf_token]")["value"]

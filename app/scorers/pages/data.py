@@ -8,9 +8,8 @@ from sqlalchemy.orm import Session
 from app.access import valid_id, visible_case, visible_clause
 from app.errors import NotFound
 from app.models import Case, Query, Scorer, User
-from app.runs import case_data
-from app.runs import rescore as rescoring
 from app.runs import service as run_service
+from app.runs.scoring_input import stored_inputs
 from app.runs.stored import latest_row
 from app.scorers import service as scorer_service
 from app.scorers.pages.schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
@@ -85,8 +84,9 @@ def try_scorer(*, session: Session, user: User, config: ScorerConfig, query_id: 
             run_id=None,
             reason="This query has no results yet: run its case first.",
         )
-    ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
-    stored = rescoring.stored_input(row, ratings, query.options or {}, case.options or {})
+    stored = stored_inputs(
+        session=session, case=case, query_ids=[query.id], query_options={query.id: query.options}
+    ).input_of(row)
     outcome = score_queries(config, [stored])[0]
     return TryOutcome(
         query_id=query.id,

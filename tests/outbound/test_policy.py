@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from app.config import Settings
-from app.search.errors import EngineUnavailable
-from app.search.policy import OutboundPolicy, check_destination, is_private, policy_of
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, check_destination, is_private, policy_of
 
 
 def _check(policy: OutboundPolicy, url: str) -> None:
@@ -82,7 +82,7 @@ def test_public_addresses_are_not_private(address: str) -> None:
     ],
 )
 def test_ipv6_forms_of_private_addresses_are_refused(url: str) -> None:
-    with pytest.raises(EngineUnavailable, match="not allowed"):
+    with pytest.raises(Unreachable, match="not allowed"):
         _check(OutboundPolicy(), url)
 
 
@@ -98,7 +98,7 @@ def test_ipv6_forms_of_private_addresses_are_refused(url: str) -> None:
     ],
 )
 def test_the_default_policy_refuses_private_addresses_and_names_the_setting(url: str) -> None:
-    with pytest.raises(EngineUnavailable) as info:
+    with pytest.raises(Unreachable) as info:
         _check(OutboundPolicy(), url)
     assert str(info.value) == (
         f"calling {url} is not allowed on this server: add its host to RELEVO_ALLOWED_ENGINE_HOSTS"
@@ -122,7 +122,7 @@ def test_a_host_listed_by_name_is_allowed_even_on_a_private_address() -> None:
     policy = policy_of(Settings.from_env({"RELEVO_ALLOWED_ENGINE_HOSTS": "localhost:9200"}))
     _check(policy, "http://localhost:9200/movies")
     for url in ("http://localhost:9201/", "http://127.0.0.1:9200/", "http://8.8.8.8/"):
-        with pytest.raises(EngineUnavailable, match="not allowed"):
+        with pytest.raises(Unreachable, match="not allowed"):
             _check(policy, url)
 
 
@@ -131,5 +131,5 @@ def test_trusted_hosts_add_to_the_allowed_ones_without_limiting_others() -> None
     _check(policy, "http://127.0.0.1:9250/movies")
     _check(policy, "http://8.8.8.8/")  # public addresses stay allowed
     for url in ("http://127.0.0.1:9251/", "http://10.0.0.1:9250/"):
-        with pytest.raises(EngineUnavailable, match="not allowed"):
+        with pytest.raises(Unreachable, match="not allowed"):
             _check(policy, url)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from app.search.errors import EngineUnavailable
+from app.outbound.errors import Unreachable
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -200,25 +200,25 @@ def refusal_message(where: str) -> str:
 
 
 async def check_destination(policy: OutboundPolicy, url: httpx.URL, where: str) -> None:
-    """Raise EngineUnavailable when the policy forbids calling ``url``.
+    """Raise Unreachable when the policy forbids calling ``url``.
 
     The connection itself checks again the addresses it connects to
-    (``app.search.network``), so a name that resolves elsewhere by then is refused too.
+    (``app.outbound.network``), so a name that resolves elsewhere by then is refused too.
     """
     if not policy.allowed_hosts and not policy.block_private:
         return
     try:
         host = url.host.lower()
     except ValueError:  # a stored host IDNA cannot decode (``xn--``)
-        raise EngineUnavailable(f"cannot connect to {where}: its host is not valid") from None
+        raise Unreachable(f"cannot connect to {where}: its host is not valid") from None
     port = url.port or (443 if url.scheme == "https" else 80)
     if policy.named(host, port):
         return
-    refused = EngineUnavailable(refusal_message(where))
+    refused = Unreachable(refusal_message(where))
     addresses = await resolve_host(host, port) if policy.needs_resolution else []
     if not _listed(policy, addresses):
         raise refused
     if policy.block_private and not addresses:
-        raise EngineUnavailable(f"cannot connect to {where}")
+        raise Unreachable(f"cannot connect to {where}")
     if _private_refused(policy, addresses):
         raise refused

@@ -15,17 +15,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.search import SearchClient
-from app.search.errors import EngineUnavailable
-from app.search.models import EndpointConfig, SearchRequest
-from app.search.network import StreamBackend
-from app.search.policy import IPAddress, OutboundPolicy, current_policy, install_policy
-from app.search.transport import (
+from app.outbound.network import StreamBackend
+from app.outbound.policy import IPAddress, OutboundPolicy, current_policy, install_policy
+from app.outbound.transport import (
     CLIENT_LIMITS,
     SpreadTransport,
     _stream_transport,
     engine_http_client,
 )
+from app.search import SearchClient
+from app.search.errors import EngineUnavailable
+from app.search.models import EndpointConfig, SearchRequest
 from app.vocabulary import Engine
 
 TEMPLATE = '{"query": {"match": {"title": "#$query##"}}}'
@@ -233,7 +233,7 @@ async def _no_sleep(_seconds: float) -> None:
 def blocking(monkeypatch: pytest.MonkeyPatch) -> Callable[[OutboundPolicy], object]:
     """Install a process-wide outbound policy for one test."""
     previous = current_policy()
-    monkeypatch.setattr("app.search.policy._installed", previous)
+    monkeypatch.setattr("app.outbound.policy._installed", previous)
     return install_policy
 
 
@@ -246,7 +246,7 @@ def test_a_name_that_resolves_elsewhere_after_the_check_is_refused_at_connect(
     async def rebinding(host: str, port: int) -> list[IPAddress]:
         return next(answers)
 
-    monkeypatch.setattr("app.search.policy.resolve_host", rebinding)
+    monkeypatch.setattr("app.outbound.policy.resolve_host", rebinding)
     blocking(OutboundPolicy(block_private=True))
     connections: list[int] = []
 
@@ -257,7 +257,7 @@ def test_a_name_that_resolves_elsewhere_after_the_check_is_refused_at_connect(
             # connection that resolved the name again on its own would get there.
             await _search(f"http://localhost:{_port(server)}/movies")
 
-    with pytest.raises(EngineUnavailable, match="not allowed"):
+    with pytest.raises(EngineUnavailable, match="not allowed"):  # a search's error
         asyncio.run(ask())
     assert connections == []
 
@@ -271,7 +271,7 @@ def test_a_connection_goes_to_the_address_the_policy_allowed(
         resolved.append(host)
         return [LOOPBACK]
 
-    monkeypatch.setattr("app.search.policy.resolve_host", resolver)
+    monkeypatch.setattr("app.outbound.policy.resolve_host", resolver)
     blocking(OutboundPolicy(allowed_hosts=("127.0.0.0/8",), block_private=True))
     connections: list[int] = []
 

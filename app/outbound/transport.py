@@ -6,13 +6,13 @@ the number of connections, quadratically in one of its checks. A worker with 32 
 in flight spent a fifth of its event loop there. ``SpreadTransport`` keeps the same total
 limits but spreads requests over several pools, each request going to the pool with the
 fewest requests under way, so every walk is over a handful of connections. The pools
-reach the network through asyncio's streams rather than anyio (``app.search.network``),
+reach the network through asyncio's streams rather than anyio (``app.outbound.network``),
 which takes a third less CPU per request.
 
 Every outbound call (engine runs and tries, connection tests, judges, webhooks) goes
 through ``engine_http_client``: direct connections are made by those pools, which connect
 only to addresses the outbound policy allows, resolved once for the check and the
-connection (``app.search.network``). With a proxy set in the environment (``HTTP_PROXY``,
+connection (``app.outbound.network``). With a proxy set in the environment (``HTTP_PROXY``,
 ``HTTPS_PROXY``, ``ALL_PROXY``, read as httpx reads them), a request to a host that
 ``NO_PROXY`` does not exempt goes to the proxy after its destination has passed the
 policy (``ProxiedTransport``); the proxy resolves and connects, so that check is the one
@@ -31,8 +31,8 @@ import httpcore
 import httpx
 from httpx._utils import get_environment_proxies
 
-from app.search.network import StreamBackend
-from app.search.policy import check_destination, current_policy
+from app.outbound.network import StreamBackend
+from app.outbound.policy import check_destination, current_policy
 
 __all__ = [
     "CLIENT_LIMITS",

@@ -8,9 +8,9 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from app.search.errors import EngineUnavailable
-from app.search.policy import OutboundPolicy, current_policy, install_policy
-from app.search.transport import SpreadTransport, engine_http_client
+from app.outbound.errors import Unreachable
+from app.outbound.policy import OutboundPolicy, current_policy, install_policy
+from app.outbound.transport import SpreadTransport, engine_http_client
 from tests.support.slow_engine import SlowEngine, slow_engine
 
 BODY = b'{"query": {"match_all": {}}}'
@@ -89,7 +89,7 @@ def _port(server: asyncio.Server) -> int:
 @pytest.fixture
 def policy(monkeypatch: pytest.MonkeyPatch) -> Callable[[OutboundPolicy], object]:
     """Install a process-wide outbound policy for one test."""
-    monkeypatch.setattr("app.search.policy._installed", current_policy())
+    monkeypatch.setattr("app.outbound.policy._installed", current_policy())
     return install_policy
 
 
@@ -100,13 +100,13 @@ def test_with_a_proxy_the_destination_is_checked_before_the_proxy_is_asked(
     proxied: Lines = []
     direct: Lines = []
 
-    async def ask() -> tuple[str, pytest.ExceptionInfo[EngineUnavailable]]:
+    async def ask() -> tuple[str, pytest.ExceptionInfo[Unreachable]]:
         proxy, engine = await _recording_server(proxied), await _recording_server(direct)
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_port(proxy)}")
         async with proxy, engine, engine_http_client() as client:
             assert isinstance(client._transport, SpreadTransport)  # no plain httpx fallback
             answer = await client.get("http://engine.test:8080/movies/_search")
-            with pytest.raises(EngineUnavailable, match="not allowed") as refused:
+            with pytest.raises(Unreachable, match="not allowed") as refused:
                 await client.get(f"http://127.0.0.1:{_port(engine)}/openapi.json")
         return answer.text, refused
 
@@ -140,7 +140,7 @@ def test_a_host_no_proxy_exempts_is_connected_to_through_the_guarded_pools(
         assert asyncio.run(ask()) == "ok"
         assert direct == [b"GET /x HTTP/1.1"]
     else:
-        with pytest.raises(EngineUnavailable, match="not allowed"):
+        with pytest.raises(Unreachable, match="not allowed"):
             asyncio.run(ask())
         assert direct == []
     assert proxied == []

@@ -1,4 +1,4 @@
-"""`relevo worker`: execute queued runs' chunks until stopped (SIGINT or SIGTERM).
+"""`relevo worker`: do the queue's jobs until stopped (SIGINT or SIGTERM).
 
 A worker opens its own database engine, HTTP client and queue connection; the engines'
 limits it applies are shared with every other worker through PostgreSQL. It also looks
@@ -11,20 +11,24 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Sequence
 
 from psycopg_pool import AsyncConnectionPool
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
+from app.jobs.queue import JobQueue, libpq_url
+from app.jobs.registry import Job, Resources
 from app.judges.client import JudgeClient
+from app.judges.tasks import JUDGES, JudgeSlots
+from app.outbound.policy import install_policy, policy_of
+from app.outbound.transport import engine_http_client
+from app.registration import register_jobs
 from app.runs.engine_limits import PostgresEngineLimits
-from app.runs.manager import AfterReap, RunManager
-from app.runs.queue import RUN_QUEUE, RunQueue, WorkerDeps, libpq_url
+from app.runs.manager import RunManager
+from app.runs.queue import START_RUN, RunQueue
+from app.runs.tasks import SEARCH
 from app.scoring.sandbox import JsPool, install_pool
 from app.search import SearchClient
-from app.search.policy import install_policy, policy_of
-from app.search.transport import engine_http_client
 
 __all__ = ["run_worker"]
 
@@ -38,12 +42,9 @@ async def run_worker(
     *,
     concurrency: int,
     name: str | None = None,
-    after_reap: Sequence[AfterReap] = (),
 ) -> None:
-    """Execute chunks from the queue until the process is told to stop.
-
-    ``after_reap`` is the reaper's work after each round (see ``RunManager``).
-    """
+    """Do the queue's jobs (runs' chunks, judge runs, the minute's work) until told to stop."""
+    register_jobs()
     url = settings.resolved_database_url
     engine = make_engine(url)
     migrate(engine)
@@ -53,15 +54,18 @@ async def run_worker(
     pool: AsyncConnectionPool = AsyncConnectionPool(
         libpq_url(url), min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
     )
+    jobs = JobQueue(url)
     queue = RunQueue(
-        database_url=url, session_factory=session_factory, chunk_size=settings.run_chunk_size
+        database_url=url,
+        session_factory=session_factory,
+        chunk_size=settings.run_chunk_size,
+        jobs=jobs,
     )
     manager = RunManager(
         session_factory=session_factory,
         lease_s=settings.run_lease_s,
         queue=queue,
         stalled_s=settings.worker_stalled_s,
-        after_reap=after_reap,
     )
     limits = PostgresEngineLimits(pool)
     js_pool = JsPool()  # the JavaScript workers of this worker's scoring
@@ -69,26 +73,17 @@ async def run_worker(
     await pool.open()
     await queue.open()
     try:
-        search = SearchClient(http, shared=limits)
+        resources = Resources()
+        resources.put(SEARCH, SearchClient(http, shared=limits))
+        resources.put(JUDGES, JudgeSlots(JudgeClient(http), slots=max(1, concurrency - 1)))
+        resources.put(START_RUN, queue.enqueue)
         manager.start_reaper()
-        stalled = float(settings.worker_stalled_s)
-        await queue.job_app.run_worker_async(
-            queues=[RUN_QUEUE],
+        await jobs.work(
+            Job(session_factory, resources),
             concurrency=concurrency,
             name=name or f"{socket.gethostname()}-{os.getpid()}",
-            additional_context={
-                "relevo": WorkerDeps(
-                    session_factory,
-                    search,
-                    JudgeClient(http),
-                    judge_slots=max(1, concurrency - 1),
-                )
-            },
-            update_heartbeat_interval=max(stalled / 3, 0.5),
-            stalled_worker_timeout=stalled,
-            shutdown_graceful_timeout=GRACEFUL_STOP_S,
-            delete_jobs="successful",
-            install_signal_handlers=True,
+            stalled_s=float(settings.worker_stalled_s),
+            graceful_s=GRACEFUL_STOP_S,
         )
     finally:
         await limits.aclose()

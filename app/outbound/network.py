@@ -25,8 +25,8 @@ from httpcore import AsyncNetworkBackend, AsyncNetworkStream
 from httpcore._backends.base import SOCKET_OPTION
 from httpcore._utils import is_socket_readable
 
-from app.search import policy as outbound
-from app.search.errors import EngineUnavailable
+from app.outbound import policy as outbound
+from app.outbound.errors import Unreachable
 
 __all__ = ["StreamBackend"]
 
@@ -121,7 +121,7 @@ async def _open(
         if not outbound.allows(policy, host.lower(), port, addresses):
             # Not an httpcore error: httpx lets it through, and the engine client reports
             # it as it reports the same refusal before a request.
-            raise EngineUnavailable(outbound.refusal_message(f"{host}:{port}"))
+            raise Unreachable(outbound.refusal_message(f"{host}:{port}"))
         targets = list(dict.fromkeys(str(a) for a in addresses))
     local = (local_address, 0) if local_address else None
     failure: OSError | None = None

@@ -1,11 +1,10 @@
-"""What the rest of Relevo calls: a run has ended; time has passed.
+"""What schedules and alerts do as a run ends and as time passes (see ``tasks.py``).
 
-``register`` has the runs domain call ``run_ended`` when a run of any case ends (in
-whichever process ends it) and ``fire_and_deliver`` from the job queue's minute task.
-``run_ended`` It evaluates the case's alert rules in a thread and hands any deliveries to a
-background task: it never raises and never waits on the network, so the run is never held
-up or failed by an alert. ``Ticker`` is the loop a server runs when it fires schedules
-itself (SQLite): each tick fires the due schedules and delivers what is due.
+``run_ended`` is done when a run of any case ends (in whichever process ends it): it
+evaluates the case's alert rules in a thread and hands any deliveries to a background task;
+it never raises and never waits on the network, so the run is never held up or failed by an
+alert. ``fire_and_deliver`` is done every minute: it fires the due schedules and delivers
+what is due.
 """
 
 from __future__ import annotations
@@ -20,17 +19,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.models import Alert, AlertCheck, AlertEvent, Run
-from app.runs import hooks as run_hooks
 from app.schedules import delivery
 from app.schedules.evaluate import ENDED, evaluate_run
 from app.schedules.service import Fired, fire_due
 
 __all__ = [
-    "Ticker",
     "evaluate_ended",
     "evaluate_missed",
     "fire_and_deliver",
-    "register",
     "run_ended",
 ]
 
@@ -40,12 +36,6 @@ _background: set[asyncio.Task[None]] = set()
 # those that ended between a day and a minute ago (the minute leaves the hook its turn).
 MISSED_WITHIN = timedelta(days=1)
 MISSED_AFTER = timedelta(minutes=1)
-
-
-def register() -> None:
-    """Have runs evaluate alerts as each run ends, and fire schedules on the queue's minute."""
-    run_hooks.on_run_ended("alerts", run_ended)
-    run_hooks.on_minute("schedules", fire_and_deliver)
 
 
 def evaluate_ended(*, session_factory: sessionmaker[Session], run_id: int) -> list[int]:
@@ -140,44 +130,3 @@ def evaluate_missed(
     for run_id in run_ids:
         evaluate_ended(session_factory=session_factory, run_id=run_id)
     return run_ids
-
-
-class Ticker:
-    """Fires due schedules and delivers due alerts every ``every_s`` in this event loop."""
-
-    def __init__(
-        self,
-        *,
-        session_factory: Callable[[], sessionmaker[Session]],
-        start: Callable[[int], object],
-        every_s: float = 15.0,
-        also: Callable[[], object] | None = None,
-    ) -> None:
-        """``also`` runs on every tick too (the app resumes judge runs left by a stopped
-        process with it)."""
-        self._factory = session_factory
-        self._start = start
-        self._every = every_s
-        self._also = also
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Start ticking (the first tick at once: a time missed while down runs now)."""
-
-        async def forever() -> None:
-            while True:
-                try:
-                    await fire_and_deliver(session_factory=self._factory(), start=self._start)
-                    if self._also is not None:
-                        self._also()
-                except Exception:  # the database may be briefly away; try again next tick
-                    log.exception("could not fire schedules")
-                await asyncio.sleep(self._every)
-
-        self._task = asyncio.create_task(forever())
-
-    async def aclose(self) -> None:
-        """Stop ticking."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)

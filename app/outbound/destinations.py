@@ -15,7 +15,7 @@ import socket
 
 import httpx
 
-from app.search import policy as outbound
+from app.outbound import policy as outbound
 
 __all__ = ["url_problem"]
 

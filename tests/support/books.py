@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import Select, select, union
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import access
 from app.models import User
-from tests.fixtures.users import ApiUser
+from tests.fixtures.users import ApiUser, make_api_user
 from tests.support.api import scorer_id
 from tests.support.pages import doc, finished_run, movies_case
 
@@ -80,3 +81,16 @@ def add_pairs(
     assert api.post(f"/api/v1/books/{book_id}/pairs", json=body).status_code == 200
     listed = api.get(f"/api/v1/books/{book_id}/pairs").json()
     return {(p["query_text"], p["doc_id"]): p["id"] for p in listed}
+
+
+def book_with_raters(
+    api: ApiUser,
+    client: TestClient,
+    factory: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+    names: tuple[str, ...] = ("bob",),
+) -> tuple[dict[str, Any], list[ApiUser]]:
+    """A new book of ``api``'s that raters see, and those raters (``name@example.com``)."""
+    share_books_with_raters(monkeypatch, api)
+    raters = [make_api_user(client, factory, f"{name}@example.com") for name in names]
+    return make_book(api), raters

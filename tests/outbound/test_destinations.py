@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.search.destinations import url_problem
-from app.search.policy import OutboundPolicy, current_policy, install_policy
+from app.outbound.destinations import url_problem
+from app.outbound.policy import OutboundPolicy, current_policy, install_policy
 
 REFUSED = "is not allowed on this server: add its host to RELEVO_ALLOWED_ENGINE_HOSTS."
 

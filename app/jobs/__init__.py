@@ -1,0 +1,1 @@
+"""The job kernel: the queue (procrastinate), tasks and hooks; it knows no domain."""
