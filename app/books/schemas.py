@@ -153,6 +153,9 @@ class SyncResult(Out):
     pairs_without_query: int
 
 
+RaterKind = Literal["user", "judge", "clicks"]
+
+
 class RatingsSource(Out):
     """Where a case's ratings come from: a book and the method of its last sync."""
 
@@ -160,3 +163,10 @@ class RatingsSource(Out):
     book_name: str
     method: SyncMethod
     rater_email: str | None
+    rater_kind: RaterKind | None = Field(
+        default=None,
+        description='With the "rater" method: a person, a judge or a click model (clicks rater)',
+    )
+    rater_name: str | None = Field(
+        default=None, description="The judge's or click model's name, when one was synced"
+    )

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.books.consensus import aggregate
-from app.books.schemas import RatingsSource, SyncBody, SyncResult
+from app.books.schemas import RaterKind, RatingsSource, SyncBody, SyncResult
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import service as judges
 from app.models import (
@@ -35,6 +35,7 @@ from app.runs import service as run_service
 from app.scorers.service import rating_bounds
 
 TOLERANCE = 1e-9
+_KINDS: dict[str, RaterKind] = {"user": "user", "judge": "judge", "clicks": "clicks"}
 
 
 def aggregates(*, session: Session, book: Book, body: SyncBody) -> dict[tuple[str, str], float]:
@@ -102,10 +103,13 @@ def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: Us
         )
     if body.clicks_rater_id is not None and body.method != "rater":
         raise Invalid("clicks_rater_id", 'A clicks rater is synced with the "rater" method.')
+    rater_name = None
     if body.judge_id is not None:
-        _check_judge(session, user, body.judge_id)
+        rater_name = _check_judge(session, user, body.judge_id)
     if body.clicks_rater_id is not None:
-        _check_clicks_rater(session, book, body.clicks_rater_id)
+        rater_name = _check_clicks_rater(session, book, body.clicks_rater_id)
+    if body.method == "rater" and body.user_id is not None:
+        _check_user_rater(session, book, body.user_id)
     wanted = aggregates(session=session, book=book, body=body)
     # All of the case's texts at once: a book may name more texts than one IN list holds.
     queries = dict(
@@ -130,7 +134,7 @@ def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: Us
             session.add(Rating(query_id=query_id, doc_id=doc_id, rating=value, rated_by_id=user.id))
         else:
             rating.rating, rating.rated_by_id = value, user.id
-    _remember(session, case, book, body)
+    _remember(session, case, book, body, rater_name)
     session.commit()
     run = run_service.latest_finished_run(session=session, case=case)
     if run is not None and changed:
@@ -142,23 +146,42 @@ def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: Us
     )
 
 
-def _check_judge(session: Session, user: User, judge_id: int) -> None:
-    """Raise NotFound unless the user may use this judge.
+def _check_judge(session: Session, user: User, judge_id: int) -> str:
+    """Return the judge's name; raise NotFound unless the user may use this judge.
 
     Another user's judge and one that does not exist get the same answer, which names
     nothing: the id says nothing about who owns it, or whether it exists.
     """
     try:
-        judges.visible_judge(session=session, user=user, judge_id=judge_id)
+        return judges.visible_judge(session=session, user=user, judge_id=judge_id).name
     except NotFound:
         raise NotFound("No such judge.") from None
 
 
-def _check_clicks_rater(session: Session, book: Book, rater_id: int) -> None:
-    """Raise NotFound unless the clicks rater rates this book (which the user may see)."""
+def _check_clicks_rater(session: Session, book: Book, rater_id: int) -> str:
+    """Return the clicks rater's name; raise NotFound unless it rates this book (which the
+    user may see)."""
     rater = session.get(ClickRater, rater_id) if access.valid_id(rater_id) else None
     if rater is None or rater.book_id != book.id:
         raise NotFound("No such clicks rater in this book.")
+    return rater.name
+
+
+def _check_user_rater(session: Session, book: Book, user_id: int) -> None:
+    """Raise NotFound unless this user has judged a pair of this book (as an unknown clicks
+    rater is): a user who does not exist and one who never rated here get the same answer."""
+    judged = (
+        session.scalar(
+            select(Judgement.id)
+            .join(Pair, Pair.id == Judgement.pair_id)
+            .where(Pair.book_id == book.id, Judgement.user_id == user_id)
+            .limit(1)
+        )
+        if access.valid_id(user_id)
+        else None
+    )
+    if judged is None:
+        raise NotFound("No such rater in this book.")
 
 
 def _check_bounds(scorer: Scorer, values: Iterable[float]) -> None:
@@ -171,13 +194,26 @@ def _check_bounds(scorer: Scorer, values: Iterable[float]) -> None:
         )
 
 
-def _remember(session: Session, case: Case, book: Book, body: SyncBody) -> None:
+def _remember(
+    session: Session, case: Case, book: Book, body: SyncBody, rater_name: str | None
+) -> None:
     source = session.get(CaseBookSync, case.id)
     if source is None:
         source = CaseBookSync(case_id=case.id, book_id=book.id, method=body.method)
         session.add(source)
     source.book_id, source.method = book.id, body.method
-    source.rater_id = body.user_id if body.method == "rater" else None
+    rater = body.method == "rater"
+    source.rater_id = body.user_id if rater else None
+    source.rater_kind = (
+        None
+        if not rater
+        else "clicks"
+        if body.clicks_rater_id is not None
+        else "judge"
+        if body.judge_id is not None
+        else "user"
+    )
+    source.rater_name = rater_name if rater else None
     source.synced_at = utcnow()
 
 
@@ -193,4 +229,6 @@ def source_read(*, session: Session, case: Case) -> RatingsSource | None:
         book_name=book.name,
         method=source.method,
         rater_email=None if rater is None else rater.email,
+        rater_kind=_KINDS.get(source.rater_kind or ""),
+        rater_name=source.rater_name,
     )

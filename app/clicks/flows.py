@@ -19,22 +19,40 @@ def add_sample_to_case(
     """Add a sample of the log's queries to the case: weight = design weight, tag sample:<design>,
     and each query's inclusion probability stored with it.
 
-    A text the case has gets the tag and the weight too; a text a case cannot hold (too long,
-    or with a tab or a line break) is left out and counted.
+    A text the case has gets the tag; it keeps the weight (and inclusion probability) it has
+    unless ``body.replace_weights``, and the answer lists which weights were kept or replaced.
+    A text a case cannot hold (too long, or with a tab or a line break) is left out and
+    counted. A query that would get more than 20 tags refuses the whole sample (422).
     """
     drawn = samples.sample(session=session, log=log, body=body)
     tag = f"sample:{body.design}"
+    had = {q.text: q.weight for q in queries.list_queries(session=session, case=case)}
     lines, skipped = [], 0
+    design: dict[str, float] = {}
     for query in drawn.queries:
         text = query.text.strip()
         if not text or len(text) > MAX_TEXT or any(c in text for c in "\t\r\n"):
             skipped += 1
             continue
-        lines.append(f"{text}\t{tag}\t{min(query.weight, MAX_WEIGHT)!r}")
+        design[text] = min(query.weight, MAX_WEIGHT)
+        keep = text in had and not body.replace_weights
+        lines.append(f"{text}\t{tag}" if keep else f"{text}\t{tag}\t{design[text]!r}")
     added = queries.add_queries(session=session, case=case, texts=lines)
-    # Each query keeps its inclusion probability under this design (the last sample's).
+    # Each query whose weight the sample set keeps its inclusion probability under this
+    # design (the last such sample's).
     chance = {s.text.strip(): s.inclusion_probability for s in drawn.queries}
+    replaced: list[int] = []
+    kept: list[int] = []
     for row in added:
-        row.inclusion_probability = chance.get(row.text, row.inclusion_probability)
+        if row.text in had and had[row.text] != design.get(row.text, had[row.text]):
+            (replaced if body.replace_weights else kept).append(row.id)
+        if row.text not in had or body.replace_weights:
+            row.inclusion_probability = chance.get(row.text, row.inclusion_probability)
     session.commit()
-    return FromLogRead(sample=drawn, query_ids=[q.id for q in added], skipped=skipped)
+    return FromLogRead(
+        sample=drawn,
+        query_ids=[q.id for q in added],
+        skipped=skipped,
+        weights_replaced=replaced,
+        weights_kept=kept,
+    )

@@ -149,14 +149,24 @@ class SampleRead(Out):
 
 class FromLogBody(SampleBody):
     click_log_id: int
+    # A query the case has already keeps its weight (and inclusion probability) unless this
+    # is true; a query the sample adds always gets its design weight.
+    replace_weights: bool = False
 
 
 class FromLogRead(Out):
-    """The sample drawn, the ids of the case's queries it became, and texts left out."""
+    """The sample drawn, the ids of the case's queries it became, and texts left out.
+
+    `weights_replaced`: queries the case had whose weight the sample changed (only with
+    `replace_weights`); `weights_kept`: queries the case had whose weight differs from their
+    design weight and was kept.
+    """
 
     sample: SampleRead
     query_ids: list[int]
     skipped: int
+    weights_replaced: list[int] = Field(default_factory=list)
+    weights_kept: list[int] = Field(default_factory=list)
 
 
 # An engine index name: what OpenSearch and Elasticsearch allow, without wildcards or paths.

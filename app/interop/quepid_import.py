@@ -24,6 +24,7 @@ from app.interop.quepid_parse import (
     QuepidCase,
     QuepidEndpoint,
     QuepidQuery,
+    options_warnings,
     parse_case,
 )
 from app.interop.quepid_values import MAX_NAME_CHARS, _number, _path, decode
@@ -152,7 +153,7 @@ def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
             knobs=knobs,
         ),
     )
-    ratings = _add_queries(session, user, case, parsed.queries)
+    ratings = _add_queries(session, user, case, parsed.queries, warnings)
     session.commit()
     return ImportedCase(
         case=case,
@@ -452,23 +453,33 @@ def _endpoint_for(
     return endpoint, True
 
 
-def _add_queries(session: Session, user: User, case: Case, queries: list[QuepidQuery]) -> int:
-    """Insert the queries in order with their ratings; return the number of ratings."""
-    rows: list[Query] = [
-        Query(
-            case_id=case.id,
-            text=q.text,
-            position=position,
-            notes=q.notes,
-            information_need=q.information_need,
-            options=q.options,
-            # Tags and a weight in the query's options become the query's own; those
-            # Relevo's export carried win.
-            tags=q.tags if q.tags is not None else from_options(q.options)[0],
-            weight=q.weight if q.weight is not None else from_options(q.options)[1],
+def _add_queries(
+    session: Session, user: User, case: Case, queries: list[QuepidQuery], warnings: list[str]
+) -> int:
+    """Insert the queries in order with their ratings; return the number of ratings.
+
+    Tags and a weight in a query's options become the query's own (those Relevo's export
+    carried win); what of them cannot be taken is said in ``warnings``.
+    """
+    rows: list[Query] = []
+    left_out: list[tuple[str, list[str]]] = []
+    for position, q in enumerate(queries):
+        tags, weight, problems = from_options(q.options)
+        if problems and (q.tags is None or q.weight is None):
+            left_out.append((q.text, problems))
+        rows.append(
+            Query(
+                case_id=case.id,
+                text=q.text,
+                position=position,
+                notes=q.notes,
+                information_need=q.information_need,
+                options=q.options,
+                tags=q.tags if q.tags is not None else tags,
+                weight=q.weight if q.weight is not None else weight,
+            )
         )
-        for position, q in enumerate(queries)
-    ]
+    warnings.extend(options_warnings(left_out))
     session.add_all(rows)
     session.flush()
     now = utcnow()

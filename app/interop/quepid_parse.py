@@ -308,8 +308,18 @@ def _index_url(url: str, engine: Engine, loc: Loc) -> str:
     return url.rstrip("/")
 
 
+def options_warnings(left_out: list[tuple[str, list[str]]], shown: int = 10) -> list[str]:
+    """Return a warning for each query whose tags or weight were not all taken (at most
+    ``shown``, then how many more): an import never drops them silently."""
+    said = [f'Query "{text[:80]}": {"; ".join(problems)}.' for text, problems in left_out[:shown]]
+    if len(left_out) > shown:
+        said.append(f"{len(left_out) - shown} more queries had tags or a weight left out.")
+    return said
+
+
 def _queries(items: list[Any], warnings: list[str]) -> list[QuepidQuery]:
     by_text: dict[str, QuepidQuery] = {}
+    left_out: list[tuple[str, list[str]]] = []
     repeated = 0
     for index, item in enumerate(items):
         loc: Loc = ("queries", index)
@@ -341,7 +351,10 @@ def _queries(items: list[Any], warnings: list[str]) -> list[QuepidQuery]:
         by_text[text] = QuepidQuery(text, notes or None, need or None, options, ratings)
         if extras:
             # The same rules as tags and a weight in Quepid's own query options.
-            by_text[text].tags, by_text[text].weight = from_options(extras)
+            by_text[text].tags, by_text[text].weight, problems = from_options(extras)
+            if problems:
+                left_out.append((text, problems))
+    warnings.extend(options_warnings(left_out))
     if repeated:
         warnings.append(
             f"{repeated} queries repeat the text of an earlier one: each was merged into the "

@@ -100,4 +100,8 @@ class CaseBookSync(Base):
     rater_id: Mapped[int | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), default=None
     )
+    # With the "rater" method: "user", "judge" or "clicks" (a click model), and the judge's
+    # or click model's name when synced (kept should it be deleted later).
+    rater_kind: Mapped[str | None] = mapped_column(String(10), default=None)
+    rater_name: Mapped[str | None] = mapped_column(String(300), default=None)
     synced_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -61,20 +61,48 @@ def _weight(raw: str) -> float:
     return value
 
 
-def from_options(options: object) -> tuple[list[str], float]:
+def from_options(options: object) -> tuple[list[str], float, list[str]]:
     """Return the tags and weight a query's options carry (``tags``: a list or a comma
-    separated text, ``weight``: a number > 0), as Quepid exports may; what does not fit the
-    rules is left out (no tags, weight 1): the options keep it as it was."""
+    separated text, ``weight``: a number > 0), as Quepid exports may, and what was left out.
+
+    A tag that is too long or not text is left out; beyond 20 tags, the first 20 are kept; a
+    weight that is not a number > 0 weighs 1. Each such problem is said in the third value
+    (the options keep everything as it was).
+    """
     if not isinstance(options, dict):
-        return [], 1.0
+        return [], 1.0, []
+    problems: list[str] = []
     raw = options.get("tags")
     items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    try:
-        tags = list(clean_tags([t for t in items if isinstance(t, str)]))
-    except BulkLineError:
-        tags = []
+    if raw is not None and not isinstance(raw, str | list):
+        problems.append("its tags are neither a list nor a text and were left out")
+    tags: list[str] = []
+    too_long: list[str] = []
+    for item in items:
+        tag = item.strip() if isinstance(item, str) else None
+        if tag is None or len(tag) > MAX_TAG:
+            too_long.append(f"{tag[:20]!r}…" if tag is not None else repr(item)[:20])
+        elif tag and tag not in tags:
+            tags.append(tag)
+    if too_long:
+        problems.append(
+            f"{len(too_long)} tag(s) longer than {MAX_TAG} characters or not text were left "
+            f"out ({', '.join(too_long[:3])}{'…' if len(too_long) > 3 else ''})"
+        )
+    if len(tags) > MAX_TAGS:
+        problems.append(
+            f"it has {len(tags)} tags; a query keeps at most {MAX_TAGS}: "
+            f"{', '.join(tags[MAX_TAGS:][:5])}{'…' if len(tags) > MAX_TAGS + 5 else ''} "
+            "were left out"
+        )
+        tags = tags[:MAX_TAGS]
     weight = options.get("weight")
-    if isinstance(weight, bool) or not isinstance(weight, int | float):
-        return tags, 1.0
-    value = float(weight)
-    return tags, value if math.isfinite(value) and 0 < value <= MAX_WEIGHT else 1.0
+    if weight is None:
+        return tags, 1.0, problems
+    value = (
+        float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None
+    )
+    if value is None or not math.isfinite(value) or not 0 < value <= MAX_WEIGHT:
+        problems.append(f"its weight {weight!r:.30} is not a number greater than 0: it weighs 1")
+        return tags, 1.0, problems
+    return tags, value, problems

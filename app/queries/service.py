@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.access import valid_id
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
-from app.queries.bulk_lines import clean_tags, parse_line
+from app.queries.bulk_lines import BulkLine, clean_tags, parse_line
 from app.queries.schemas import QueriesPatch, QueryCreate, QueryUpdate, RatingIn
 from app.runs.totals import refresh_case_totals
 from app.scorers.service import rating_bounds
@@ -91,12 +91,13 @@ def add_queries(*, session: Session, case: Case, texts: Sequence[str]) -> list[Q
 
 def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Query]:
     existing = {q.text: q for q in list_queries(session=session, case=case)}
+    lines = [parse_line(raw) for raw in texts]
+    _check_tag_cap(lines, existing)
     position = _next_position(session, case)
     result: list[Query] = []
     seen: set[str] = set()
     weighed = False
-    for raw in texts:
-        line = parse_line(raw)
+    for line in lines:
         text = line.text
         if not text or text in seen:
             continue
@@ -117,6 +118,23 @@ def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Que
         refresh_case_totals(session=session, case_id=case.id)
     session.commit()
     return result
+
+
+def _check_tag_cap(lines: Sequence[BulkLine], existing: dict[str, Query]) -> None:
+    """Refuse the whole add (nothing changed) when a query would get more than 20 tags."""
+    merged: dict[str, list[str]] = {}
+    for line in lines:
+        if line.text and line.text not in merged:
+            known = existing.get(line.text)
+            merged[line.text] = _merged((known.tags or []) if known else [], line.tags or (), ())
+    over = [text for text, tags in merged.items() if len(tags) > MAX_TAGS]
+    if over:
+        more = f" (and {len(over) - 1} more)" if len(over) > 1 else ""
+        raise Invalid(
+            ("queries",),
+            f"The query {over[0]!r}{more} would have more than {MAX_TAGS} tags: "
+            "remove some of its tags first. Nothing was added.",
+        )
 
 
 def update_query(*, session: Session, case: Case, query: Query, body: QueryUpdate) -> Query:

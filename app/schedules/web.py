@@ -8,12 +8,14 @@ from collections.abc import Callable
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
 from app.accounts.deps import WebUser
 from app.cases.deps import WebCaseDep
 from app.errors import Invalid, RelevoError
 from app.models import Case, User
+from app.runs.metrics import metric_defs
 from app.schedules import alerts, notes, service, webhooks
 from app.schedules.dashboard import dashboard
 from app.schedules.deps import WebAlertDep, WebWebhookDep
@@ -67,9 +69,17 @@ def _watch(
         "webhook_names": {w.id: w.name for w in data.webhooks},
         "added": _added(request, data.alerts, added_id),
         "least_changed": alerts.min_changed_queries(0.05),
+        "metric_names": _metric_names(session, case, data.alerts),
+        "primary_id": case.scorer_id,
     }
     name = "schedules/partials/watch.html" if is_htmx(request) else "schedules/case_watch.html"
     return render(request, name, context, status_code=status_code)
+
+
+def _metric_names(session: Session, case: Case, rules: list[AlertRead]) -> dict[int, str]:
+    """Return the names of the metrics the rules watch (None: the case's primary), by id."""
+    ids = {a.metric_scorer_id or case.scorer_id for a in rules} - {None}
+    return {d.scorer_id: d.name for d in metric_defs(session=session, ids=sorted(ids))}
 
 
 def _added(request: Request, rules: list[AlertRead], added_id: int | None) -> AlertRead | None:

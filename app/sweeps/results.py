@@ -10,7 +10,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Run, RunQuery, Sweep
+from app.models import Case, Run, RunQuery, Sweep
+from app.runs.metrics import metric_defs, run_metrics
 from app.runs.schemas import RecordedMetric
 from app.sweeps.schemas import SweepRead, SweepResult
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus, is_partial
@@ -34,7 +35,11 @@ def is_complete(run: Run) -> bool:
     )
 
 
-def _result(run: Run) -> SweepResult:
+def _result(session: Session, case: Case | None, run: Run) -> SweepResult:
+    # Every column re-scored like case_score (today's ratings, weights and aggregate), as the
+    # case page shows them; a run still going has nothing to show yet.
+    ended = run.status not in ACTIVE_RUN_STATUSES
+    summaries = run_metrics(session=session, run=run, case=case) if ended else []
     return SweepResult(
         knobs=run.knobs or {},
         run_id=run.id,
@@ -46,9 +51,11 @@ def _result(run: Run) -> SweepResult:
         total=run.total,
         complete=is_complete(run),
         metrics=[
-            RecordedMetric.model_validate(m)
-            for m in run.recorded_metrics or []
-            if m.get("scorer_id") != run.scorer_id
+            RecordedMetric(
+                scorer_id=m.scorer_id, name=m.name, case_score=m.case_score, scored=m.scored
+            )
+            for m in summaries
+            if m.scorer_id != run.scorer_id
         ],
     )
 
@@ -89,6 +96,14 @@ def _no_best_note(results: list[SweepResult]) -> str | None:
     return "No complete run: every combination left queries unscored or with errors."
 
 
+def _primary_name(session: Session, scorer_id: int | None) -> str | None:
+    """Return the name of the runs' primary metric, the metric of their case_score."""
+    if scorer_id is None:
+        return None
+    found = metric_defs(session=session, ids=[scorer_id])
+    return found[0].name if found else None
+
+
 def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
     """Return the sweep with each combination's run and the best complete one.
 
@@ -98,7 +113,10 @@ def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
     the runs without errors that left out those queries and no other, which all average the
     same queries (``best_note`` says so).
     """
-    results = [_result(run) for run in _runs(session, sweep)]
+    case = session.get(Case, sweep.case_id)
+    runs = _runs(session, sweep)
+    primary = case.scorer_id if case is not None else None
+    results = [_result(session, case, run) for run in runs]
     ranked = [r for r in results if r.complete and r.case_score is not None]
     note = None
     if not ranked:
@@ -122,6 +140,8 @@ def read_sweep(*, session: Session, sweep: Sweep) -> SweepRead:
         results=results,
         best=best,
         best_note=note if best is not None else _no_best_note(results),
+        metric=_primary_name(session, runs[0].scorer_id if runs else primary),
+        aggregate=case.aggregate if case is not None else "mean",
         created_at=sweep.created_at,
         finished_at=sweep.finished_at,
     )

@@ -41,7 +41,12 @@ class SweepResult(Out):
     knobs: dict[str, float] = Field(description="Every knob value the run used")
     run_id: int
     status: RunStatus
-    case_score: float | None = Field(description="Mean of the scored queries (SCORING.md)")
+    case_score: float | None = Field(
+        description=(
+            "The primary metric's case score: the case's aggregate (mean or weighted mean) of "
+            "the scored queries, re-scored with today's ratings and settings (SCORING.md)"
+        )
+    )
     scored: int = Field(default=0, description="Queries the case score is the mean of")
     unscored: int = 0
     errors: int = Field(default=0, description="Queries whose engine call or scorer failed")
@@ -53,8 +58,8 @@ class SweepResult(Out):
     metrics: list[RecordedMetric] = Field(
         default_factory=list,
         description=(
-            "The case's other metrics as the run scored them when it finished (the primary, "
-            "case_score, is left out)"
+            "The case's other metrics, re-scored with today's ratings and settings like "
+            "case_score (the primary, case_score, is left out)"
         ),
     )
 
@@ -78,6 +83,12 @@ class SweepRead(Out):
             "no run scored every query and the best was chosen among the runs that left out "
             "only the queries every run left out (unrated ones, say)"
         ),
+    )
+    metric: str | None = Field(
+        default=None, description="The case's primary metric, the metric of case_score"
+    )
+    aggregate: str = Field(
+        default="mean", description='How the scores average the queries: "mean" or "weighted_mean"'
     )
     created_at: datetime
     finished_at: datetime | None

@@ -208,7 +208,19 @@ def test_sync_one_rater_and_bad_input(
         "book_name": book["name"],
         "method": "rater",
         "rater_email": "bob@example.com",
+        "rater_kind": "user",
+        "rater_name": None,
     }
+    # A user who does not exist, or never rated in this book, is not found, as an unknown
+    # clicks rater or judge is (not a sync of nothing that answers 200).
+    dave = make_api_user(client, session_factory, "dave@example.com")  # rated nothing here
+    for unknown in (10**6, 10**12, dave.id):
+        refused = api.post(url, json={"method": "rater", "user_id": unknown})
+        assert refused.status_code == 404, refused.text
+        assert refused.json()["detail"] == "No such rater in this book."
+    assert api.get(f"/api/v1/pages/cases/{case_id}").json()["ratings_source"]["rater_kind"] == (
+        "user"
+    )
 
 
 def test_sync_when_nothing_matches_changes_nothing(

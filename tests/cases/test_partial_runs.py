@@ -253,6 +253,8 @@ def test_partial_scores_are_marked_on_the_case_page_cases_list_and_compare(
         c for c in client.get("/api/v1/pages/cases").json()["cases"] if c["id"] == case_id
     )
     assert (listed["last_scored"], listed["last_errors"], listed["last_total"]) == (3, 1, 4)
+    assert listed["aggregate"] == "mean"
+    assert ": the mean over 3 of 4 queries: 1 error" in attr(one(row, ".badge"), "title")
 
     compared = soup(client.get(f"/cases/{case_id}/compare?base={partial}&other={complete}"))
     base = one(compared, "#base-case-score")
@@ -262,6 +264,12 @@ def test_partial_scores_are_marked_on_the_case_page_cases_list_and_compare(
     )
     assert "score-partial" not in one(compared, "#other-case-score")["class"]
     assert compared.select("#compare-other .score-coverage") == []
+    # A weighted case's tooltip names its aggregate, not "the mean".
+    assert api.patch(f"/api/v1/cases/{case_id}", json={"aggregate": "weighted_mean"}).is_success
+    row = one(soup(client.get("/")), f"tr.case-row[data-case-id='{case_id}']")
+    title = attr(one(row, ".badge"), "title")
+    assert ": the weighted mean over 3 of 4 queries: 1 error" in title
+    assert "the mean" not in title
 
 
 def test_history_chart_and_sparklines_leave_gaps_for_runs_without_a_score(

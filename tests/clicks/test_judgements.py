@@ -193,7 +193,9 @@ def test_dates_and_application_narrow_the_log(api: ApiUser) -> None:
     assert api.post(url, json={**body, "application": "shop"}).json()["pairs_judged"] == 0
 
 
-def test_clicks_rater_syncs_into_a_case_like_a_judge(api: ApiUser, other_api: ApiUser) -> None:
+def test_clicks_rater_syncs_into_a_case_like_a_judge(
+    api: ApiUser, other_api: ApiUser, client: TestClient
+) -> None:
     log_id = make_log(api)["id"]
     send_events(api, log_id, coec_events())
     book = make_book(api, scale=[0, 1, 2])
@@ -218,6 +220,15 @@ def test_clicks_rater_syncs_into_a_case_like_a_judge(api: ApiUser, other_api: Ap
     assert {r["doc_id"]: r["rating"] for r in ratings["ratings"]} == {"A": 1, "B": 2, "C": 0}
     again = api.post(url, json={"method": "rater", "clicks_rater_id": rater_id}).json()
     assert again == {"ratings_set": 0, "ratings_unchanged": 3, "pairs_without_query": 0}
+    # The case names the click model as the source, not "a former rater".
+    source = api.get(f"/api/v1/pages/cases/{case_id}").json()["ratings_source"]
+    assert (source["rater_kind"], source["rater_name"]) == ("clicks", judged["rater"]["name"])
+    assert source["rater_name"].startswith("clicks COEC")
+    login(client)
+    line = one(soup(client.get(f"/cases/{case_id}")), "#ratings-source")
+    text = line.get_text(" ", strip=True)
+    assert f"the judgements of the click model {judged['rater']['name']}" in text
+    assert "former rater" not in text and line["data-rater-kind"] == "clicks"
     # The person's rating is what "mean" of people syncs, the clicks rater left out.
     mean = api.post(url, json={"method": "mean"}).json()
     assert mean["ratings_set"] == 1

@@ -169,13 +169,23 @@ def test_sampled_queries_keep_their_inclusion_probability(api: ApiUser) -> None:
         assert query["weight"] == pytest.approx(5.0)
     # The Horvitz-Thompson total of searches is exact here: 2 queries x 5 = all 10 searches.
     assert sum(q["weight"] for q in sampled) == pytest.approx(10.0)
-    # Sampled again by another design, a query takes that design's probability.
-    top = api.post(url, json={"click_log_id": log_id, "design": "top", "size": 1}).json()
+    # Sampled again by another design with replace_weights, a query takes that design's
+    # probability and weight.
+    top = api.post(
+        url, json={"click_log_id": log_id, "design": "top", "size": 1, "replace_weights": True}
+    ).json()
     assert [q["text"] for q in top["sample"]["queries"]] == ["a"]
     again = {q["text"]: q for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}
     assert again["a"]["inclusion_probability"] == 1.0 and again["a"]["weight"] == 5.0
     uniform = api.post(
-        url, json={"click_log_id": log_id, "design": "uniform", "size": 3, "seed": 1}
+        url,
+        json={
+            "click_log_id": log_id,
+            "design": "uniform",
+            "size": 3,
+            "seed": 1,
+            "replace_weights": True,
+        },
     ).json()
     for drawn in uniform["sample"]["queries"]:
         row = {q["text"]: q for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}[
@@ -183,3 +193,56 @@ def test_sampled_queries_keep_their_inclusion_probability(api: ApiUser) -> None:
         ]
         assert row["inclusion_probability"] == pytest.approx(0.75)
         assert row["weight"] == pytest.approx(counts[drawn["text"]] / 0.75)
+
+
+def _log_of(api: ApiUser, counts: dict[str, int]) -> int:
+    log_id = int(make_log(api)["id"])
+    queries = [
+        {"query_id": f"{t}{i}", "user_query": t} for t, n in counts.items() for i in range(n)
+    ]
+    api.post(f"/api/v1/click-logs/{log_id}/queries", json=queries)
+    return log_id
+
+
+def test_a_sample_keeps_a_weight_set_by_hand_and_says_so(api: ApiUser) -> None:
+    # Searches a 5, b 3, c 1, d 1: PPS of 2 with seed 3 draws "a" (pi 1, design weight 5).
+    log_id = _log_of(api, {"a": 5, "b": 3, "c": 1, "d": 1})
+    case_id = make_case(api, make_endpoint(api, "http://127.0.0.1:9/movies")["id"])["id"]
+    ids = add_queries(api, case_id, ["a"])
+    api.patch(f"/api/v1/cases/{case_id}/queries/{ids['a']}", json={"weight": 2})
+    url = f"/api/v1/cases/{case_id}/queries/from-log"
+    body = {"click_log_id": log_id, "design": "pps", "size": 2, "seed": 3}
+    answer = api.post(url, json=body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["weights_kept"] == [ids["a"]]
+    assert answer.json()["weights_replaced"] == []
+    stored = {q["text"]: q for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}
+    assert stored["a"]["weight"] == 2.0 and stored["a"]["tags"] == ["sample:pps"]
+    assert stored["a"]["inclusion_probability"] is None
+    (other,) = [t for t in stored if t != "a"]
+    assert stored[other]["weight"] == pytest.approx(5.0)
+    # Asked to, the sample replaces it and lists the query.
+    again = api.post(url, json={**body, "replace_weights": True}).json()
+    assert again["weights_replaced"] == [ids["a"]] and again["weights_kept"] == []
+    row = {q["text"]: q for q in api.get(f"/api/v1/cases/{case_id}/queries").json()}["a"]
+    assert (row["weight"], row["inclusion_probability"]) == (5.0, 1.0)
+
+
+def test_a_sample_never_takes_a_query_past_twenty_tags(api: ApiUser) -> None:
+    log_id = _log_of(api, {"a": 5, "b": 3, "c": 1, "d": 1})
+    case_id = make_case(api, make_endpoint(api, "http://127.0.0.1:9/movies")["id"])["id"]
+    ids = add_queries(api, case_id, ["a"])
+    tags = [f"t{i}" for i in range(20)]
+    api.patch(f"/api/v1/cases/{case_id}/queries/{ids['a']}", json={"tags": tags, "weight": 2})
+    url = f"/api/v1/cases/{case_id}/queries/from-log"
+    body = {"click_log_id": log_id, "design": "pps", "size": 2, "seed": 3}
+    refused = api.post(url, json={**body, "replace_weights": True})
+    assert refused.status_code == 422, refused.text
+    assert "more than 20 tags" in refused.text and "'a'" in refused.text
+    # Nothing changed: not the query, and no other query of the sample was added.
+    stored = api.get(f"/api/v1/cases/{case_id}/queries").json()
+    assert [(q["text"], q["tags"], q["weight"]) for q in stored] == [("a", tags, 2.0)]
+    # The bulk add of a line with tags refuses the same way.
+    bulk = api.post(f"/api/v1/cases/{case_id}/queries/bulk", json={"queries": ["a\tmore"]})
+    assert bulk.status_code == 422
+    assert api.get(f"/api/v1/cases/{case_id}/queries").json()[0]["tags"] == tags

@@ -8,7 +8,7 @@ import pytest
 
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_case, scorer_id
-from tests.support.quepid import export, imported
+from tests.support.quepid import export, fixture, imported, queries_of
 
 
 def _static_endpoint(api: ApiUser) -> int:
@@ -141,3 +141,22 @@ def test_a_case_comes_back_from_a_quepid_file_with_the_same_scores(
         5,
         "exponential",
     )
+
+
+def test_an_import_keeps_twenty_tags_and_says_what_it_left_out(api: ApiUser) -> None:
+    data = fixture("movies_es_case.json")
+    many = [f"t{i}" for i in range(21)]
+    # Relevo's own export of a query with 21 tags (the cap is 20), and Quepid's own options
+    # with a tag too long and a weight that is not a number > 0.
+    data["queries"][0]["options"] = {"relevo": {"tags": many, "weight": 2}}
+    data["queries"][1]["options"] = {"tags": ["ok", "x" * 41], "weight": -1}
+    result = imported(api, data)
+    by_text = {q["text"]: q for q in queries_of(api, int(result["id"]))}
+    assert by_text["star wars"]["tags"] == many[:20] and by_text["star wars"]["weight"] == 2.0
+    assert by_text["batman"]["tags"] == ["ok"] and by_text["batman"]["weight"] == 1.0
+    warned = [w for w in result["warnings"] if w.startswith("Query ")]
+    assert warned == [
+        'Query "star wars": it has 21 tags; a query keeps at most 20: t20 were left out.',
+        'Query "batman": 1 tag(s) longer than 40 characters or not text were left out '
+        f"('{'x' * 20}'…); its weight -1 is not a number greater than 0: it weighs 1.",
+    ]

@@ -24,8 +24,11 @@ from tests.support.pages import (
 )
 
 
-def _metric_runs(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
-    """Two stored runs of a case with NDCG@10, P@10 and ERR@10, re-scored with ratings."""
+def _metric_runs(
+    api: ApiUser, factory: sessionmaker[Session], alien_errs: bool = False
+) -> dict[str, Any]:
+    """Two stored runs of a case with NDCG@10, P@10 and ERR@10, re-scored with ratings
+    (with ``alien_errs``, the newer run's "alien" errored)."""
     ndcg, p10, err = (scorer_id(api, n) for n in ("NDCG@10", "P@10", "ERR@10"))
     case_id = movies_case(api, scorer_id=ndcg, metric_scorer_ids=[p10, err])
     ids = add_queries(api, case_id, ["star wars\thead\t3", "batman\thead,brand", "alien\ttail"])
@@ -34,11 +37,13 @@ def _metric_runs(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]
         ids["batman"]: {"docs": [doc("4", "Batman Forever", 1)]},
         ids["alien"]: {"docs": [doc("6", "Alien", 1), doc("3", "Aliens", 2)]},
     }
-    newer = {
+    newer: dict[int, dict[str, Any]] = {
         ids["star wars"]: {"docs": [doc("2", "Empire", 1), doc("1", "A New Hope", 2)]},
         ids["batman"]: {"docs": [doc("5", "Batman", 1), doc("4", "Batman Forever", 2)]},
         ids["alien"]: {"docs": [doc("3", "Aliens", 1), doc("6", "Alien", 2)]},
     }
+    if alien_errs:
+        newer[ids["alien"]] = {"status": "error", "error": "timed out", "num_found": None}
     runs = [finished_run(factory, case_id, o, scorer=ndcg) for o in (older, newer)]
     with factory() as session:
         for run_id in runs:
@@ -78,6 +83,28 @@ def test_the_compare_page_lists_every_metric_with_holm(
         assert one(row, ".metric-p-holm").get_text() == f"{metric['p_holm']:.4f}"
         tags = [t["data-tag"] for t in row.select(".metric-tags .tag")]
         assert tags == ["brand", "head", "tail"]
+
+
+def test_the_metric_table_says_it_averages_only_the_paired_queries(
+    api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    setup = _metric_runs(api, session_factory, alien_errs=True)
+    params = {"base": setup["base"], "other": setup["other"]}
+    twin = api.get(f"/api/v1/cases/{setup['case_id']}/runs/compare", params=params).json()
+    ndcg = twin["metrics"][0]
+    # The base's case score averages its 3 queries; the table's Base only the 2 paired ones.
+    assert ndcg["n"] == 2 and twin["base"]["scored"] == 3
+    assert f"{ndcg['base']:.1f}" != f"{twin['base']['case_score']:.1f}"
+    login(client)
+    page = soup(client.get(f"/cases/{setup['case_id']}/compare", params=params))
+    section = one(page, "#compare-metrics")
+    heads = [th.get_text(strip=True) for th in section.select("thead th")]
+    assert heads[1:4] == ["Paired", "Base · mean over paired", "Other · mean over paired"]
+    note = one(section, "#paired-note").get_text(" ", strip=True)
+    assert "over only the queries it scored in both runs" in note
+    rows = section.select("tr.metric-row")
+    assert [one(r, ".metric-paired").get_text() for r in rows] == ["2", "2", "2"]
+    assert one(rows[0], ".metric-base").get_text() == f"{ndcg['base']:.1f}"
 
 
 def test_the_case_page_shows_the_metric_panel_and_the_tag_table(

@@ -102,3 +102,23 @@ def test_the_page_says_it_when_the_alert_is_added_and_on_the_rule(
     )
     # A later visit to the page no longer says "added".
     assert soup(client.get(f"/cases/{case_id}/watch")).select("#alert-added") == []
+
+
+def test_each_drop_rule_names_the_metric_it_watches(api: ApiUser, client: TestClient) -> None:
+    case_id, _ = new_case(api)
+    case = api.get(f"/api/v1/cases/{case_id}").json()
+    scorers = {s["id"]: s["name"] for s in api.get("/api/v1/scorers").json()}
+    primary = scorers[case["scorer_id"]]
+    other = next(i for i, n in scorers.items() if n in ("P@10", "NDCG@10") and n != primary)
+    assert api.patch(f"/api/v1/cases/{case_id}", json={"metric_scorer_ids": [other]}).is_success
+    url = f"/api/v1/cases/{case_id}/alerts"
+    for extra in ({}, {"metric_scorer_id": other}):
+        made = api.post(url, json={"kind": "drop", "points": 5, **extra})
+        assert made.status_code == 201, made.text
+    login(client, api.email)
+    rules = soup(client.get(f"/cases/{case_id}/watch")).select("#alert-rules li")
+    said = [" ".join(rule.get_text(" ", strip=True).split()) for rule in rules]
+    # Two drops of 5 points read differently: each names its metric.
+    assert [one(rule, ".alert-metric").get_text() for rule in rules] == [primary, scorers[other]]
+    assert said[0].startswith(f"Drop of {primary} by 5.0 points from the previous run")
+    assert said[1].startswith(f"Drop of {scorers[other]} by 5.0 points from the previous run")

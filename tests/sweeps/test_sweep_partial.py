@@ -106,6 +106,10 @@ def test_with_unrated_queries_the_best_is_among_runs_that_left_out_only_those(
         page = soup(client.get(f"/cases/{case_id}/sweeps/{sweep['id']}"))
     assert one(page, "#sweep-best").get_text(" ", strip=True).startswith("Best complete run:")
     assert one(page, "#sweep-best")["data-run-id"] == str(first["run_id"])
+    # The rule names what makes a run partial (errors, queries not run), not unrated ones.
+    rule = one(page, "#sweep-partial-rule").get_text(" ", strip=True)
+    assert rule.startswith("A run in which a query errored or was not run is partial")
+    assert "unscored" not in rule and "Unrated queries make no run partial" in rule
     # Applying the best asks for no confirmation: it goes straight to the case page.
     applied = client.post(
         f"/cases/{case_id}/sweeps/{sweep['id']}/apply",

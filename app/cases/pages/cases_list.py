@@ -41,6 +41,7 @@ def cases_page(*, session: Session, user: User, show: str = "all") -> CasesPage:
             last_score=stats[c.id].last_score,
             last_run_at=stats[c.id].last_run_at,
             query_count=stats[c.id].query_count,
+            aggregate=c.aggregate,
             **counts.get(c.id, {}),
             history=history.get(c.id, []),
             mine=c.owner_id == user.id,

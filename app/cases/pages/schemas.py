@@ -45,6 +45,9 @@ class CaseRow(Out):
     last_total: int = Field(
         default=0, description="Queries in that run; last_scored < last_total: a partial score"
     )
+    aggregate: str = Field(
+        default="mean", description='How the case averages its queries: "mean" or "weighted_mean"'
+    )
     history: list[ScorePoint] = Field(
         description="Case scores of the last finished runs, oldest first"
     )
