@@ -5,23 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+import numpy as np
+
+from app.scoring.batch import SCORED, build_arrays, compute, needs
+from app.scoring.batch import outcomes as batch_outcomes
 from app.scoring.errors import ScorerConfigError
 from app.scoring.js_limits import Limits
-from app.scoring.metrics import GRADED_KINDS, METRICS, Metric, without_negative_gain
 from app.scoring.sandbox.pool import score_javascript
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 from app.scoring.validation import normalize_params
 from app.vocabulary import QueryStatus, ScorerKind
-
-
-def _prepare(config: ScorerConfig) -> Metric:
-    params = normalize_params(config.kind, config.params, config.scale)
-    metric = METRICS[config.kind](params, config.scale[-1])
-    if config.scale[0] < 0 and config.kind in GRADED_KINDS:
-        return without_negative_gain(metric)
-    return metric
 
 
 def _diagnose(config: ScorerConfig, query: QueryInput) -> str | None:
@@ -54,46 +49,69 @@ def _repair(
     return failed(f"scorer produced {score!r}, outside 0-100")
 
 
-def _score_builtin(config: ScorerConfig, queries: Iterable[QueryInput]) -> list[Outcome]:
+def _params(config: ScorerConfig) -> dict[str, Any] | Outcome:
+    """Return the config's complete parameters, or the error every query of it gets."""
+    if not config.scale:
+        return failed("invalid scorer config: the scale is empty")
     try:
-        metric = _prepare(config)
+        return normalize_params(config.kind, config.params, config.scale)
     except (ScorerConfigError, KeyError, IndexError, TypeError, ValueError) as exc:
         message = exc.message if isinstance(exc, ScorerConfigError) else str(exc)
-        return [failed(f"invalid scorer config: {message}") for _ in queries]
-    # Each query is scored as soon as it is made: its docs and ratings are still in the CPU's
-    # cache, which makes a large pass about a fifth faster than making every input first.
-    kept: list[QueryInput] = []
-    keep = kept.append
-    outcomes: list[Outcome] = []
-    add = outcomes.append
-    rest = iter(queries)
-    for query in rest:
-        keep(query)
-        try:
-            add(metric(query))
-        except Exception:  # redo one by one so that only the bad queries become errors
-            kept.extend(rest)
-            return _score_each(config, metric, kept)
-    for index in [i for i, o in enumerate(outcomes) if not 0.0 <= (o.score or 0.0) <= 100.0]:
-        outcomes[index] = _repair(config, kept[index], outcomes[index], None)
-    return outcomes
+        return failed(f"invalid scorer config: {message}")
 
 
-def _score_each(
-    config: ScorerConfig, metric: Metric, queries: Sequence[QueryInput]
-) -> list[Outcome]:
-    outcomes = []
-    for query in queries:
-        try:
-            outcome = metric(query)
-        except Exception as exc:  # a query's bad data must not stop the batch
-            outcome = _repair(config, query, None, exc)
+def _score_builtins(
+    configs: Sequence[tuple[ScorerConfig, dict[str, Any]]], queries: Sequence[QueryInput]
+) -> list[list[Outcome]]:
+    """Score every query under every built-in config in one pass over shared arrays."""
+    arrays = build_arrays(queries, needs([(c.kind, p) for c, p in configs]))
+    failures = arrays.failures
+    result = []
+    for config, params in configs:
+        found = compute(arrays, config.kind, params, config.scale)
+        listed = batch_outcomes(found)
+        # Scores outside 0-100 (or NaN): float noise is clamped, anything else diagnosed.
+        with np.errstate(invalid="ignore"):
+            outside = (found.codes == SCORED) & ~((found.scores >= 0) & (found.scores <= 100))
+        for index in np.flatnonzero(outside).tolist():
+            listed[index] = _repair(config, queries[index], listed[index], None)
+        for index, exc in failures.items():
+            listed[index] = _repair(config, queries[index], None, exc)
+        result.append(listed)
+    return result
+
+
+def score_many(
+    configs: Sequence[ScorerConfig],
+    queries: Iterable[QueryInput],
+    *,
+    limits: Limits | None = None,
+    owner: object = None,
+) -> list[list[Outcome]]:
+    """Return, for each config, one outcome per query, in order; never raises on query data.
+
+    Every built-in config is scored in one pass over arrays made once from the queries
+    (app.scoring.batch); each JavaScript scorer runs on its own path. ``limits`` bounds a
+    JavaScript scorer (the defaults when None) and ``owner`` (a user id) is whose share of
+    the JavaScript workers it uses; built-in scorers ignore both.
+    """
+    listed = queries if isinstance(queries, list) else list(queries)
+    result: list[list[Outcome] | None] = [None] * len(configs)
+    builtins: list[tuple[int, ScorerConfig, dict[str, Any]]] = []
+    for index, config in enumerate(configs):
+        if config.kind == ScorerKind.JAVASCRIPT:
+            result[index] = score_javascript(config, listed, limits, owner)
+            continue
+        params = _params(config)
+        if isinstance(params, Outcome):
+            result[index] = [params for _ in listed]
         else:
-            score = outcome.score
-            if score is not None and not 0.0 <= score <= 100.0:
-                outcome = _repair(config, query, outcome, None)
-        outcomes.append(outcome)
-    return outcomes
+            builtins.append((index, config, params))
+    if builtins:
+        scored = _score_builtins([(c, p) for _, c, p in builtins], listed)
+        for (index, _c, _p), outcomes in zip(builtins, scored, strict=True):
+            result[index] = outcomes
+    return [outcomes or [] for outcomes in result]
 
 
 def score_queries(
@@ -105,16 +123,10 @@ def score_queries(
 ) -> list[Outcome]:
     """Return one outcome per query, in order; never raises on query data.
 
-    ``queries`` may be a generator: built-in scorers then score each input as it is made.
-
     ``limits`` bounds a JavaScript scorer (the defaults when None) and ``owner`` (a user id)
     is whose share of the JavaScript workers it uses; built-in scorers ignore both.
     """
-    if config.kind == ScorerKind.JAVASCRIPT:
-        return score_javascript(config, list(queries), limits, owner)
-    if not config.scale:
-        return [failed("invalid scorer config: the scale is empty") for _ in queries]
-    return _score_builtin(config, queries)
+    return score_many([config], queries, limits=limits, owner=owner)[0]
 
 
 def score_query(config: ScorerConfig, query: QueryInput) -> Outcome:
