@@ -18,11 +18,11 @@ from app.models import Case, Query, Run, RunQuery, Scorer, Try
 from app.models.scorers import config_of
 from app.runs import case_data
 from app.runs.metrics import metric_configs
-from app.runs.plan import score_metrics
+from app.runs.plan import score_with_metrics
 from app.runs.service import run_queries
 from app.runs.stored import case_run, has_ranking
 from app.runs.totals import refresh_totals
-from app.scoring import Outcome, QueryInput, score_queries
+from app.scoring import Outcome, QueryInput
 from app.scoring.types import StoredDocs
 from app.vocabulary import QueryStatus
 
@@ -95,13 +95,13 @@ def rescore_row(
         return None
     ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
     stored = stored_input(row, ratings, query.options or {}, case.options or {})
-    outcome = score_queries(config_of(scorer), [stored])[0]
-    _apply(row, outcome, ratings)
     metrics = metric_configs(session=session, run=run)
+    [outcome], [scores] = score_with_metrics(config_of(scorer), metrics, [stored])
+    _apply(row, outcome, ratings)
     if metrics:
         row.metric_scores = {
             str(scorer.id): outcome.score if outcome.status == QueryStatus.SCORED else None,
-            **score_metrics(metrics, [stored])[0],
+            **scores,
         }
     session.flush()
     refresh_totals(
@@ -148,7 +148,7 @@ def rescore_run(*, session: Session, run: Run) -> Run:
         session=session, query_ids=[r.query_id for r in fetched if r.query_id is not None]
     )
     metrics = metric_configs(session=session, run=run)
-    made = (
+    inputs = [
         stored_input(
             r,
             ratings.get(r.query_id or 0, {}),
@@ -156,15 +156,12 @@ def rescore_run(*, session: Session, run: Run) -> Run:
             case.options or {},
         )
         for r in fetched
-    )
-    # One metric: a generator, each input scored as soon as it is made; several: the
-    # inputs are made once and every metric scores the same list.
-    inputs = list(made) if metrics else made
-    outcomes = score_queries(config_of(scorer), inputs)
-    extra = score_metrics(metrics, list(inputs)) if metrics else None
+    ]
+    # One pass: the primary and every metric score the same arrays, made once.
+    outcomes, extra = score_with_metrics(config_of(scorer), metrics, inputs)
     for index, (row, outcome) in enumerate(zip(fetched, outcomes, strict=True)):
         _apply(row, outcome, ratings.get(row.query_id or 0, {}))
-        if extra is not None:
+        if metrics:
             primary = outcome.score if outcome.status == QueryStatus.SCORED else None
             row.metric_scores = {str(scorer.id): primary, **extra[index]}
     session.flush()
