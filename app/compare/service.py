@@ -35,7 +35,8 @@ from app.runs import service as run_service
 from app.runs.metrics import weighted
 from app.runs.stored import doc_title, engine_answered, field_spec_of
 from app.scorers import service as scorer_service
-from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_many, tally
+from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, tally
+from app.scoring.scoring import score_pass
 from app.scoring.types import StoredDocs
 from app.search import FieldSpec
 from app.vocabulary import QueryStatus, ScorerKind
@@ -244,14 +245,14 @@ class _Rescorer:
             )
             for qid in answered
         ]
-        found = score_many([self.config, *(c for _, c in self.extra)], inputs, owner=self.owner)
-        outcomes = dict(zip(answered, found[0], strict=True))
+        [primary], values = score_pass(
+            [self.config], [c for _, c in self.extra], inputs, owner=self.owner
+        )
+        outcomes = dict(zip(answered, primary, strict=True))
         scores: dict[int, dict[int, float | None]] = {qid: {} for qid in answered}
-        for (scorer_id, _config), extra in zip(self.extra, found[1:], strict=True):
-            for qid, outcome in zip(answered, extra, strict=True):
-                scores[qid][scorer_id] = (
-                    outcome.score if outcome.status == QueryStatus.SCORED else None
-                )
+        for (scorer_id, _config), column in zip(self.extra, values, strict=True):
+            for qid, value in zip(answered, column, strict=True):
+                scores[qid][scorer_id] = value
         return {qid: outcomes.get(qid) or _stored(row) for qid, row in rows.items()}, scores
 
 

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.scoring import Outcome, QueryInput, ScorerConfig, score_many
+from app.scoring import Outcome, QueryInput, ScorerConfig
+from app.scoring.scoring import score_pass
 from app.scoring.types import StoredDocs
 from app.search import EndpointConfig, SearchRequest, SearchResult
 from app.vocabulary import QueryStatus
@@ -147,8 +148,8 @@ def score_with_metrics(
 ) -> tuple[list[Outcome], list[MetricScores]]:
     """Return the primary scorer's outcomes and, per input, each metric's score, from one
     pass over the inputs (every built-in shares the arrays made of them)."""
-    found = score_many([scorer, *(config for _, config in metrics)], inputs, owner=owner)
-    return found[0], _metric_scores(metrics, found[1:], len(inputs))
+    [primary], values = score_pass([scorer], [config for _, config in metrics], inputs, owner=owner)
+    return primary, _metric_scores(metrics, values, len(inputs))
 
 
 def score_metrics(
@@ -158,16 +159,18 @@ def score_metrics(
     owner: int | None = None,
 ) -> list[MetricScores]:
     """Return, per input, the score of each metric (None when it did not score)."""
-    found = score_many([config for _, config in metrics], inputs, owner=owner)
-    return _metric_scores(metrics, found, len(inputs))
+    values = score_pass([], [config for _, config in metrics], inputs, owner=owner)[1]
+    return _metric_scores(metrics, values, len(inputs))
 
 
 def _metric_scores(
-    metrics: Sequence[tuple[int, ScorerConfig]], found: Sequence[list[Outcome]], size: int
+    metrics: Sequence[tuple[int, ScorerConfig]],
+    values: Sequence[list[float | None]],
+    size: int,
 ) -> list[MetricScores]:
     result: list[MetricScores] = [{} for _ in range(size)]
-    for (scorer_id, _config), outcomes in zip(metrics, found, strict=True):
+    for (scorer_id, _config), column in zip(metrics, values, strict=True):
         key = str(scorer_id)
-        for scores, outcome in zip(result, outcomes, strict=True):
-            scores[key] = outcome.score if outcome.status == QueryStatus.SCORED else None
+        for scores, value in zip(result, column, strict=True):
+            scores[key] = value
     return result

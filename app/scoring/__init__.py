@@ -11,7 +11,15 @@ from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
 from app.scoring.javascript import check_javascript
 from app.scoring.js_limits import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, Limits
 from app.scoring.presets import PRESETS, Preset
-from app.scoring.scoring import Tally, case_score, score_many, score_queries, score_query, tally
+from app.scoring.scoring import (
+    Tally,
+    case_score,
+    score_many,
+    score_pass,
+    score_queries,
+    score_query,
+    tally,
+)
 from app.scoring.types import Outcome, QueryInput, ScoreDoc, ScorerConfig
 from app.scoring.validation import KINDS, validate_scorer
 
@@ -33,6 +41,7 @@ __all__ = [
     "case_score",
     "check_javascript",
     "score_many",
+    "score_pass",
     "score_queries",
     "score_query",
     "tally",

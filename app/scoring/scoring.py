@@ -9,12 +9,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from app.scoring.batch import SCORED, build_arrays, compute, needs
+from app.scoring.batch import SCORED, Scores, build_arrays, compute, needs
 from app.scoring.batch import outcomes as batch_outcomes
 from app.scoring.errors import ScorerConfigError
 from app.scoring.js_limits import Limits
 from app.scoring.sandbox.pool import score_javascript
-from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
+from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed, scored
 from app.scoring.validation import normalize_params
 from app.vocabulary import QueryStatus, ScorerKind
 
@@ -62,23 +62,97 @@ def _params(config: ScorerConfig) -> dict[str, Any] | Outcome:
 
 def _score_builtins(
     configs: Sequence[tuple[ScorerConfig, dict[str, Any]]], queries: Sequence[QueryInput]
-) -> list[list[Outcome]]:
-    """Score every query under every built-in config in one pass over shared arrays."""
+) -> list[tuple[Scores, dict[int, Outcome]]]:
+    """Score every query under every built-in config in one pass over shared arrays.
+
+    Returns each config's scores over all queries, and the outcomes that replace them where
+    a score left 0-100 (float noise clamped, anything else diagnosed) or the data broke.
+    """
     arrays = build_arrays(queries, needs([(c.kind, p) for c, p in configs]))
-    failures = arrays.failures
     result = []
     for config, params in configs:
         found = compute(arrays, config.kind, params, config.scale)
-        listed = batch_outcomes(found)
-        # Scores outside 0-100 (or NaN): float noise is clamped, anything else diagnosed.
+        fixes: dict[int, Outcome] = {}
         with np.errstate(invalid="ignore"):
             outside = (found.codes == SCORED) & ~((found.scores >= 0) & (found.scores <= 100))
         for index in np.flatnonzero(outside).tolist():
-            listed[index] = _repair(config, queries[index], listed[index], None)
-        for index, exc in failures.items():
-            listed[index] = _repair(config, queries[index], None, exc)
-        result.append(listed)
+            outcome = scored(float(found.scores[index]), float(found.raws[index]))
+            fixes[index] = _repair(config, queries[index], outcome, None)
+        for index, exc in arrays.failures.items():
+            fixes[index] = _repair(config, queries[index], None, exc)
+        result.append((found, fixes))
     return result
+
+
+def _split(
+    configs: Sequence[ScorerConfig],
+    queries: list[QueryInput],
+    limits: Limits | None,
+    owner: object,
+) -> tuple[dict[int, list[Outcome]], dict[int, tuple[Scores, dict[int, Outcome]]]]:
+    """Return the outcomes of the configs scored one by one (JavaScript, invalid configs)
+    and the array results of the built-ins, by the configs' indexes."""
+    listed: dict[int, list[Outcome]] = {}
+    builtins: list[tuple[int, ScorerConfig, dict[str, Any]]] = []
+    for index, config in enumerate(configs):
+        if config.kind == ScorerKind.JAVASCRIPT:
+            listed[index] = score_javascript(config, queries, limits, owner)
+            continue
+        params = _params(config)
+        if isinstance(params, Outcome):
+            listed[index] = [params for _ in queries]
+        else:
+            builtins.append((index, config, params))
+    arrays: dict[int, tuple[Scores, dict[int, Outcome]]] = {}
+    if builtins:
+        found = _score_builtins([(c, p) for _, c, p in builtins], queries)
+        for (index, _c, _p), result in zip(builtins, found, strict=True):
+            arrays[index] = result
+    return listed, arrays
+
+
+def score_pass(
+    configs: Sequence[ScorerConfig],
+    value_configs: Sequence[ScorerConfig],
+    queries: Iterable[QueryInput],
+    *,
+    limits: Limits | None = None,
+    owner: object = None,
+) -> tuple[list[list[Outcome]], list[list[float | None]]]:
+    """Score the queries under every config in one pass; never raises on query data.
+
+    Returns, for each of ``configs``, one outcome per query, and for each of
+    ``value_configs`` each query's score alone (None where it is not scored: what a case's
+    extra metrics keep, without making an outcome per query). Every built-in is scored over
+    arrays made once from the queries (app.scoring.batch); each JavaScript scorer runs on
+    its own path. ``limits`` bounds a JavaScript scorer (the defaults when None) and
+    ``owner`` (a user id) is whose share of the JavaScript workers it uses.
+    """
+    queries = queries if isinstance(queries, list) else list(queries)
+    everything = [*configs, *value_configs]
+    listed, arrays = _split(everything, queries, limits, owner)
+    outcomes: list[list[Outcome]] = []
+    for index in range(len(configs)):
+        if index not in listed:
+            found, fixes = arrays[index]
+            listed[index] = batch_outcomes(found)
+            for row, outcome in fixes.items():
+                listed[index][row] = outcome
+        outcomes.append(listed[index])
+    values: list[list[float | None]] = []
+    for index in range(len(configs), len(everything)):
+        if index in listed:
+            values.append([_value(o) for o in listed[index]])
+            continue
+        found, fixes = arrays[index]
+        column: list[float | None] = [
+            None if v != v else v  # NaN: not scored
+            for v in np.where(found.codes == SCORED, found.scores, np.nan).tolist()
+        ]
+        for row, outcome in fixes.items():
+            column[row] = _value(outcome)
+        values.append(column)
+    return outcomes, values
 
 
 def score_many(
@@ -88,30 +162,12 @@ def score_many(
     limits: Limits | None = None,
     owner: object = None,
 ) -> list[list[Outcome]]:
-    """Return, for each config, one outcome per query, in order; never raises on query data.
+    """Return, for each config, one outcome per query, in order (``score_pass``)."""
+    return score_pass(configs, (), queries, limits=limits, owner=owner)[0]
 
-    Every built-in config is scored in one pass over arrays made once from the queries
-    (app.scoring.batch); each JavaScript scorer runs on its own path. ``limits`` bounds a
-    JavaScript scorer (the defaults when None) and ``owner`` (a user id) is whose share of
-    the JavaScript workers it uses; built-in scorers ignore both.
-    """
-    listed = queries if isinstance(queries, list) else list(queries)
-    result: list[list[Outcome] | None] = [None] * len(configs)
-    builtins: list[tuple[int, ScorerConfig, dict[str, Any]]] = []
-    for index, config in enumerate(configs):
-        if config.kind == ScorerKind.JAVASCRIPT:
-            result[index] = score_javascript(config, listed, limits, owner)
-            continue
-        params = _params(config)
-        if isinstance(params, Outcome):
-            result[index] = [params for _ in listed]
-        else:
-            builtins.append((index, config, params))
-    if builtins:
-        scored = _score_builtins([(c, p) for _, c, p in builtins], listed)
-        for (index, _c, _p), outcomes in zip(builtins, scored, strict=True):
-            result[index] = outcomes
-    return [outcomes or [] for outcomes in result]
+
+def _value(outcome: Outcome) -> float | None:
+    return outcome.score if outcome.status == QueryStatus.SCORED else None
 
 
 def score_queries(

@@ -199,15 +199,18 @@ def randomization_ps(deltas: np.ndarray, *, flips: int, seed: int | Sequence[int
     eight queries per byte: the flip matrix is kept as a sparse one-hot of its bytes
     (row f has a 1 at 256·j + byte j of flip f), and table[256·j + v, m] is the sum of
     metric m's deltas of block j whose bits are set in v, so the product of the two is
-    each flip's sum of flipped deltas, for every metric at once.
+    each flip's sum of flipped deltas, for every metric at once. Queries unchanged in every
+    metric (delta 0) are left out of the flips: flipping them changes nothing.
     """
     from scipy import sparse  # a slow import, as in _stats()
 
     d = np.asarray(deltas, dtype=np.float64)
-    n, metrics = d.shape
     total = d.sum(axis=0)
     observed = np.abs(total)
     tolerance = 1e-9 * np.maximum(1.0, np.abs(d).sum(axis=0))
+    # A query whose delta is 0 in every metric changes no flipped sum: it gets no flip.
+    d = d[np.any(d != 0.0, axis=1)]
+    n, metrics = d.shape
     rng = np.random.default_rng(seed)
     width = max((n + 7) // 8, 1)
     blocks = np.zeros((width * 8, metrics), dtype=np.float64)

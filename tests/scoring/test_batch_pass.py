@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, batch
 from app.scoring.metrics import GRADED_KINDS, METRICS, without_negative_gain
-from app.scoring.scoring import score_many
+from app.scoring.scoring import score_many, score_pass
 from app.scoring.types import StoredDocs
 from app.scoring.validation import normalize_params
 
@@ -82,6 +82,9 @@ def test_the_array_pass_equals_the_reference_query_by_query(
 ) -> None:
     configs, queries = case
     found = score_many(configs, queries)
+    # The scores alone (what extra metrics keep) are the outcomes' scores.
+    _none, values = score_pass([], configs, queries)
+    assert values == [[o.score if o.status == "scored" else None for o in f] for f in found]
     for config, outcomes in zip(configs, found, strict=True):
         for query, outcome in zip(queries, outcomes, strict=True):
             expected = reference(config, query)
