@@ -25,7 +25,7 @@ from app.scoring.metrics import GRADED_KINDS, NO_RATED_TOP, NO_RATINGS, NO_RELEV
 from app.scoring.ranking import LOG2
 from app.scoring.types import Outcome, QueryInput, StoredDocs, scored
 
-__all__ = ["Arrays", "Scores", "build_arrays", "compute", "needs"]
+__all__ = ["Arrays", "Need", "Scores", "build_arrays", "compute", "needs", "outcomes"]
 
 NAN = math.nan
 _LOG2 = np.asarray(LOG2, dtype=np.float64)
@@ -39,6 +39,8 @@ UNSCORED_OUTCOMES: dict[int, Outcome] = {
 }
 
 _doc_id = attrgetter("id")
+# Entries of the query x position x position comparisons of Classic's edit distance, at most.
+_LEVENSHTEIN_CELLS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ def build_arrays(queries: Sequence[QueryInput], need: Need) -> Arrays:
         return arrays
     length_array = np.asarray(lengths, dtype=np.int64)
     filled = length_array if depth is None else np.minimum(length_array, depth)
-    width = max(int(filled.max(initial=0)) if depth is None else depth, 1)
+    # As wide as the longest ranking read: a k of 1000 over 10 results makes 10 columns.
+    width = max(int(filled.max(initial=0)), 1)
     grades_2d = np.full((size, width), NAN)
     grades_2d[np.arange(width) < filled[:, None]] = np.fromiter(
         grades, dtype=np.float64, count=len(grades)
@@ -162,6 +165,7 @@ def _ideal(
     values: np.ndarray, owners: np.ndarray, counts: np.ndarray, size: int, depth: int
 ) -> np.ndarray:
     """Return each query's first ``depth`` ratings, best first (NaN past its last)."""
+    depth = min(depth, int(counts.max(initial=0)))  # no wider than the most ratings
     ideal = np.full((size, max(depth, 1)), NAN)
     if depth == 0 or values.size == 0:
         return ideal
@@ -226,11 +230,15 @@ def _codes(a: Arrays) -> np.ndarray:
 
 
 def _top(a: Arrays, k: int) -> np.ndarray:
-    top = a.grades[:, :k]
-    if top.shape[1] < k:
-        pad = np.full((a.size, k - top.shape[1]), NAN)
-        top = np.concatenate([top, pad], axis=1)
-    return top
+    return _pad(a.grades[:, :k], k)
+
+
+def _pad(columns: np.ndarray, width: int) -> np.ndarray:
+    """Return the columns with NaN columns added up to ``width``."""
+    if columns.shape[1] >= width:
+        return columns
+    pad = np.full((columns.shape[0], width - columns.shape[1]), NAN)
+    return np.concatenate([columns, pad], axis=1)
 
 
 def _gain(kind: str) -> Callable[[np.ndarray], np.ndarray]:
@@ -252,17 +260,16 @@ def _ideal_max(kind: str, top: float, k: int) -> float:
 def classic(a: Arrays, params: Mapping[str, Any], top: float) -> Scores:
     """Quepid's default: floor(avgRating100) minus the edit distance from the best order."""
     k = int(params["k"])
-    ranked = _top(a, k)  # A, NaN for null (unrated or past the end)
+    length_a = np.minimum(a.lengths, k)
+    length_b = np.maximum(length_a, np.minimum(k, np.bincount(a.owners, minlength=a.size)))
+    width = max(int(length_b.max(initial=0)), 1)  # both lists fit in it
+    ranked = _top(a, width)  # A, NaN for null (unrated or past the end)
     rated = ~np.isnan(ranked)
     count = rated.sum(axis=1)
     total = _left_sum(np.where(rated, ranked, 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         avg100 = np.floor(total / count * 100 / top)
-    length_a = np.minimum(a.lengths, k)
-    best = a.ideal[:, :k]
-    if best.shape[1] < k:
-        best = np.concatenate([best, np.full((a.size, k - best.shape[1]), NAN)], axis=1)
-    length_b = np.maximum(length_a, np.minimum(k, np.bincount(a.owners, minlength=a.size)))
+    best = _pad(a.ideal[:, :width], width)  # B: the best ratings, NaN (null) after
     distance = _levenshtein(ranked, best, length_a, length_b)
     raws = np.maximum(0.0, np.where(count > 0, avg100, 0.0) - distance)
     codes = np.where(count > 0, SCORED, NO_RATED_TOP_CODE)
@@ -280,6 +287,16 @@ def _levenshtein(
     running minimum.
     """
     size, width = a.shape
+    rows = max(1, _LEVENSHTEIN_CELLS // (width * width))
+    if size > rows:  # bounds the memory of the size x width x width comparisons
+        return np.concatenate(
+            [
+                _levenshtein(
+                    a[i : i + rows], b[i : i + rows], length_a[i : i + rows], length_b[i : i + rows]
+                )
+                for i in range(0, size, rows)
+            ]
+        )
     same = (a[:, :, None] == b[:, None, :]) | (np.isnan(a)[:, :, None] & np.isnan(b)[:, None, :])
     steps = np.arange(width + 1)
     row = np.broadcast_to(steps, (size, width + 1)).astype(np.int64)

@@ -153,3 +153,19 @@ def test_both_ways_of_ordering_the_ideal_agree(rows: list[list[int]]) -> None:
     ):
         for row, best in zip(ideal.tolist(), expected, strict=True):
             assert [v for v in row if not math.isnan(v)] == best
+
+
+def test_classic_in_chunks_of_queries_equals_the_reference(monkeypatch: Any) -> None:
+    import random
+
+    rng = random.Random(4)
+    scale = tuple(range(1, 11))
+    queries = []
+    for _ in range(40):
+        ratings = {d: float(rng.randint(1, 10)) for d in IDS if rng.random() < 0.5}
+        ranking = rng.sample(IDS, rng.randint(0, 12))
+        queries.append(QueryInput(docs=[ScoreDoc(d) for d in ranking], ratings=ratings))
+    config = ScorerConfig("classic", scale, {"k": 12})
+    monkeypatch.setattr(batch, "_LEVENSHTEIN_CELLS", 300)  # two queries per chunk
+    [found] = score_many([config], queries)
+    assert found == [reference(config, q) for q in queries]

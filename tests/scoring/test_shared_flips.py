@@ -23,7 +23,7 @@ def exact_p(deltas: list[float]) -> float:
         for signs in itertools.product((1, -1), repeat=len(deltas))
         if abs(sum(s * d for s, d in zip(signs, deltas, strict=True))) >= observed - 1e-9
     )
-    return hits / 2 ** len(deltas)
+    return float(hits / 2 ** len(deltas))
 
 
 # Two metrics over the same eight queries (the second unchanged on two of them).
