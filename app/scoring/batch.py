@@ -104,8 +104,9 @@ def build_arrays(queries: Sequence[QueryInput], need: Need) -> Arrays:
     depth = need.depth or None  # None: every position
     add_grades, add_values, add_length = grades.extend, value_parts.append, lengths.append
     nans = repeat(NAN)
-    for row, (docs, ratings, *_rest) in enumerate(queries):
-        docs = cast(Any, docs)  # a StoredDocs, or a list of ScoreDocs
+    for row, query in enumerate(queries):
+        docs: Any = query.docs  # a StoredDocs, or a list of ScoreDocs
+        ratings = query.ratings
         # The hot loop of every score: one dict look-up per doc, little else per query.
         start = len(grades)
         try:
