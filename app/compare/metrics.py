@@ -1,7 +1,8 @@
 """Every metric of the case over two runs, re-scored in one pass with the current ratings.
 
-The primary scorer's outcomes come from the comparison itself; each extra metric scores
-the same stored rankings (the inputs are built once per side and shared by the metrics).
+The comparison scores each side's stored rankings once, with the primary scorer and every
+extra metric together (app.compare.service); this compares them metric by metric, every
+metric's randomization test drawing the same sign flips.
 """
 
 from __future__ import annotations
@@ -17,13 +18,11 @@ from app.metrics import QueryScores, compare_metrics
 from app.models import Case, Query, RunQuery, Scorer
 from app.models.scorers import config_of
 from app.runs.metrics import metric_defs, weighted
-from app.runs.plan import score_metrics
-from app.runs.stored import engine_answered
-from app.scoring import Outcome, QueryInput
-from app.scoring.types import StoredDocs
-from app.vocabulary import QueryStatus, ScorerKind
+from app.scoring import Outcome, ScorerConfig
+from app.scoring.significance import SEED
+from app.vocabulary import QueryStatus
 
-__all__ = ["compare_case_metrics", "metrics_read_fields"]
+__all__ = ["compare_case_metrics", "comparison_seed", "extra_metric_configs"]
 
 
 class _Row(Protocol):
@@ -39,11 +38,22 @@ class _Row(Protocol):
     def docs(self) -> list[Any] | None: ...
 
 
-class _Info(Protocol):
-    @property
-    def text(self) -> str: ...
-    @property
-    def options(self) -> Mapping[str, Any]: ...
+# Each query's extra metric scores by scorer id.
+_Scores = Mapping[int, Mapping[int, float | None]]
+
+
+def extra_metric_configs(*, session: Session, case: Case) -> list[tuple[int, ScorerConfig]]:
+    """Return the case's extra metrics (scorer id, config), in order; deleted ones left out."""
+    extra = [i for i in case.metric_scorer_ids or [] if i != case.scorer_id]
+    if not extra:
+        return []
+    found = {s.id: s for s in session.scalars(select(Scorer).where(Scorer.id.in_(extra)))}
+    return [(i, config_of(found[i])) for i in extra if i in found]
+
+
+def comparison_seed(base_run_id: int, other_run_id: int | None) -> list[int]:
+    """Return the seed of a comparison's sign flips: the same two runs, the same flips."""
+    return [SEED, base_run_id, 0 if other_run_id is None else other_run_id]
 
 
 def compare_case_metrics(
@@ -52,37 +62,38 @@ def compare_case_metrics(
     case: Case,
     sides: tuple[Mapping[int, _Row], Mapping[int, _Row]],
     outcomes: tuple[Mapping[int, Outcome], Mapping[int, Outcome]],
-    infos: Mapping[int, _Info],
-    ratings: Mapping[int, Mapping[str, float]],
+    scores: tuple[_Scores, _Scores],
     stored_base_run: int | None = None,
+    seed: int | Sequence[int] = SEED,
 ) -> list[MetricCompareRead]:
     """Return every metric of the case (the primary first) compared from base to other.
 
-    ``stored_base_run``: the base keeps the scores that run stored (a run compared with
-    itself re-scored), instead of being re-scored.
+    ``outcomes`` are each side's primary outcomes and ``scores`` each re-scored query's
+    extra metric scores (scored with the primary in one pass). ``stored_base_run``: the base
+    keeps the scores that run stored (a run compared with itself re-scored), instead of
+    being re-scored. ``seed``: the seed of the metrics' shared sign flips.
     """
     extra = [i for i in case.metric_scorer_ids or [] if i != case.scorer_id]
     defs = metric_defs(session=session, ids=[case.scorer_id, *extra])
-    configs = {
-        s.id: config_of(s) for s in session.scalars(select(Scorer).where(Scorer.id.in_(extra)))
-    }
-    metrics = [(i, configs[i]) for i in extra if i in configs]
     tags = _tags_and_weights(session, sorted(set(sides[0]) | set(sides[1])))
     scored = []
-    for index, (rows, primary) in enumerate(zip(sides, outcomes, strict=True)):
+    for index, (rows, primary, extras) in enumerate(zip(sides, outcomes, scores, strict=True)):
         if index == 0 and stored_base_run is not None:
-            scores = _stored_scores(session, stored_base_run, case.scorer_id, primary)
+            by_query = _stored_scores(session, stored_base_run, case.scorer_id, primary)
         else:
-            scores = _rescored(rows, primary, metrics, infos, ratings, case, case.scorer_id)
+            by_query = {
+                qid: {**extras.get(qid, {}), case.scorer_id: _primary(primary.get(qid))}
+                for qid in rows
+            }
         scored.append(
             {
                 qid: QueryScores(
                     scores=s, tags=tags.get(qid, ((), 1.0))[0], weight=tags.get(qid, ((), 1.0))[1]
                 )
-                for qid, s in scores.items()
+                for qid, s in by_query.items()
             }
         )
-    found = compare_metrics(defs, scored[0], scored[1], weighted=weighted(case))
+    found = compare_metrics(defs, scored[0], scored[1], weighted=weighted(case), seed=seed)
     return [
         MetricCompareRead(
             scorer_id=m.scorer_id,
@@ -100,54 +111,10 @@ def compare_case_metrics(
     ]
 
 
-def metrics_read_fields(*, session: Session, case: Case) -> bool:
-    """Return whether an extra metric of the case is JavaScript (which may read doc fields)."""
-    extra = [i for i in case.metric_scorer_ids or [] if i != case.scorer_id]
-    if not extra:
-        return False
-    kinds = session.scalars(select(Scorer.kind).where(Scorer.id.in_(extra)))
-    return any(kind == ScorerKind.JAVASCRIPT for kind in kinds)
-
-
 def _primary(outcome: Outcome | None) -> float | None:
     if outcome is None or outcome.status != QueryStatus.SCORED:
         return None
     return outcome.score
-
-
-def _rescored(
-    rows: Mapping[int, _Row],
-    primary: Mapping[int, Outcome],
-    metrics: Sequence[tuple[int, Any]],
-    infos: Mapping[int, _Info],
-    ratings: Mapping[int, Mapping[str, float]],
-    case: Case,
-    primary_id: int,
-) -> dict[int, dict[int, float | None]]:
-    answered = [
-        qid
-        for qid, row in rows.items()
-        if engine_answered(status=row.status, num_found=row.num_found, ranked=bool(row.ids))
-        and qid in infos
-    ]
-    inputs = [
-        QueryInput(
-            docs=_docs(rows[qid]),
-            ratings=ratings.get(qid, {}),
-            num_found=rows[qid].num_found,
-            query_options=infos[qid].options,
-            case_options=case.options or {},
-            text=infos[qid].text,
-        )
-        for qid in answered
-    ]
-    extra = dict(zip(answered, score_metrics(metrics, inputs, owner=case.owner_id), strict=True))
-    result: dict[int, dict[int, float | None]] = {}
-    for qid in rows:
-        scores: dict[int, float | None] = {int(k): v for k, v in extra.get(qid, {}).items()}
-        scores[primary_id] = _primary(primary.get(qid))
-        result[qid] = scores
-    return result
 
 
 def _stored_scores(
@@ -174,9 +141,3 @@ def _tags_and_weights(
         qid: (tuple(tags or ()), float(weight if weight is not None else 1.0))
         for qid, tags, weight in session.execute(stmt)
     }
-
-
-def _docs(row: _Row) -> Any:
-    if row.docs is not None:
-        return StoredDocs(row.docs).as_sequence()
-    return StoredDocs.of_ids(row.ids).as_sequence()

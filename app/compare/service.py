@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
 from app.cases.history import effective_knobs
-from app.compare.metrics import compare_case_metrics, metrics_read_fields
+from app.compare.metrics import compare_case_metrics, comparison_seed, extra_metric_configs
 from app.compare.rows import QueryInfo, StoredRow, docs_of, query_infos, stored_rows
 from app.compare.schemas import (
     Change,
@@ -35,7 +35,8 @@ from app.runs import service as run_service
 from app.runs.metrics import weighted
 from app.runs.stored import doc_title, engine_answered, field_spec_of
 from app.scorers import service as scorer_service
-from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, score_queries, tally
+from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, tally
+from app.scoring.scoring import score_pass
 from app.scoring.types import StoredDocs
 from app.search import FieldSpec
 from app.vocabulary import QueryStatus, ScorerKind
@@ -62,6 +63,8 @@ class _Side:
     outcomes: Mapping[int, Outcome]
     spec: FieldSpec
     current_ratings: bool
+    # Each re-scored query's score under each extra metric of the case, by scorer id.
+    metric_scores: Mapping[int, Mapping[int, float | None]]
 
 
 def compare_by_ids(
@@ -97,14 +100,15 @@ def compare_runs(
             raise Conflict(f"Run {run.id} is still {run.status}: compare it once it has finished.")
     scorer = case.scorer
     config = config_of(scorer)
+    extra = extra_metric_configs(session=session, case=case)
     # Built-in scorers read ids only; JavaScript may read the docs' fields.
-    whole = config.kind == ScorerKind.JAVASCRIPT or metrics_read_fields(session=session, case=case)
+    whole = any(c.kind == ScorerKind.JAVASCRIPT for c in [config, *(c for _, c in extra)])
     base_rows = stored_rows(session, base_run.id, docs=whole)
     other_rows = base_rows if other_run is None else stored_rows(session, other_run.id, docs=whole)
     query_ids = sorted(set(base_rows) | set(other_rows))
     infos = query_infos(session, query_ids)
     ratings = case_data.ratings_of(session=session, query_ids=query_ids)
-    rescore = _Rescorer(config, infos, ratings, case.options or {})
+    rescore = _Rescorer(config, extra, infos, ratings, case.options or {}, case.owner_id)
     base = _side(session, case, base_run, base_rows, rescore if other_run is not None else None)
     other = _side(session, case, other_run or base_run, other_rows, rescore)
     k = scorer_service.scorer_k(
@@ -126,17 +130,23 @@ def compare_runs(
     weights = {qid: info.weight for qid, info in infos.items()} if weighted(case) else None
     base_read, other_read = _side_read(base, knobs, weights), _side_read(other, knobs, weights)
     case_delta = _delta(base_read.case_score, other_read.case_score)
-    stats = compare_stats(queries, weights)
-    counts = _counts(queries)
+    # The same two runs draw the same sign flips: a page shows the same p every time.
+    seed = comparison_seed(base_run.id, other_run.id if other_run is not None else None)
     metrics = compare_case_metrics(
         session=session,
         case=case,
         sides=(base_rows, other_rows),
         outcomes=(base.outcomes, other.outcomes),
-        infos=infos,
-        ratings=ratings,
+        scores=(base.metric_scores, other.metric_scores),
         stored_base_run=base_run.id if other_run is None else None,
+        seed=seed,
     )
+    # The primary metric's randomization test is the first of the metrics' shared ones.
+    primary = metrics[0] if metrics and metrics[0].scorer_id == scorer.id else None
+    stats = compare_stats(
+        queries, weights, seed=seed, shared_p=primary.p_randomization if primary else None
+    )
+    counts = _counts(queries)
     # One rule decides, with the primary metric's Holm-corrected p when there are several.
     decision = decide(stats, p_holm=metrics[0].p_holm if metrics else None, metrics=len(metrics))
     return RunComparison(
@@ -203,34 +213,47 @@ def _compare_queries(
 
 @dataclass(frozen=True)
 class _Rescorer:
-    """Scores stored rankings with one scorer and the current ratings."""
+    """Scores stored rankings with the case's scorer and metrics and the current ratings."""
 
     config: ScorerConfig
+    extra: Sequence[tuple[int, ScorerConfig]]
     infos: Mapping[int, QueryInfo]
     ratings: Mapping[int, Mapping[str, float]]
     case_options: Mapping[str, Any]
+    owner: int | None
 
-    def __call__(self, rows: Mapping[int, StoredRow]) -> dict[int, Outcome]:
-        """Return the outcome of every row; a fetch error stays that error."""
+    def __call__(
+        self, rows: Mapping[int, StoredRow]
+    ) -> tuple[dict[int, Outcome], dict[int, dict[int, float | None]]]:
+        """Return the primary outcome of every row (a fetch error stays that error) and each
+        answered row's extra metric scores, all scored in one pass."""
         answered = [
             qid
             for qid, row in rows.items()
             if engine_answered(status=row.status, num_found=row.num_found, ranked=bool(row.ids))
+            and qid in self.infos
         ]
-        inputs = (  # a generator: each input is scored as soon as it is made
+        inputs = [
             QueryInput(
                 # By id: built-in scorers read only ids, JavaScript gets fields on demand.
                 docs=_score_docs(rows[qid]),
-                ratings=self.ratings[qid],
+                ratings=self.ratings.get(qid, {}),
                 num_found=rows[qid].num_found,
                 query_options=self.infos[qid].options,
                 case_options=self.case_options,
                 text=self.infos[qid].text,
             )
             for qid in answered
+        ]
+        [primary], values = score_pass(
+            [self.config], [c for _, c in self.extra], inputs, owner=self.owner
         )
-        outcomes = dict(zip(answered, score_queries(self.config, inputs), strict=True))
-        return {qid: outcomes.get(qid) or _stored(row) for qid, row in rows.items()}
+        outcomes = dict(zip(answered, primary, strict=True))
+        scores: dict[int, dict[int, float | None]] = {qid: {} for qid in answered}
+        for (scorer_id, _config), column in zip(self.extra, values, strict=True):
+            for qid, value in zip(answered, column, strict=True):
+                scores[qid][scorer_id] = value
+        return {qid: outcomes.get(qid) or _stored(row) for qid, row in rows.items()}, scores
 
 
 def _score_docs(row: StoredRow) -> Sequence[ScoreDoc]:
@@ -250,13 +273,17 @@ def _side(
     rows: Mapping[int, StoredRow],
     rescore: _Rescorer | None,
 ) -> _Side:
-    outcomes = rescore(rows) if rescore is not None else {q: _stored(r) for q, r in rows.items()}
+    if rescore is not None:
+        outcomes, scores = rescore(rows)
+    else:
+        outcomes, scores = {q: _stored(r) for q, r in rows.items()}, {}
     return _Side(
         run=run,
         rows=rows,
         outcomes=outcomes,
         spec=field_spec_of(session=session, case=case, run=run),
         current_ratings=rescore is not None,
+        metric_scores=scores,
     )
 
 

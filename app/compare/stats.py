@@ -16,7 +16,7 @@ from app.compare.schemas import (
     Verdict,
 )
 from app.scoring.overlap import jaccard, rbo_ext
-from app.scoring.significance import paired_stats
+from app.scoring.significance import SEED, paired_stats
 
 __all__ = [
     "CHANGED_MOST",
@@ -41,10 +41,18 @@ def query_overlap(base_top: Iterable[str], other_top: Iterable[str]) -> QueryOve
 
 
 def compare_stats(
-    queries: Sequence[QueryComparison], weights: Mapping[int, float] | None = None
+    queries: Sequence[QueryComparison],
+    weights: Mapping[int, float] | None = None,
+    *,
+    seed: int | Sequence[int] = SEED,
+    shared_p: float | None = None,
 ) -> CompareStats:
     """Return the paired statistics over the queries scored in both runs (weighted by the
-    queries' weights when given)."""
+    queries' weights when given).
+
+    ``seed`` seeds the randomization test's sign flips; ``shared_p`` is its p already
+    computed with the other metrics' flips (app.metrics.compare), used as is.
+    """
     pairs = [
         (q.base_score, q.other_score, q.query_id)
         for q in queries
@@ -54,6 +62,8 @@ def compare_stats(
         [b for b, _, _ in pairs],
         [o for _, o, _ in pairs],
         weights=None if weights is None else [weights.get(qid, 1.0) for _, _, qid in pairs],
+        seed=seed,
+        shared_p=shared_p,
     )
     values = dict(result.__dict__)
     # Changes that cancel out sum to a rounding error: 0, never "-0.0 points".

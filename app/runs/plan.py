@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.scoring import Outcome, QueryInput, ScorerConfig, score_queries
+from app.scoring import Outcome, QueryInput, ScorerConfig
+from app.scoring.scoring import score_pass
 from app.scoring.types import StoredDocs
 from app.search import EndpointConfig, SearchRequest, SearchResult
 from app.vocabulary import QueryStatus
@@ -26,6 +27,7 @@ __all__ = [
     "score_fetched",
     "score_fetched_metrics",
     "score_metrics",
+    "score_with_metrics",
 ]
 
 # One query's score under each metric of the run: {str(scorer_id): score or None}.
@@ -120,8 +122,7 @@ def score_fetched_metrics(
         for f in fetched
         if f.error is None
     ]
-    primary = score_queries(plan.scorer, inputs, owner=plan.owner_id)
-    extra = score_metrics(plan.metrics, inputs, owner=plan.owner_id)
+    primary, extra = score_with_metrics(plan.scorer, plan.metrics, inputs, owner=plan.owner_id)
     outcomes, scores, answered = [], [], iter(range(len(inputs)))
     for f in fetched:
         if f.error is not None:
@@ -138,6 +139,19 @@ def score_fetched_metrics(
     return outcomes, scores
 
 
+def score_with_metrics(
+    scorer: ScorerConfig,
+    metrics: Sequence[tuple[int, ScorerConfig]],
+    inputs: Sequence[QueryInput],
+    *,
+    owner: int | None = None,
+) -> tuple[list[Outcome], list[MetricScores]]:
+    """Return the primary scorer's outcomes and, per input, each metric's score, from one
+    pass over the inputs (every built-in shares the arrays made of them)."""
+    [primary], values = score_pass([scorer], [config for _, config in metrics], inputs, owner=owner)
+    return primary, _metric_scores(metrics, values, len(inputs))
+
+
 def score_metrics(
     metrics: Sequence[tuple[int, ScorerConfig]],
     inputs: Sequence[QueryInput],
@@ -145,9 +159,18 @@ def score_metrics(
     owner: int | None = None,
 ) -> list[MetricScores]:
     """Return, per input, the score of each metric (None when it did not score)."""
-    result: list[MetricScores] = [{} for _ in inputs]
-    for scorer_id, config in metrics:
+    values = score_pass([], [config for _, config in metrics], inputs, owner=owner)[1]
+    return _metric_scores(metrics, values, len(inputs))
+
+
+def _metric_scores(
+    metrics: Sequence[tuple[int, ScorerConfig]],
+    values: Sequence[list[float | None]],
+    size: int,
+) -> list[MetricScores]:
+    result: list[MetricScores] = [{} for _ in range(size)]
+    for (scorer_id, _config), column in zip(metrics, values, strict=True):
         key = str(scorer_id)
-        for scores, outcome in zip(result, score_queries(config, inputs, owner=owner), strict=True):
-            scores[key] = outcome.score if outcome.status == QueryStatus.SCORED else None
+        for scores, value in zip(result, column, strict=True):
+            scores[key] = value
     return result

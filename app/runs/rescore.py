@@ -17,12 +17,12 @@ from app.errors import NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, Try
 from app.models.scorers import config_of
 from app.runs.metrics import metric_configs
-from app.runs.plan import score_metrics
+from app.runs.plan import score_with_metrics
 from app.runs.scoring_input import stored_inputs
 from app.runs.service import run_queries
 from app.runs.stored import case_run, has_ranking
 from app.runs.totals import refresh_totals
-from app.scoring import Outcome, score_queries
+from app.scoring import Outcome
 from app.vocabulary import QueryStatus
 
 
@@ -97,13 +97,13 @@ def rescore_row(
     )
     stored = loaded.input_of(row)
     ratings = dict(loaded.ratings_of(row))
-    outcome = score_queries(config_of(scorer), [stored])[0]
-    _apply(row, outcome, ratings)
     metrics = metric_configs(session=session, run=run)
+    [outcome], [scores] = score_with_metrics(config_of(scorer), metrics, [stored])
+    _apply(row, outcome, ratings)
     if metrics:
         row.metric_scores = {
             str(scorer.id): outcome.score if outcome.status == QueryStatus.SCORED else None,
-            **score_metrics(metrics, [stored])[0],
+            **scores,
         }
     session.flush()
     refresh_totals(
@@ -149,15 +149,12 @@ def rescore_run(*, session: Session, run: Run) -> Run:
         query_ids=[r.query_id for r in fetched if r.query_id is not None],
     )
     metrics = metric_configs(session=session, run=run)
-    made = (loaded.input_of(r) for r in fetched)
-    # One metric: a generator, each input scored as soon as it is made; several: the
-    # inputs are made once and every metric scores the same list.
-    inputs = list(made) if metrics else made
-    outcomes = score_queries(config_of(scorer), inputs)
-    extra = score_metrics(metrics, list(inputs)) if metrics else None
+    inputs = [loaded.input_of(r) for r in fetched]
+    # One pass: the primary and every metric score the same arrays, made once.
+    outcomes, extra = score_with_metrics(config_of(scorer), metrics, inputs)
     for index, (row, outcome) in enumerate(zip(fetched, outcomes, strict=True)):
         _apply(row, outcome, loaded.ratings_of(row))
-        if extra is not None:
+        if metrics:
             primary = outcome.score if outcome.status == QueryStatus.SCORED else None
             row.metric_scores = {str(scorer.id): primary, **extra[index]}
     session.flush()

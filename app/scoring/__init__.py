@@ -1,6 +1,8 @@
 """Relevo's scoring: pure functions from ranked results and ratings to scores (SCORING.md).
 
-No I/O, no ORM: the built-in metrics are plain Python; JavaScript scorers run in a V8
+No I/O, no ORM: the built-in metrics score many queries at once over numpy arrays
+(``app.scoring.batch``; ``app.scoring.metrics`` keeps their per-query definitions, the
+reference the tests hold the arrays to); JavaScript scorers run in a V8
 isolate with the Quepid helper environment, inside a worker process
 (``app.scoring.sandbox``) so that a scorer that aborts V8 fails only its own queries.
 """
@@ -9,7 +11,15 @@ from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
 from app.scoring.javascript import check_javascript
 from app.scoring.js_limits import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, Limits
 from app.scoring.presets import PRESETS, Preset
-from app.scoring.scoring import Tally, case_score, score_queries, score_query, tally
+from app.scoring.scoring import (
+    Tally,
+    case_score,
+    score_many,
+    score_pass,
+    score_queries,
+    score_query,
+    tally,
+)
 from app.scoring.types import Outcome, QueryInput, ScoreDoc, ScorerConfig
 from app.scoring.validation import KINDS, validate_scorer
 
@@ -30,6 +40,8 @@ __all__ = [
     "Tally",
     "case_score",
     "check_javascript",
+    "score_many",
+    "score_pass",
     "score_queries",
     "score_query",
     "tally",

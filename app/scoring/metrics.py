@@ -1,4 +1,8 @@
-"""The built-in metrics of SCORING.md, each compiled once per config into a fast closure."""
+"""The built-in metrics of SCORING.md, one query at a time: the reference definitions.
+
+Scores are computed by the array pass (app.scoring.batch), many queries at once; these
+closures say the same thing query by query, and the tests hold the arrays to them.
+"""
 
 from __future__ import annotations
 

@@ -5,23 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+import numpy as np
+
+from app.scoring.batch import SCORED, Scores, build_arrays, compute, needs
+from app.scoring.batch import outcomes as batch_outcomes
 from app.scoring.errors import ScorerConfigError
 from app.scoring.js_limits import Limits
-from app.scoring.metrics import GRADED_KINDS, METRICS, Metric, without_negative_gain
 from app.scoring.sandbox.pool import score_javascript
-from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
+from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed, scored
 from app.scoring.validation import normalize_params
 from app.vocabulary import QueryStatus, ScorerKind
-
-
-def _prepare(config: ScorerConfig) -> Metric:
-    params = normalize_params(config.kind, config.params, config.scale)
-    metric = METRICS[config.kind](params, config.scale[-1])
-    if config.scale[0] < 0 and config.kind in GRADED_KINDS:
-        return without_negative_gain(metric)
-    return metric
 
 
 def _diagnose(config: ScorerConfig, query: QueryInput) -> str | None:
@@ -54,46 +49,125 @@ def _repair(
     return failed(f"scorer produced {score!r}, outside 0-100")
 
 
-def _score_builtin(config: ScorerConfig, queries: Iterable[QueryInput]) -> list[Outcome]:
+def _params(config: ScorerConfig) -> dict[str, Any] | Outcome:
+    """Return the config's complete parameters, or the error every query of it gets."""
+    if not config.scale:
+        return failed("invalid scorer config: the scale is empty")
     try:
-        metric = _prepare(config)
+        return normalize_params(config.kind, config.params, config.scale)
     except (ScorerConfigError, KeyError, IndexError, TypeError, ValueError) as exc:
         message = exc.message if isinstance(exc, ScorerConfigError) else str(exc)
-        return [failed(f"invalid scorer config: {message}") for _ in queries]
-    # Each query is scored as soon as it is made: its docs and ratings are still in the CPU's
-    # cache, which makes a large pass about a fifth faster than making every input first.
-    kept: list[QueryInput] = []
-    keep = kept.append
-    outcomes: list[Outcome] = []
-    add = outcomes.append
-    rest = iter(queries)
-    for query in rest:
-        keep(query)
-        try:
-            add(metric(query))
-        except Exception:  # redo one by one so that only the bad queries become errors
-            kept.extend(rest)
-            return _score_each(config, metric, kept)
-    for index in [i for i, o in enumerate(outcomes) if not 0.0 <= (o.score or 0.0) <= 100.0]:
-        outcomes[index] = _repair(config, kept[index], outcomes[index], None)
-    return outcomes
+        return failed(f"invalid scorer config: {message}")
 
 
-def _score_each(
-    config: ScorerConfig, metric: Metric, queries: Sequence[QueryInput]
-) -> list[Outcome]:
-    outcomes = []
-    for query in queries:
-        try:
-            outcome = metric(query)
-        except Exception as exc:  # a query's bad data must not stop the batch
-            outcome = _repair(config, query, None, exc)
+def _score_builtins(
+    configs: Sequence[tuple[ScorerConfig, dict[str, Any]]], queries: Sequence[QueryInput]
+) -> list[tuple[Scores, dict[int, Outcome]]]:
+    """Score every query under every built-in config in one pass over shared arrays.
+
+    Returns each config's scores over all queries, and the outcomes that replace them where
+    a score left 0-100 (float noise clamped, anything else diagnosed) or the data broke.
+    """
+    arrays = build_arrays(queries, needs([(c.kind, p) for c, p in configs]))
+    result = []
+    for config, params in configs:
+        found = compute(arrays, config.kind, params, config.scale)
+        fixes: dict[int, Outcome] = {}
+        with np.errstate(invalid="ignore"):
+            outside = (found.codes == SCORED) & ~((found.scores >= 0) & (found.scores <= 100))
+        for index in np.flatnonzero(outside).tolist():
+            outcome = scored(float(found.scores[index]), float(found.raws[index]))
+            fixes[index] = _repair(config, queries[index], outcome, None)
+        for index, exc in arrays.failures.items():
+            fixes[index] = _repair(config, queries[index], None, exc)
+        result.append((found, fixes))
+    return result
+
+
+def _split(
+    configs: Sequence[ScorerConfig],
+    queries: list[QueryInput],
+    limits: Limits | None,
+    owner: object,
+) -> tuple[dict[int, list[Outcome]], dict[int, tuple[Scores, dict[int, Outcome]]]]:
+    """Return the outcomes of the configs scored one by one (JavaScript, invalid configs)
+    and the array results of the built-ins, by the configs' indexes."""
+    listed: dict[int, list[Outcome]] = {}
+    builtins: list[tuple[int, ScorerConfig, dict[str, Any]]] = []
+    for index, config in enumerate(configs):
+        if config.kind == ScorerKind.JAVASCRIPT:
+            listed[index] = score_javascript(config, queries, limits, owner)
+            continue
+        params = _params(config)
+        if isinstance(params, Outcome):
+            listed[index] = [params for _ in queries]
         else:
-            score = outcome.score
-            if score is not None and not 0.0 <= score <= 100.0:
-                outcome = _repair(config, query, outcome, None)
-        outcomes.append(outcome)
-    return outcomes
+            builtins.append((index, config, params))
+    arrays: dict[int, tuple[Scores, dict[int, Outcome]]] = {}
+    if builtins:
+        found = _score_builtins([(c, p) for _, c, p in builtins], queries)
+        for (index, _c, _p), result in zip(builtins, found, strict=True):
+            arrays[index] = result
+    return listed, arrays
+
+
+def score_pass(
+    configs: Sequence[ScorerConfig],
+    value_configs: Sequence[ScorerConfig],
+    queries: Iterable[QueryInput],
+    *,
+    limits: Limits | None = None,
+    owner: object = None,
+) -> tuple[list[list[Outcome]], list[list[float | None]]]:
+    """Score the queries under every config in one pass; never raises on query data.
+
+    Returns, for each of ``configs``, one outcome per query, and for each of
+    ``value_configs`` each query's score alone (None where it is not scored: what a case's
+    extra metrics keep, without making an outcome per query). Every built-in is scored over
+    arrays made once from the queries (app.scoring.batch); each JavaScript scorer runs on
+    its own path. ``limits`` bounds a JavaScript scorer (the defaults when None) and
+    ``owner`` (a user id) is whose share of the JavaScript workers it uses.
+    """
+    queries = queries if isinstance(queries, list) else list(queries)
+    everything = [*configs, *value_configs]
+    listed, arrays = _split(everything, queries, limits, owner)
+    outcomes: list[list[Outcome]] = []
+    for index in range(len(configs)):
+        if index not in listed:
+            found, fixes = arrays[index]
+            listed[index] = batch_outcomes(found)
+            for row, outcome in fixes.items():
+                listed[index][row] = outcome
+        outcomes.append(listed[index])
+    values: list[list[float | None]] = []
+    for index in range(len(configs), len(everything)):
+        if index in listed:
+            values.append([_value(o) for o in listed[index]])
+            continue
+        found, fixes = arrays[index]
+        column: list[float | None] = [
+            None if v != v else v  # NaN: not scored
+            for v in np.where(found.codes == SCORED, found.scores, np.nan).tolist()
+        ]
+        for row, outcome in fixes.items():
+            column[row] = _value(outcome)
+        values.append(column)
+    return outcomes, values
+
+
+def score_many(
+    configs: Sequence[ScorerConfig],
+    queries: Iterable[QueryInput],
+    *,
+    limits: Limits | None = None,
+    owner: object = None,
+) -> list[list[Outcome]]:
+    """Return, for each config, one outcome per query, in order (``score_pass``)."""
+    return score_pass(configs, (), queries, limits=limits, owner=owner)[0]
+
+
+def _value(outcome: Outcome) -> float | None:
+    return outcome.score if outcome.status == QueryStatus.SCORED else None
 
 
 def score_queries(
@@ -105,16 +179,10 @@ def score_queries(
 ) -> list[Outcome]:
     """Return one outcome per query, in order; never raises on query data.
 
-    ``queries`` may be a generator: built-in scorers then score each input as it is made.
-
     ``limits`` bounds a JavaScript scorer (the defaults when None) and ``owner`` (a user id)
     is whose share of the JavaScript workers it uses; built-in scorers ignore both.
     """
-    if config.kind == ScorerKind.JAVASCRIPT:
-        return score_javascript(config, list(queries), limits, owner)
-    if not config.scale:
-        return [failed("invalid scorer config: the scale is empty") for _ in queries]
-    return _score_builtin(config, queries)
+    return score_many([config], queries, limits=limits, owner=owner)[0]
 
 
 def score_query(config: ScorerConfig, query: QueryInput) -> Outcome:

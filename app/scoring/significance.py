@@ -19,7 +19,16 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["FLIPS", "SEED", "SMALL_N", "TIE", "PairedStats", "paired_stats", "randomization_p"]
+__all__ = [
+    "FLIPS",
+    "SEED",
+    "SMALL_N",
+    "TIE",
+    "PairedStats",
+    "paired_stats",
+    "randomization_p",
+    "randomization_ps",
+]
 
 TIE = 1e-9
 FLIPS = 10_000
@@ -27,7 +36,7 @@ SEED = 20_100
 # Below this many paired queries a test has too little power to call a change either way.
 SMALL_N = 10
 # Sign flips drawn per batch: bounds memory at batch times n.
-_CHUNK_FLIPS = 1_000
+_CHUNK_FLIPS = 2_000
 
 
 @dataclass(frozen=True)
@@ -53,14 +62,19 @@ def paired_stats(
     *,
     weights: Sequence[float] | None = None,
     flips: int = FLIPS,
-    seed: int = SEED,
+    seed: int | Sequence[int] = SEED,
+    shared_p: float | None = None,
 ) -> PairedStats:
     """Return means, wins/losses/ties, both p-values and a 95% t interval of other - base
-    (weighted by ``weights``, one per pair, when given)."""
+    (weighted by ``weights``, one per pair, when given).
+
+    ``shared_p``: the randomization p already computed for these pairs with the flips of
+    other metrics (``randomization_ps``), used instead of drawing flips again.
+    """
     if len(base) != len(other) or (weights is not None and len(weights) != len(base)):
         raise ValueError("paired scores (and their weights) need lists of the same length")
     if weights is not None:
-        return _weighted_stats(base, other, weights, flips=flips, seed=seed)
+        return _weighted_stats(base, other, weights, flips=flips, seed=seed, shared_p=shared_p)
     b = np.asarray(base, dtype=np.float64)
     o = np.asarray(other, dtype=np.float64)
     deltas = o - b
@@ -77,7 +91,7 @@ def paired_stats(
         losses=losses,
         ties=n - wins - losses,
         t_test_p=_t_test_p(b, o),
-        randomization_p=randomization_p(deltas, flips=flips, seed=seed) if n else None,
+        randomization_p=_p(deltas, flips, seed, shared_p) if n else None,
         ci_low=ci_low,
         ci_high=ci_high,
         flips=flips,
@@ -91,7 +105,8 @@ def _weighted_stats(
     weights: Sequence[float],
     *,
     flips: int,
-    seed: int,
+    seed: int | Sequence[int],
+    shared_p: float | None,
 ) -> PairedStats:
     b = np.asarray(base, dtype=np.float64)
     o = np.asarray(other, dtype=np.float64)
@@ -122,7 +137,7 @@ def _weighted_stats(
         losses=losses,
         ties=n - wins - losses,
         t_test_p=t_p,
-        randomization_p=randomization_p(w * deltas, flips=flips, seed=seed) if n else None,
+        randomization_p=_p(w * deltas, flips, seed, shared_p) if n else None,
         ci_low=ci_low,
         ci_high=ci_high,
         flips=flips,
@@ -156,32 +171,68 @@ def _stats() -> ModuleType:
     return module
 
 
-def randomization_p(deltas: Sequence[float] | np.ndarray, *, flips: int, seed: int) -> float:
+def _p(deltas: np.ndarray, flips: int, seed: int | Sequence[int], shared_p: float | None) -> float:
+    if shared_p is not None:
+        return shared_p
+    return randomization_p(deltas, flips=flips, seed=seed)
+
+
+def randomization_p(
+    deltas: Sequence[float] | np.ndarray, *, flips: int, seed: int | Sequence[int]
+) -> float:
     """Return the two-sided paired randomization p = (1 + #{|flipped| ≥ |observed|}) / (1 + flips).
 
     Compares sums rather than means (the same test: n is fixed) with a tolerance, so the
     flip that changes nothing always counts however the sum is rounded.
     """
+    column = np.asarray(deltas, dtype=np.float64).reshape(-1, 1)
+    return randomization_ps(column, flips=flips, seed=seed)[0]
+
+
+def randomization_ps(deltas: np.ndarray, *, flips: int, seed: int | Sequence[int]) -> list[float]:
+    """Return the randomization p of every column of ``deltas`` (queries x metrics), all
+    from the same sign flips.
+
+    One matrix of flips is drawn from a generator seeded with ``seed`` (the same seed, the
+    same p) and multiplied by the deltas once for every metric. A query missing from a
+    metric has delta 0 there, which no flip changes. The flips are drawn as random bytes,
+    eight queries per byte: the flip matrix is kept as a sparse one-hot of its bytes
+    (row f has a 1 at 256·j + byte j of flip f), and table[256·j + v, m] is the sum of
+    metric m's deltas of block j whose bits are set in v, so the product of the two is
+    each flip's sum of flipped deltas, for every metric at once. Queries unchanged in every
+    metric (delta 0) are left out of the flips: flipping them changes nothing.
+    """
+    from scipy import sparse  # a slow import, as in _stats()
+
     d = np.asarray(deltas, dtype=np.float64)
-    total = float(d.sum())
-    observed = abs(total)
-    tolerance = 1e-9 * max(1.0, float(np.abs(d).sum()))
+    total = d.sum(axis=0)
+    observed = np.abs(total)
+    tolerance = 1e-9 * np.maximum(1.0, np.abs(d).sum(axis=0))
+    # A query whose delta is 0 in every metric changes no flipped sum: it gets no flip.
+    d = d[np.any(d != 0.0, axis=1)]
+    n, metrics = d.shape
     rng = np.random.default_rng(seed)
-    width = (d.size + 7) // 8
-    # Eight deltas per random byte: table[j, v] is the sum of the deltas of block j whose
-    # bits are set in v, so a flip costs one look-up per byte instead of one per query.
-    blocks = np.zeros(width * 8, dtype=np.float64)
-    blocks[: d.size] = d
+    width = max((n + 7) // 8, 1)
+    blocks = np.zeros((width * 8, metrics), dtype=np.float64)
+    blocks[:n] = d
     byte_bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1)
-    table = blocks.reshape(width, 8) @ byte_bits.T.astype(np.float64)
-    columns = np.arange(width)
-    hits = 0
+    table = np.einsum(
+        "vb,jbm->jvm", byte_bits.astype(np.float64), blocks.reshape(width, 8, metrics)
+    )
+    table = table.reshape(width * 256, metrics)
+    offsets = np.arange(width, dtype=np.int64) * 256
+    ones = np.ones(_CHUNK_FLIPS * width)
+    hits = np.zeros(metrics, dtype=np.int64)
     done = 0
     while done < flips:
         size = min(_CHUNK_FLIPS, flips - done)
         raw = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
         # A set bit flips that delta: flipped sum = total - 2 * (sum of the flipped deltas).
-        flipped = total - 2.0 * table[columns, raw].sum(axis=1)
-        hits += int(np.count_nonzero(np.abs(flipped) >= observed - tolerance))
+        one_hot = sparse.csr_matrix(
+            (ones[: size * width], (raw + offsets).ravel(), np.arange(size + 1) * width),
+            shape=(size, width * 256),
+        )
+        flipped = total - 2.0 * (one_hot @ table)
+        hits += np.count_nonzero(np.abs(flipped) >= observed - tolerance, axis=0)
         done += size
-    return (1 + hits) / (1 + flips)
+    return [float((1 + h) / (1 + flips)) for h in hits.tolist()]

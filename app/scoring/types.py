@@ -75,6 +75,13 @@ class StoredDocs:
         docs = self._docs
         return iter(self.ids) if docs is None else map(_get_id, docs)
 
+    def head_ids(self, depth: int | None) -> Iterator[str]:
+        """Return an iterator over the first ``depth`` ids (every id when None)."""
+        docs = self._docs
+        if docs is None:
+            return iter(self.ids[:depth])
+        return map(_get_id, docs[:depth])
+
     def __len__(self) -> int:
         docs = self._docs
         return len(self.ids) if docs is None else len(docs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -204,6 +205,12 @@ def test_compare_gives_every_metric_with_holm_and_tag_deltas(
     body = got.json()
     metrics = body["metrics"]
     assert [m["name"] for m in metrics] == ["NDCG@10", "P@10", "ERR@10"]
+    # The flips are seeded by the two runs: the same comparison gives the same p twice.
+    again = api.get(
+        f"/api/v1/cases/{case['id']}/runs/compare",
+        params={"base": base["id"], "other": other["id"]},
+    ).json()
+    assert again["metrics"] == metrics and again["stats"] == body["stats"]
     # The primary metric is the comparison's own statistics.
     assert metrics[0]["delta"] == pytest.approx(body["stats"]["mean_delta"])
     assert metrics[0]["p_randomization"] == pytest.approx(body["stats"]["randomization_p"])
@@ -221,6 +228,19 @@ def test_compare_gives_every_metric_with_holm_and_tag_deltas(
         }
         assert metric["n"] == len(deltas) == 3
         assert metric["delta"] == pytest.approx(sum(deltas.values()) / 3)
+        # Every metric's randomization p (one shared matrix of flips) is, within Monte
+        # Carlo error, the share of all 2^3 sign flips whose |sum| reaches the observed one.
+        observed = abs(sum(deltas.values()))
+        flips = itertools.product((1, -1), repeat=3)
+        exact = (
+            sum(
+                abs(sum(s * d for s, d in zip(signs, deltas.values(), strict=True)))
+                >= observed - 1e-9
+                for signs in flips
+            )
+            / 8
+        )
+        assert metric["p_randomization"] == pytest.approx(exact, abs=0.02)
         head = next(t for t in metric["by_tag"] if t["tag"] == "head")
         assert head["count"] == 2
         assert head["delta"] == pytest.approx((deltas["star wars"] + deltas["batman"]) / 2)
