@@ -8,6 +8,7 @@ the alerts and compare show; the score and sparkline are the runs' stored case s
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.models import Alert, AlertCheck, AlertEvent, Case, Run, User
-from app.runs.change import change_since
+from app.runs.change import change_since, rescored
 from app.schedules.schemas import Dashboard, DashboardAlert, DashboardCase
 from app.schedules.service import as_utc, next_runs
 from app.vocabulary import RunStatus
@@ -36,15 +37,24 @@ def _deltas(
     latest = session.get(Run, runs[-1][0])
     if latest is None:
         return None, None
-    since = change_since(session=session, case=case, run=latest).delta()
+    since = change_since(session=session, case=case, run=latest)
     recent = [run_id for run_id, at in runs if at >= now - WEEK]
     week = None
     if len(recent) >= 2:
         first = session.get(Run, recent[0])
-        week = change_since(session=session, case=case, run=latest, other=first).delta()
+        if first is not None:  # the latest run re-scored once, for both changes
+            other = rescored(
+                session=session,
+                case=case,
+                run=first,
+                scorer_ids=list(since.run.case_scores),
+                primary=since.primary_id,
+            )
+            week = replace(since, other=other).delta()
+    last = since.delta()
     return (
         None if week is None else round(week, 4),
-        None if since is None else round(since, 4),
+        None if last is None else round(last, 4),
     )
 
 

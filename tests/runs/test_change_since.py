@@ -91,7 +91,7 @@ def test_tile_dashboard_and_compare_agree_after_a_rating_rescored_only_the_lates
     _rate(api, case_id, ids[BAT], {"4": 3, "5": 0})
     first = finished_run(session_factory, case_id, _rankings(ids, ["4", "5"]), scorer=ndcg)
     _rescore(api, case_id, first)
-    _draft(session_factory, case_id, ids, ndcg)
+    draft = _draft(session_factory, case_id, ids, ndcg)
     latest = finished_run(session_factory, case_id, _rankings(ids, ["5", "4"]), scorer=ndcg)
     _rescore(api, case_id, latest)
     # A rating (like a book sync) re-scores the latest run in place, not the one before.
@@ -102,8 +102,11 @@ def test_tile_dashboard_and_compare_agree_after_a_rating_rescored_only_the_lates
     tile = _tile(api, case_id)
     assert round(tile["change"], 4) == expected
     assert round(tile["previous"], 4) == round(compared["base"]["case_score"], 4)
-    assert _dashboard(api, case_id)["delta_last_run"] == expected
+    row = _dashboard(api, case_id)
+    assert (row["delta_last_run"], row["delta_7d"]) == (expected, expected)
     assert tile["previous_run_id"] == first
+    # Nor is the draft a point of the case's sparkline.
+    assert [p["run_id"] for p in tile["history"]] == [first, latest] and draft > first
 
 
 def test_same_rankings_under_new_ratings_is_no_change(
