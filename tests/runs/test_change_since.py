@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import AlertEvent, Run
 from app.schedules.evaluate import evaluate_run
+from tests.books.book_helpers import add_pairs, judge, make_book
 from tests.fixtures.users import ApiUser
 from tests.support.pages import add_queries, doc, finished_run, movies_case, scorer_id
 
@@ -188,3 +189,32 @@ def _set_recorded(factory: sessionmaker[Session], run_id: int, score: float) -> 
         assert run is not None
         run.recorded_score = score
         session.commit()
+
+
+def test_a_book_sync_is_no_change_of_the_ranking(
+    api: ApiUser, session_factory: sessionmaker[Session]
+) -> None:
+    """A sync re-scores only the latest run in place: the run before, re-scored the same
+    way, moves with it, so the same rankings show no change (the dashboard said +10)."""
+    case_id, ids, ndcg = _case(api)
+    _rate(api, case_id, ids[STAR], {"1": 3})
+    _rate(api, case_id, ids[BAT], {"5": 3})
+    first = finished_run(session_factory, case_id, _rankings(ids, ["4", "5"]), scorer=ndcg)
+    latest = finished_run(session_factory, case_id, _rankings(ids, ["4", "5"]), scorer=ndcg)
+    for run_id in (first, latest):
+        _rescore(api, case_id, run_id)
+        # What each recorded when it finished, with the ratings of then.
+        score = api.get(f"/api/v1/cases/{case_id}/runs/{run_id}").json()["case_score"]
+        _set_recorded(session_factory, run_id, score)
+    before = api.get(f"/api/v1/cases/{case_id}/runs/{latest}").json()["case_score"]
+    book = make_book(api)
+    pairs = add_pairs(api, book["id"], [(BAT, "4")])
+    assert judge(api, book["id"], pairs[(BAT, "4")], 3).status_code == 200
+    synced = api.post(f"/api/v1/cases/{case_id}/books/{book['id']}/sync", json={"method": "mean"})
+    assert synced.status_code == 200, synced.text
+    assert synced.json()["ratings_set"] == 1
+    after = api.get(f"/api/v1/cases/{case_id}/runs/{latest}").json()["case_score"]
+    assert after > before + 5  # batman's first doc is now rated too
+    assert _compare(api, case_id, first, latest)["case_score_delta"] == 0.0
+    assert _tile(api, case_id)["change"] == 0.0
+    assert _dashboard(api, case_id)["delta_last_run"] == 0.0
