@@ -1,15 +1,22 @@
-"""The home dashboard: every case the user may see, how it is doing, worst change first."""
+"""The home dashboard: every case the user may see, how it is doing, worst change first.
+
+Its changes (since the run before, over the week) are ``app.runs.change``'s: both runs
+re-scored with today's ratings, weights and aggregate, the number the case page's tiles,
+the alerts and compare show; the score and sparkline are the runs' stored case scores.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app import access
-from app.models import Alert, AlertCheck, AlertEvent, Run, User
+from app.models import Alert, AlertCheck, AlertEvent, Case, Run, User
+from app.runs.change import change_since, rescored
 from app.schedules.schemas import Dashboard, DashboardAlert, DashboardCase
 from app.schedules.service import as_utc, next_runs
 from app.vocabulary import RunStatus
@@ -20,10 +27,35 @@ SPARKLINE_RUNS = 20
 WEEK = timedelta(days=7)
 
 
-def _delta_7d(runs: list[tuple[float, datetime]], now: datetime) -> float | None:
-    """runs: (score, finished_at) oldest first. Latest minus the first within the week."""
-    recent = [score for score, at in runs if at >= now - WEEK]
-    return round(recent[-1] - recent[0], 4) if len(recent) >= 2 else None
+def _deltas(
+    session: Session, case: Case, runs: list[tuple[int, datetime]], now: datetime
+) -> tuple[float | None, float | None]:
+    """runs: (id, finished_at) of the case's scored runs, oldest first. Return the change
+    since the run before and over the week, each between two runs re-scored alike."""
+    if not runs:
+        return None, None
+    latest = session.get(Run, runs[-1][0])
+    if latest is None:
+        return None, None
+    since = change_since(session=session, case=case, run=latest)
+    recent = [run_id for run_id, at in runs if at >= now - WEEK]
+    week = None
+    if len(recent) >= 2:
+        first = session.get(Run, recent[0])
+        if first is not None:  # the latest run re-scored once, for both changes
+            other = rescored(
+                session=session,
+                case=case,
+                run=first,
+                scorer_ids=list(since.run.case_scores),
+                primary=since.primary_id,
+            )
+            week = replace(since, other=other).delta()
+    last = since.delta()
+    return (
+        None if week is None else round(week, 4),
+        None if last is None else round(last, 4),
+    )
 
 
 def _standing_alerts(
@@ -89,6 +121,7 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
     cases = access.visible_cases(session=session, user=user)
     ids = [c.id for c in cases]
     finished: dict[int, list[tuple[float, datetime]]] = defaultdict(list)
+    finished_ids: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
     last_ended: dict[int, tuple[int, datetime | None, bool]] = {}
     if ids:
         rows = session.execute(
@@ -116,12 +149,14 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
             last_ended[case_id] = (run_id, at, failed)
             if status == RunStatus.FINISHED and score is not None and at is not None:
                 finished[case_id].append((float(score), as_utc(at)))
+                finished_ids[case_id].append((run_id, as_utc(at)))
     with_alerts, standing = _standing_alerts(session, ids)
     upcoming = next_runs(session=session, case_ids=ids)
     items = []
     for case in cases:
         runs = finished.get(case.id, [])
         ended = last_ended.get(case.id)
+        delta_7d, delta_last_run = _deltas(session, case, finished_ids[case.id], moment)
         state = None
         if case.id in with_alerts:
             state = "triggered" if case.id in standing else "ok"
@@ -130,12 +165,12 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
                 id=case.id,
                 name=case.name,
                 score=runs[-1][0] if runs else None,
-                delta_7d=_delta_7d(runs, moment),
+                delta_7d=delta_7d,
                 sparkline=[round(s, 4) for s, _ in runs[-SPARKLINE_RUNS:]],
                 last_run_at=None if ended is None or ended[1] is None else as_utc(ended[1]),
                 next_run_at=upcoming.get(case.id),
                 alert_state=state,
-                delta_last_run=round(runs[-1][0] - runs[-2][0], 4) if len(runs) >= 2 else None,
+                delta_last_run=delta_last_run,
                 last_run_failed=ended is not None and ended[2],
                 alert=standing.get(case.id),
             )

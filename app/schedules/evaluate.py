@@ -4,6 +4,11 @@ Called once per ended run (an ``alert_checks`` row makes a second call a no-op, 
 process makes it). A rule that triggers becomes an event with the payload its deliveries
 send, and one pending delivery per webhook and e-mail address; delivering is someone
 else's work (app.schedules.delivery), so evaluation never waits on the network.
+
+Every score a rule reads is ``app.runs.change``'s: the run and the run it is compared with
+(the previous case run, or the baseline) re-scored with today's ratings, weights and
+aggregate, the numbers of the case's badge, its tiles, the dashboard and compare. A rule
+added after a run ended is not evaluated on that run.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.models import Alert, AlertCheck, AlertEvent, Case, Delivery, Run, RunQuery, Webhook
+from app.runs.change import BASIS, Change, change_since
+from app.schedules.service import as_utc
 from app.scoring.significance import paired_stats
 from app.vocabulary import RunStatus
 
@@ -30,71 +37,20 @@ ENDED = (RunStatus.FINISHED, RunStatus.FAILED)
 
 @dataclass(frozen=True)
 class Verdict:
-    """Why an alert triggered, and against which run."""
+    """Why an alert triggered, and the run's change against the run it compared with."""
 
     reason: str
-    other: Run | None
+    change: Change
 
 
-def _score(run: Run | None, scorer_id: int | None) -> float | None:
-    if run is None:
-        return None
-    if scorer_id is not None:
-        for metric in getattr(run, "recorded_metrics", None) or []:
-            if metric.get("scorer_id") == scorer_id:
-                value = metric.get("case_score")
-                return None if value is None else float(value)
-        return None
-    value = run.recorded_score if run.recorded_score is not None else run.case_score
-    return value
-
-
-def _query_scores(session: Session, run: Run, scorer_id: int | None) -> dict[int, float]:
-    rows = session.execute(
-        select(RunQuery.query_id, RunQuery.score, RunQuery.metric_scores).where(
-            RunQuery.run_id == run.id
-        )
-    ).all()
-    scores: dict[int, float] = {}
-    for qid, score, metrics in rows:
-        value = score if scorer_id is None else (metrics or {}).get(str(scorer_id))
-        if qid is not None and value is not None:
-            scores[qid] = float(value)
-    return scores
-
-
-def _previous(session: Session, run: Run) -> Run | None:
-    return session.scalar(
-        select(Run)
-        .where(
-            Run.case_id == run.case_id,
-            Run.id < run.id,
-            Run.status == RunStatus.FINISHED,
-            Run.sweep_id.is_(None),
-            Run.query_template.is_(None),
-        )
-        .order_by(Run.id.desc())
-        .limit(1)
-    )
-
-
-def _pairs(
-    session: Session, run: Run, other: Run, scorer_id: int | None
-) -> tuple[list[int], list[float], list[float]]:
-    mine = _query_scores(session, run, scorer_id)
-    theirs = _query_scores(session, other, scorer_id)
-    ids = sorted(set(mine) & set(theirs))
-    return ids, [theirs[i] for i in ids], [mine[i] for i in ids]
-
-
-def _p_value(session: Session, run: Run, other: Run | None, scorer_id: int | None) -> float | None:
-    if other is None:
-        return None
-    _ids, base, current = _pairs(session, run, other, scorer_id)
+def _p_value(change: Change, scorer_id: int | None) -> float | None:
+    _ids, base, current = change.pairs(scorer_id)
     return paired_stats(base, current).randomization_p if base else None
 
 
-def _verdict(session: Session, alert: Alert, run: Run, previous: Run | None) -> Verdict | None:
+def _verdict(
+    session: Session, alert: Alert, case: Case, run: Run, previous: Change
+) -> Verdict | None:
     kind, scorer_id = alert.kind, alert.metric_scorer_id
     if kind == "run_failed":
         share = run.errors / run.total if run.total else 0.0
@@ -107,41 +63,46 @@ def _verdict(session: Session, alert: Alert, run: Run, previous: Run | None) -> 
                 previous,
             )
         return None
-    score = _score(run, scorer_id)
+    # The badge's number: the run re-scored with today's ratings, weights and aggregate.
+    score = previous.score(scorer_id)
     if run.status != RunStatus.FINISHED or score is None:
         return None
     if kind == "below":
         if alert.threshold is not None and score < alert.threshold:
             return Verdict(f"score {score:.2f} is below {alert.threshold:g}", previous)
         return None
-    other = previous
+    change = previous
     if kind == "drop_from_baseline":
-        other = session.get(Run, alert.baseline_run_id) if alert.baseline_run_id else None
-    other_score = _score(other, scorer_id)
-    if other is None or other_score is None:
+        baseline = session.get(Run, alert.baseline_run_id) if alert.baseline_run_id else None
+        if baseline is None or baseline.case_id != run.case_id:
+            return None
+        change = change_since(session=session, case=case, run=run, other=baseline)
+    other_score, delta = change.other_score(scorer_id), change.delta(scorer_id)
+    if change.other_id is None or other_score is None or delta is None:
         return None
-    delta = score - other_score
     if kind in ("drop", "drop_from_baseline"):
         need = alert.points or 0.0
         if delta < 0 and -delta >= need:
             label = "the baseline" if kind == "drop_from_baseline" else "the previous run"
-            return Verdict(f"score fell {-delta:.2f} points from {label} (run {other.id})", other)
+            return Verdict(
+                f"score fell {-delta:.2f} points from {label} (run {change.other_id})", change
+            )
         return None
     if kind == "significant_drop":
-        p = _p_value(session, run, other, scorer_id)
+        p = _p_value(change, scorer_id)
         if delta < 0 and p is not None and p < alert.alpha:
             return Verdict(
-                f"score fell {-delta:.2f} points from run {other.id}, "
+                f"score fell {-delta:.2f} points from run {change.other_id}, "
                 f"p = {p:.4f} < {alert.alpha:g}",
-                other,
+                change,
             )
     return None
 
 
-def _worst(session: Session, run: Run, other: Run | None, scorer_id: int | None) -> list[Any]:
-    if other is None:
+def _worst(session: Session, run: Run, change: Change, scorer_id: int | None) -> list[Any]:
+    if change.other_id is None:
         return []
-    ids, base, current = _pairs(session, run, other, scorer_id)
+    ids, base, current = change.pairs(scorer_id)
     texts = dict(
         session.execute(
             select(RunQuery.query_id, RunQuery.text).where(RunQuery.run_id == run.id)
@@ -156,11 +117,14 @@ def _worst(session: Session, run: Run, other: Run | None, scorer_id: int | None)
 def _payload(
     session: Session, *, alert: Alert, case: Case, run: Run, verdict: Verdict, base_url: str
 ) -> dict[str, Any]:
-    scorer_id = alert.metric_scorer_id
-    score, other = _score(run, scorer_id), verdict.other
-    other_score = _score(other, scorer_id)
-    delta = None if score is None or other_score is None else round(score - other_score, 4)
-    p = _p_value(session, run, other, scorer_id) if run.status == RunStatus.FINISHED else None
+    scorer_id, change = alert.metric_scorer_id, verdict.change
+    score, other_score, delta = (
+        change.score(scorer_id),
+        change.other_score(scorer_id),
+        change.delta(scorer_id),
+    )
+    delta = None if delta is None else round(delta, 4)
+    p = _p_value(change, scorer_id) if run.status == RunStatus.FINISHED else None
     url = f"{base_url.rstrip('/')}/cases/{case.id}"
     text = f'Relevo alert on case "{case.name}" ({alert.kind}): {verdict.reason}. {url}'
     return {
@@ -168,10 +132,14 @@ def _payload(
         "case": {"id": case.id, "name": case.name, "url": url},
         "alert": {"id": alert.id, "kind": alert.kind, "reason": verdict.reason},
         "run": {"id": run.id, "score": score, "status": str(run.status), "trigger": run.trigger},
-        "previous": None if other is None else {"id": other.id, "score": other_score},
+        "previous": None
+        if change.other_id is None
+        else {"id": change.other_id, "score": other_score},
         "delta": delta,
         "p": p,
-        "worst_queries": _worst(session, run, other, scorer_id),
+        # Which numbers these are: both runs re-scored with today's ratings and settings.
+        "scores": {"basis": BASIS, "aggregate": change.aggregate},
+        "worst_queries": _worst(session, run, change, scorer_id),
         "text": text,
     }
 
@@ -198,11 +166,18 @@ def evaluate_run(*, session: Session, run_id: int, base_url: str, email_enabled:
         return 0
     case = session.get(Case, run.case_id)
     rules = list(session.scalars(select(Alert).where(Alert.case_id == run.case_id)))
-    previous = _previous(session, run)
+    # A rule judges the runs that end once it exists, never one that ended before.
+    ended = as_utc(run.finished_at) if run.finished_at is not None else None
+    rules = [a for a in rules if ended is None or as_utc(a.created_at) <= ended]
+    previous = (
+        None if case is None or not rules else change_since(session=session, case=case, run=run)
+    )
     count = 0
     for alert in rules:
-        verdict = _verdict(session, alert, run, previous)
-        if verdict is None or case is None:
+        if case is None or previous is None:
+            continue
+        verdict = _verdict(session, alert, case, run, previous)
+        if verdict is None:
             continue
         payload = _payload(
             session, alert=alert, case=case, run=run, verdict=verdict, base_url=base_url

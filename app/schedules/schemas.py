@@ -167,8 +167,14 @@ class DashboardCase(Out):
     id: int
     name: str
     score: float | None
-    delta_7d: float | None
-    sparkline: list[float]
+    delta_7d: float | None = Field(
+        description="The latest run's score minus the first run's of the last 7 days, both "
+        "re-scored with today's ratings, weights and aggregate (null without two)"
+    )
+    sparkline: list[float] = Field(
+        description="The case scores of the last runs as stored (recounted after a change of "
+        "weights or aggregate, not re-scored with later ratings), oldest first"
+    )
     last_run_at: datetime | None
     next_run_at: datetime | None
     alert_state: Literal["ok", "triggered"] | None = Field(
@@ -177,7 +183,9 @@ class DashboardCase(Out):
     )
     delta_last_run: float | None = Field(
         default=None,
-        description="The latest finished run's score minus the finished run's before it "
+        description="The latest finished run's score minus the finished case run's before it "
+        "(never a sweep's or a draft's), both re-scored with today's ratings, weights and "
+        "aggregate: the case page's tile and the alerts show the same number "
         "(null without two)",
     )
     last_run_failed: bool = Field(

@@ -120,7 +120,10 @@ def evaluate_missed(
                     Run.query_template.is_(None),  # nor are drafts
                     Run.finished_at >= moment - MISSED_WITHIN,
                     Run.finished_at <= moment - MISSED_AFTER,
-                    Run.case_id.in_(select(Alert.case_id)),
+                    # A rule judges only the runs that ended once it existed.
+                    exists().where(
+                        Alert.case_id == Run.case_id, Alert.created_at <= Run.finished_at
+                    ),
                     ~exists().where(AlertCheck.run_id == Run.id),
                 )
                 .order_by(Run.id)

@@ -129,6 +129,8 @@ def test_the_case_page_shows_the_metric_panel_and_the_tag_table(
         session.commit()
     twin = api.get(f"/api/v1/pages/cases/{case_id}").json()
     other = api.get(f"/api/v1/cases/{case_id}/runs/{setup['other']}").json()
+    # Re-scored with today's ratings (as compare scores it), not as recorded (issue 35).
+    base = api.get(f"/api/v1/cases/{case_id}/runs/{setup['base']}").json()
     assert twin["metrics"]["run_id"] == setup["other"]
     login(client)
     page = soup(client.get(f"/cases/{case_id}"))
@@ -136,10 +138,13 @@ def test_the_case_page_shows_the_metric_panel_and_the_tag_table(
     assert "plain means" in one(panel, "#aggregate-note").get_text()
     tiles = panel.select(".metric-tile")
     assert [one(t, ".metric-name").get_text() for t in tiles] == ["NDCG@10", "P@10", "ERR@10"]
-    for tile, now, before in zip(tiles, other["metrics"], [40.0, 10.0, None], strict=True):
+    befores = [m["case_score"] for m in base["metrics"]]
+    assert befores[:2] != [40.0, 10.0]
+    for tile, now, before in zip(tiles, other["metrics"], befores, strict=True):
         assert one(tile, ".badge")["data-score"] == str(now["case_score"])
-        change = "\u2013" if before is None else f"{now['case_score'] - before:+.1f}"
+        change = f"{now['case_score'] - before:+.1f}"
         assert one(tile, ".metric-change").get_text() == change
+        assert one(tile, ".metric-change")["data-previous-run-id"] == str(setup["base"])
         assert len(tile.select(".metric-spark svg")) == 1
     rows = {r["data-tag"]: r for r in panel.select("#tag-table tbody tr")}
     assert list(rows) == ["brand", "head", "tail"]

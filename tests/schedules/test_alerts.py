@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.models import AlertEvent, Delivery, RunQuery
+from app.models import Alert, AlertEvent, Delivery, RunQuery
 from app.schedules.evaluate import evaluate_run
 from app.schedules.ticks import evaluate_missed
 from app.vocabulary import RunStatus
@@ -189,8 +189,9 @@ def test_a_tick_evaluates_the_runs_the_hook_missed(
     api: ApiUser, db: Session, session_factory: sessionmaker[Session]
 ) -> None:
     case_id, queries = new_case(api, queries=1)
-    _alert(api, case_id, kind="run_failed")
+    rule = _alert(api, case_id, kind="run_failed")
     now = datetime.now(UTC)
+    _made_at(db, rule["id"], now - timedelta(hours=1))
     missed = add_run(
         db,
         case_id,
@@ -214,3 +215,37 @@ def test_a_tick_evaluates_the_runs_the_hook_missed(
     assert evaluate_missed(session_factory=session_factory, now=now) == []
     events = {e.run_id for e in db.scalars(select(AlertEvent))}
     assert events == {missed.id} and just_now.id not in events and old.id not in events
+
+
+def _made_at(db: Session, alert_id: int, moment: datetime) -> None:
+    alert = db.get(Alert, alert_id)
+    assert alert is not None
+    alert.created_at = moment
+    db.commit()
+
+
+def test_a_rule_never_judges_a_run_that_ended_before_it_existed(
+    api: ApiUser, db: Session, session_factory: sessionmaker[Session]
+) -> None:
+    """Issue 35: a rule made today fired on a run that ended before it, with that run's
+    old numbers. Neither the tick nor an evaluation of the run applies it."""
+    case_id, queries = new_case(api, queries=1)
+    now = datetime.now(UTC)
+    before = add_run(db, case_id, queries, [10], finished_at=now - timedelta(minutes=5))
+    _alert(api, case_id, kind="below", threshold=50)
+    assert evaluate_missed(session_factory=session_factory, now=now) == []
+    assert _evaluate(db, before.id) == []
+    # An older rule of the case still judges it, and only it fires.
+    older = _alert(api, case_id, kind="run_failed")
+    _made_at(db, older["id"], now - timedelta(hours=1))
+    failed = add_run(
+        db,
+        case_id,
+        queries,
+        [None],
+        status=RunStatus.FAILED,
+        finished_at=now - timedelta(minutes=3),
+    )
+    assert evaluate_missed(session_factory=session_factory, now=now) == [failed.id]
+    kinds = [e.payload["alert"]["kind"] for e in db.scalars(select(AlertEvent))]
+    assert kinds == ["run_failed"]

@@ -2,7 +2,9 @@
 table; the query ids of a tag (the list's filter).
 
 One read of the latest run's per-query scores with the queries' tags and weights, and one
-of the recent runs' recorded metrics, whatever the number of metrics and tags.
+of the recent runs' recorded metrics, whatever the number of metrics and tags. A tile's
+change is ``app.runs.change``'s: the latest and the previous case run both re-scored with
+today's ratings, weights and aggregate (the dashboard and the alerts read the same number).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from sqlalchemy.orm import Session
 
 from app.bodies import Out
 from app.models import Case, Query, Run
+from app.runs.change import change_since
 from app.runs.metrics import run_metrics
+from app.runs.stored import case_run
 from app.vocabulary import RunStatus
 
 __all__ = ["MetricPanel", "metric_panel", "tag_query_ids"]
@@ -35,9 +39,18 @@ class MetricTile(Out):
     primary: bool
     case_score: float | None
     scored: int
-    previous: float | None = Field(description="The metric's score in the previous run")
-    change: float | None = Field(description="case_score - previous")
-    history: list[SparkPoint] = Field(description="Recorded scores of the last runs, oldest first")
+    previous: float | None = Field(
+        description="The metric's score in the previous case run (never a sweep's or a "
+        "draft's), re-scored with today's ratings, weights and aggregate"
+    )
+    previous_run_id: int | None = Field(default=None, description="That run's id")
+    change: float | None = Field(
+        description="The latest run's score minus previous, both re-scored the same way"
+    )
+    history: list[SparkPoint] = Field(
+        description="Scores of the last case runs, oldest first, as recorded when each "
+        "finished; the last point is the latest run's current score"
+    )
 
 
 class TagCell(Out):
@@ -66,13 +79,15 @@ def metric_panel(*, session: Session, case: Case, latest: Run | None) -> MetricP
         return None
     summaries = run_metrics(session=session, run=latest, case=case)
     past = _recorded(session, case, latest)
+    since = change_since(
+        session=session, case=case, run=latest, scorer_ids=[m.scorer_id for m in summaries]
+    )
     tiles = []
     for index, m in enumerate(summaries):
         history = [
             SparkPoint(run_id=run_id, score=scores.get(m.scorer_id)) for run_id, scores in past
         ]
         history.append(SparkPoint(run_id=latest.id, score=m.case_score))
-        previous = history[-2].score if len(history) > 1 else None
         tiles.append(
             MetricTile(
                 scorer_id=m.scorer_id,
@@ -80,10 +95,9 @@ def metric_panel(*, session: Session, case: Case, latest: Run | None) -> MetricP
                 primary=index == 0,
                 case_score=m.case_score,
                 scored=m.scored,
-                previous=previous,
-                change=None
-                if previous is None or m.case_score is None
-                else m.case_score - previous,
+                previous=since.other_score(m.scorer_id),
+                previous_run_id=since.other_id,
+                change=since.delta(m.scorer_id),
                 history=history,
             )
         )
@@ -116,10 +130,16 @@ def _empty(scorer_id: int) -> TagCell:
 def _recorded(
     session: Session, case: Case, latest: Run
 ) -> list[tuple[int, dict[int, float | None]]]:
-    """Return the recorded metric scores of the finished runs before the latest, oldest first."""
+    """Return the recorded metric scores of the finished case runs before the latest (no
+    sweep's combination nor draft), oldest first."""
     stmt = (
         select(Run.id, Run.recorded_score, Run.recorded_scorer_id, Run.recorded_metrics)
-        .where(Run.case_id == case.id, Run.status == RunStatus.FINISHED, Run.id < latest.id)
+        .where(
+            Run.case_id == case.id,
+            Run.status == RunStatus.FINISHED,
+            case_run(),
+            Run.id < latest.id,
+        )
         .order_by(Run.id.desc())
         .limit(SPARK_RUNS - 1)
     )
