@@ -23,10 +23,9 @@ from sqlalchemy.orm import Session
 from app.metrics import MetricDef, QueryScores, summarize
 from app.models import Case, Query, Run, RunQuery, Scorer
 from app.models.scorers import config_of
-from app.runs import case_data
 from app.runs.metrics import metric_ids, scores_of_row, weighted
 from app.runs.plan import score_metrics
-from app.runs.rescore import stored_input
+from app.runs.scoring_input import stored_inputs
 from app.runs.stored import case_run, has_ranking
 from app.vocabulary import RunStatus
 
@@ -167,11 +166,13 @@ def rescored(
     }
     configs = [(i, found[i]) for i in scorer_ids if i in found]
     answered = [(row, query) for row, query in rows if query is not None and _rescorable(row)]
-    ratings = case_data.ratings_of(session=session, query_ids=[q.id for _, q in answered])
-    inputs = [
-        stored_input(row, ratings[query.id], query.options or {}, case.options or {})
-        for row, query in answered
-    ]
+    loaded = stored_inputs(
+        session=session,
+        case=case,
+        query_ids=[q.id for _, q in answered],
+        query_options={q.id: q.options for _, q in answered},
+    )
+    inputs = [loaded.input_of(row) for row, _ in answered]
     fresh = dict(
         zip(
             (row.id for row, _ in answered),
