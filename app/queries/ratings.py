@@ -48,7 +48,7 @@ def rate(
             session=session, case=case, query=query, run=latest.run, row=latest.row
         )
     if scored is None:
-        session.commit()  # let go of the run's lock
+        session.flush()  # let go of the run's lock
     # Without a run, or when the engine failed this query, it is shown as it is. Re-scored,
     # it shows the ratings it was scored with (others' given meanwhile included).
     return Rated(

@@ -29,9 +29,9 @@ def _once_more_on_clash(session: Session, write: Callable[[], T]) -> T:
     simultaneous first ratings of a document (or adds of a query) both succeed.
     """
     try:
-        return write()
+        with session.begin_nested():  # a savepoint: the request's earlier work stays
+            return write()
     except IntegrityError:
-        session.rollback()
         return write()
 
 
@@ -76,7 +76,7 @@ def _add_query(session: Session, case: Case, body: QueryCreate) -> tuple[Query, 
         weight=body.weight,
     )
     session.add(query)
-    session.commit()
+    session.flush()
     return query, True
 
 
@@ -115,7 +115,7 @@ def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Que
         result.append(query)
     if weighed:
         refresh_case_totals(session=session, case_id=case.id)
-    session.commit()
+    session.flush()
     return result
 
 
@@ -133,7 +133,7 @@ def update_query(*, session: Session, case: Case, query: Query, body: QueryUpdat
         setattr(query, name, list(clean_tags(value)) if name == "tags" else value)
     if changes.get("weight") is not None:
         refresh_case_totals(session=session, case_id=case.id)
-    session.commit()
+    session.flush()
     return query
 
 
@@ -165,7 +165,7 @@ def patch_queries(*, session: Session, case: Case, body: QueriesPatch) -> list[Q
             query.weight = body.weight
     if body.weight is not None:
         refresh_case_totals(session=session, case_id=case.id)
-    session.commit()
+    session.flush()
     return found
 
 
@@ -185,7 +185,7 @@ def delete_query(*, session: Session, query: Query) -> None:
     session.delete(query)
     session.flush()
     refresh_case_totals(session=session, case_id=case_id)
-    session.commit()
+    session.flush()
 
 
 def list_ratings(*, session: Session, query: Query) -> list[Rating]:
@@ -249,7 +249,7 @@ def _write_ratings(
         emails[item.doc_id] = user.email
     # Read before the commit, which may expire the objects (one reload each otherwise).
     result = {doc_id: rating.rating for doc_id, rating in current.items()}
-    session.commit()
+    session.flush()
     return result, {doc_id: emails.get(doc_id) for doc_id in result}
 
 

@@ -69,7 +69,7 @@ def seed(
 ) -> tuple[int, dict[str, int]]:
     """Add a user, a movies endpoint and a case with these queries; return the case's id
     and its query ids by text (other CaseCreate fields go in ``case_fields``)."""
-    with factory() as session:
+    with factory.begin() as session:
         user = user_service.create_user(session=session, email=email, password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,

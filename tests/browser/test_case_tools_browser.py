@@ -21,7 +21,7 @@ LONE_STAR, GONE = "555", "no-such-movie-42"
 
 
 def _rate_behind_the_pages_back(app: LiveApp, query_id: int, ratings: dict[str, float]) -> None:
-    with app.session_factory() as session:
+    with app.session_factory.begin() as session:
         returned = {
             str(d["id"])
             for docs in session.scalars(select(RunQuery.docs).where(RunQuery.query_id == query_id))
@@ -33,7 +33,7 @@ def _rate_behind_the_pages_back(app: LiveApp, query_id: int, ratings: dict[str, 
 
 
 def _stored(app: LiveApp, query_id: int) -> tuple[dict[str, float], str | None]:
-    with app.session_factory() as session:
+    with app.session_factory.begin() as session:
         ratings = dict(
             session.execute(
                 select(Rating.doc_id, Rating.rating).where(Rating.query_id == query_id)

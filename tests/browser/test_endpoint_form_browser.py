@@ -70,7 +70,7 @@ def test_a_result_upload_lands_on_its_outcome(
 ) -> None:
     from playwright.sync_api import expect
 
-    with live_app.session_factory() as session:
+    with live_app.session_factory.begin() as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         endpoint = endpoint_service.create_endpoint(
@@ -102,7 +102,7 @@ def test_picking_an_endpoint_for_a_new_case_swaps_in_its_template(
 ) -> None:
     from playwright.sync_api import expect
 
-    with live_app.session_factory() as session:
+    with live_app.session_factory.begin() as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         static = endpoint_service.create_endpoint(

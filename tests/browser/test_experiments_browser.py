@@ -25,7 +25,7 @@ TEMPLATE = (
 
 
 def _knob_case(app: LiveApp) -> int:
-    with app.session_factory() as session:
+    with app.session_factory.begin() as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         first = access.visible_cases(session=session, user=user)[0]
@@ -46,7 +46,7 @@ def _knob_case(app: LiveApp) -> int:
 
 def _rate_run(app: LiveApp, run_id: int) -> None:
     """Rate the top docs of every query of the run on Classic's 1-10 scale."""
-    with app.session_factory() as session:
+    with app.session_factory.begin() as session:
         rows = session.scalars(select(RunQuery).where(RunQuery.run_id == run_id)).all()
         for row in rows:
             for i, doc in enumerate(row.docs[:6]):

@@ -44,7 +44,7 @@ class JudgingApp:
 def _seed(factory: sessionmaker[Session]) -> tuple[int, int]:
     from app.models import Run, RunQuery
 
-    with factory() as session:
+    with factory.begin() as session:
         users = [
             user_service.create_user(session=session, email=e, password=PASSWORD) for e in RATERS
         ]
@@ -122,7 +122,7 @@ def judging_app(tmp_path_factory: pytest.TempPathFactory, judging_url: str) -> I
         with serving(app) as url:
             factory: sessionmaker[Session] = app.state.session_factory
             book_id, pairs = _seed(factory)
-            with factory() as session:
+            with factory.begin() as session:
                 owner_id = session.scalar(select(Book.owner_id).where(Book.id == book_id))
             assert owner_id is not None
             with pytest.MonkeyPatch.context() as patch:
@@ -141,7 +141,7 @@ def _login(page: Any, app: JudgingApp, email: str) -> None:
 
 
 def _judgements(app: JudgingApp) -> dict[str, list[tuple[int, float | None, bool]]]:
-    with app.factory() as session:
+    with app.factory.begin() as session:
         rows = session.execute(
             select(User.email, Judgement.pair_id, Judgement.rating, Judgement.unrateable)
             .join(User, User.id == Judgement.user_id)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_skip_link_and_equal_badges(browser: Any, live_app: LiveApp) -> None:
-    with live_app.session_factory() as session:
+    with live_app.session_factory.begin() as session:
         scorer = session.scalars(select(Case.scorer_id).where(Case.id == live_app.case_id)).one()
     ids = live_app.query_ids
     finished_run(

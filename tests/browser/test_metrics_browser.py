@@ -44,7 +44,7 @@ def _preset(session: Session, name: str) -> int:
 
 
 def _seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str, int]]:
-    with factory() as session:
+    with factory.begin() as session:
         ndcg, p10, err = (_preset(session, n) for n in ("NDCG@10", "P@10", "ERR@10"))
     return seed(
         factory,
@@ -78,7 +78,7 @@ def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> It
 
 def _rate_top_docs(app: LiveApp) -> None:
     """Rate each query's first two results of the latest run, then re-score it."""
-    with app.session_factory() as session:
+    with app.session_factory.begin() as session:
         case = session.get(Case, app.case_id)
         user = session.query(User).filter(User.email == EMAIL).one()
         assert case is not None

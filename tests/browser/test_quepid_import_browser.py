@@ -43,7 +43,7 @@ def import_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> 
     )
     try:
         with serving(app) as url:
-            with app.state.session_factory() as session:
+            with app.state.session_factory.begin() as session:
                 user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
             yield ImportApp(url, movies_engine.index_url)
     finally:

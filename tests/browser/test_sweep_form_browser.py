@@ -25,7 +25,7 @@ KNOB_TEMPLATE = (
 
 def _knob_case(app: LiveApp) -> int:
     """Add a case whose template has two knobs, beside the seeded one; return its id."""
-    with app.session_factory() as session:
+    with app.session_factory.begin() as session:
         seeded = session.get(Case, app.case_id)
         assert seeded is not None
         current = case_service.current_try(session=session, case=seeded)
@@ -82,7 +82,7 @@ def test_a_refused_sweep_comes_back_under_its_knob(browser: Any, live_app: LiveA
         box.fill("1, 5")
         page.click("#sweep-start")
         page.wait_for_url(f"{live_app.url}/cases/{case_id}/sweeps/*")
-        with live_app.session_factory() as session:
+        with live_app.session_factory.begin() as session:
             sweep = session.scalars(select(Sweep).where(Sweep.case_id == case_id)).one()
             assert sweep.grid == {"titleBoost": [1.0, 5.0], "overviewBoost": [2.0, 3.0]}
     finally:

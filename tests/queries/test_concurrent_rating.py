@@ -26,7 +26,7 @@ DOCS = 5
 
 
 def _stored(factory: sessionmaker[Session], run_id: int) -> tuple[float | None, dict[int, Any]]:
-    with factory() as session:
+    with factory.begin() as session:
         run = session.get(Run, run_id)
         assert run is not None
         rows = session.scalars(select(RunQuery).where(RunQuery.run_id == run_id)).all()
@@ -67,7 +67,7 @@ def test_concurrent_ratings_of_one_case_keep_every_update(
 
     case_score, scores = _stored(session_factory, run_id)
     # A fresh re-score from the stored ratings changes nothing.
-    with session_factory() as session:
+    with session_factory.begin() as session:
         run = session.get(Run, run_id)
         case = session.get(Case, case_id)
         assert run is not None and case is not None

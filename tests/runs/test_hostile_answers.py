@@ -132,7 +132,7 @@ def test_a_row_the_database_refuses_is_that_querys_error_and_the_rest_is_stored(
     add_queries(api, case_id, ["a", "b", "c"])
     found = {"a": 3, "b": 2**70, "c": 1}
     for chunked in (True, False):
-        with session_factory() as session:
+        with session_factory.begin() as session:
             case = session.get(Case, case_id)
             assert case is not None
             run_id = run_service.create_run(session=session, case=case).id

@@ -223,7 +223,7 @@ def test_runs_left_unfinished_by_a_stop_are_marked_failed(
     api: ApiUser, session_factory: Any
 ) -> None:
     case, _ids = _ndcg_case(api, "http://127.0.0.1:9/movies")
-    with session_factory() as session:
+    with session_factory.begin() as session:
         from app.models import Case
         from app.runs import service as run_service
         from app.runs import store as run_store

@@ -34,7 +34,7 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
     assert main(["db", "upgrade"]) == 0
     engine = make_engine(empty_db_url)
     factory = make_session_factory(engine)
-    with factory() as session:
+    with factory.begin() as session:
         user = user_service.create_user(session=session, email="ops@example.com", password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,
@@ -92,7 +92,7 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
     assert main(["alerts", "add", str(case_id), "--kind", "below", "--threshold", "500"]) == 2
     assert main(["schedules", "list"]) == 0
     assert "@weekly\tcurrent" in capsys.readouterr().out
-    with factory() as session:
+    with factory.begin() as session:
         schedule = session.get(CaseSchedule, case_id)
         assert schedule is not None and schedule.cron == "@weekly"
         alert, significant = session.scalars(select(Alert).order_by(Alert.id))

@@ -99,7 +99,7 @@ def test_a_case_no_longer_shared_stops_alerting_the_members_webhook(
         with (
             webhook_receiver() as (alice_url, alice_got),
             webhook_receiver() as (bob_url, bob_got),
-            session_factory() as db,
+            session_factory.begin() as db,
         ):
             team = _team(api, other_api)
             bobs = _webhook(other_api, bob_url, team_ids=[team])  # Bob's, for the team

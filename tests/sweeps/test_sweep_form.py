@@ -30,7 +30,7 @@ def _sweep_errors(page: BeautifulSoup) -> dict[str, str]:
 
 
 def _count(factory: sessionmaker[Session], model: type[Run] | type[Sweep]) -> int:
-    with factory() as session:
+    with factory.begin() as session:
         return int(session.scalar(select(func.count()).select_from(model)) or 0)
 
 

@@ -45,7 +45,7 @@ def _invalid_fields(page: BeautifulSoup, form: str) -> set[str]:
 
 
 def _count(factory: sessionmaker[Session], model: Any) -> int:
-    with factory() as session:
+    with factory.begin() as session:
         return int(session.scalar(select(func.count()).select_from(model)) or 0)
 
 

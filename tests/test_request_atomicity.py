@@ -1,0 +1,341 @@
+"""Every mutating route runs in one transaction: made to fail right after its first write
+(an INSERT, UPDATE or DELETE reached the database), a request leaves every table as it was.
+
+The routes are enumerated from the built app, so a new route fails here until it is given a
+request below (ROUTES) or a written reason (SKIPPED).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.models import Base, User
+from tests.fixtures.users import ApiUser
+from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.pages import finished_run, login
+
+URL = "http://127.0.0.1:9/movies"
+WRITES = ("INSERT", "UPDATE", "DELETE")
+JS = {"kind": "javascript", "code": "setScore(1)", "scale": [0, 1, 2, 3]}
+
+
+class InjectedFailure(Exception):
+    """Raised by the test right after a request's first write."""
+
+
+@dataclass
+class Call:
+    """One request: JSON for the API, a form (with the CSRF token added) for pages."""
+
+    json: Any = None
+    form: dict[str, str] | None = None
+    writes: bool = True  # whether it must reach a write (else the route refused first)
+    path: dict[str, str] = field(default_factory=dict)  # a parameter filled by another id
+
+
+# {method path}: the request made, its path parameters filled from the world (W).
+ROUTES: dict[str, Call] = {
+    "POST /api/v1/api-keys": Call(json={"name": "more"}),
+    "DELETE /api/v1/api-keys/{key_id}": Call(),
+    "POST /api/v1/search-endpoints": Call(json={"name": "e2", "engine": "opensearch", "url": URL}),
+    "PATCH /api/v1/search-endpoints/{endpoint_id}": Call(json={"name": "renamed"}),
+    "DELETE /api/v1/search-endpoints/{endpoint_id}": Call(
+        path={"endpoint_id": "spare_endpoint_id"}
+    ),
+    "POST /api/v1/scorers": Call(json={"name": "mine 2", **JS}),
+    "PATCH /api/v1/scorers/{scorer_id}": Call(json={"name": "renamed"}),
+    "DELETE /api/v1/scorers/{scorer_id}": Call(),
+    "POST /api/v1/cases": Call(
+        json={"name": "c2", "search_endpoint_id": "{endpoint_id}", "query_template": "{}"}
+    ),
+    "PATCH /api/v1/cases/{case_id}": Call(json={"name": "Renamed"}),
+    "DELETE /api/v1/cases/{case_id}": Call(),
+    "POST /api/v1/cases/{case_id}/queries": Call(json={"text": "new query"}),
+    "POST /api/v1/cases/{case_id}/queries/bulk": Call(json={"queries": ["n1", "n2"]}),
+    "PATCH /api/v1/cases/{case_id}/queries/{query_id}": Call(json={"text": "changed"}),
+    "DELETE /api/v1/cases/{case_id}/queries/{query_id}": Call(),
+    "PUT /api/v1/cases/{case_id}/queries/{query_id}/ratings": Call(
+        json={"ratings": [{"doc_id": "d9", "rating": 3}]}
+    ),
+    "POST /api/v1/cases/{case_id}/runs": Call(json={}),
+    "POST /api/v1/cases/{case_id}/runs/{run_id}/rescore": Call(),
+    "POST /api/v1/books": Call(json={"name": "B2", "scale": [0, 1]}),
+    "PATCH /api/v1/books/{book_id}": Call(json={"name": "renamed"}),
+    "DELETE /api/v1/books/{book_id}": Call(),
+    "POST /api/v1/teams": Call(json={"name": "Other team"}),
+    "PATCH /api/v1/teams/{team_id}": Call(json={"name": "renamed"}),
+    "DELETE /api/v1/teams/{team_id}": Call(),
+    "PUT /api/v1/cases/{case_id}/schedule": Call(json={"cron": "@hourly"}),
+    "DELETE /api/v1/cases/{case_id}/schedule": Call(),
+    "POST /api/v1/cases/{case_id}/alerts": Call(json={"kind": "below", "threshold": 40}),
+    "PATCH /api/v1/cases/{case_id}/alerts/{alert_id}": Call(json={"threshold": 30}),
+    "DELETE /api/v1/cases/{case_id}/alerts/{alert_id}": Call(),
+    "POST /api/v1/webhooks": Call(json={"name": "ops 2", "url": "http://127.0.0.1:9/h2"}),
+    "PATCH /api/v1/webhooks/{webhook_id}": Call(json={"name": "renamed"}),
+    "DELETE /api/v1/webhooks/{webhook_id}": Call(),
+    "POST /api/v1/cases/{case_id}/annotations": Call(json={"text": "reindexed"}),
+    "PATCH /api/v1/cases/{case_id}/annotations/{annotation_id}": Call(json={"text": "changed"}),
+    "DELETE /api/v1/cases/{case_id}/annotations/{annotation_id}": Call(),
+    "POST /api/v1/click-logs": Call(json={"name": "shop 2"}),
+    "PATCH /api/v1/click-logs/{click_log_id}": Call(json={"name": "renamed"}),
+    "DELETE /api/v1/click-logs/{click_log_id}": Call(),
+    # Pages: forms whose only field is the CSRF token.
+    "POST /logout": Call(form={}),
+    "POST /account/api-keys/{key_id}/revoke": Call(form={}),
+    "POST /cases/{case_id}/delete": Call(form={}),
+    "POST /cases/{case_id}/queries/{query_id}/delete": Call(form={}),
+    "POST /cases/{case_id}/alerts/{alert_id}/delete": Call(form={}),
+    "POST /cases/{case_id}/annotations": Call(form={"text": "reindexed"}),
+    "POST /webhooks/{webhook_id}/delete": Call(form={}),
+    "POST /scorers/{scorer_id}/delete": Call(form={}),
+    "POST /endpoints/{endpoint_id}/delete": Call(
+        form={}, path={"endpoint_id": "spare_endpoint_id"}
+    ),
+    "POST /books/{book_id}/delete": Call(form={}),
+}
+
+# Not yet exercised here (the world below lacks what they need): each is a follow-up.
+LATER = "its request body and world are not described here yet"
+FORMS = "a page form with fields not described here yet (its JSON twin, if any, is above)"
+UPLOADS = "an upload whose file is not described here yet"
+JUDGES = "needs a judge and a book with pairs, not in the world yet"
+SWEEPS = "needs a sweep with finished runs, not in the world yet"
+CLICKS = "needs a click log with events, not in the world yet"
+# {method path}: why the route is not exercised here.
+SKIPPED: dict[str, str] = {
+    "POST /login": "a failed login writes nothing; a successful one only starts a session",
+    "POST /api/v1/score": "scores a posted ranking: it writes nothing",
+    "POST /api/v1/search-endpoints/{endpoint_id}/test": "asks the engine: it writes nothing",
+    "POST /api/v1/search-endpoints/{endpoint_id}/try": "asks the engine: it writes nothing",
+    "POST /endpoints/{endpoint_id}/test": "asks the engine: it writes nothing",
+    "POST /endpoints/{endpoint_id}/try": "asks the engine: it writes nothing",
+    "POST /api/v1/judges/{judge_id}/test": "asks the judge: it writes nothing",
+    "POST /judges/{judge_id}/test": "asks the judge: it writes nothing",
+    "DELETE /api/v1/judges/{judge_id}": JUDGES,
+    "DELETE /api/v1/teams/{team_id}/members/{user_id}": LATER,
+    "PATCH /api/v1/admin/users/{user_id}": LATER,
+    "PATCH /api/v1/cases/{case_id}/queries": LATER,
+    "PATCH /api/v1/judges/{judge_id}": JUDGES,
+    "POST /account/api-keys": FORMS,
+    "POST /account/password": FORMS,
+    "POST /admin/users": FORMS,
+    "POST /admin/users/{user_id}": FORMS,
+    "POST /api/v1/admin/users": LATER,
+    "POST /api/v1/books/import": UPLOADS,
+    "POST /api/v1/books/{book_id}/judge-runs": JUDGES,
+    "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
+    "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
+    "POST /api/v1/books/{book_id}/pairs": LATER,
+    "POST /api/v1/books/{book_id}/populate": LATER,
+    "POST /api/v1/cases/import": UPLOADS,
+    "POST /api/v1/cases/{case_id}/books/{book_id}/sync": LATER,
+    "POST /api/v1/cases/{case_id}/queries/from-log": CLICKS,
+    "POST /api/v1/cases/{case_id}/ratings/import": UPLOADS,
+    "POST /api/v1/cases/{case_id}/runs/{run_id}/cancel": LATER,
+    "POST /api/v1/cases/{case_id}/sweeps": SWEEPS,
+    "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
+    "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/cancel": SWEEPS,
+    "POST /api/v1/click-logs/{click_log_id}/events": CLICKS,
+    "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
+    "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
+    "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
+    "POST /api/v1/judges": JUDGES,
+    "POST /books": FORMS,
+    "POST /books/import": UPLOADS,
+    "POST /books/{book_id}/judge": JUDGES,
+    "POST /books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
+    "POST /books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
+    "POST /books/{book_id}/judge-runs/{run_id}/retry": JUDGES,
+    "POST /books/{book_id}/judging": JUDGES,
+    "POST /books/{book_id}/populate": FORMS,
+    "POST /books/{book_id}/sync": FORMS,
+    "POST /cases": FORMS,
+    "POST /cases/import": UPLOADS,
+    "POST /cases/{case_id}/alerts": FORMS,
+    "POST /cases/{case_id}/metrics": FORMS,
+    "POST /cases/{case_id}/queries": FORMS,
+    "POST /cases/{case_id}/queries/tags": FORMS,
+    "POST /cases/{case_id}/queries/{query_id}/notes": FORMS,
+    "POST /cases/{case_id}/queries/{query_id}/ratings": FORMS,
+    "POST /cases/{case_id}/ratings/import": UPLOADS,
+    "POST /cases/{case_id}/runs": FORMS,
+    "POST /cases/{case_id}/runs/{run_id}/cancel": FORMS,
+    "POST /cases/{case_id}/schedule": FORMS,
+    "POST /cases/{case_id}/settings": FORMS,
+    "POST /cases/{case_id}/sweeps": SWEEPS,
+    "POST /cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
+    "POST /cases/{case_id}/sweeps/{sweep_id}/cancel": SWEEPS,
+    "POST /endpoints": FORMS,
+    "POST /endpoints/{endpoint_id}": FORMS,
+    "POST /endpoints/{endpoint_id}/results": UPLOADS,
+    "POST /judges": JUDGES,
+    "POST /judges/{judge_id}": JUDGES,
+    "POST /judges/{judge_id}/delete": JUDGES,
+    "POST /scorers": FORMS,
+    "POST /scorers/{scorer_id}": FORMS,
+    "POST /sharing/{kind}/{object_id}": FORMS,
+    "POST /teams": FORMS,
+    "POST /teams/{team_id}/members": FORMS,
+    "POST /teams/{team_id}/members/{member_id}/remove": FORMS,
+    "POST /webhooks": FORMS,
+    "PUT /api/v1/books/{book_id}/pairs/{pair_id}/judgement": JUDGES,
+    "PUT /api/v1/search-endpoints/{endpoint_id}/results": UPLOADS,
+    "PUT /api/v1/teams/{team_id}/members": LATER,
+}
+
+
+def _walk(routes: list[Any], prefix: str = "") -> Iterator[tuple[str, APIRoute]]:
+    for route in routes:
+        if hasattr(route, "original_router"):  # an included router
+            yield from _walk(route.original_router.routes, prefix + route.include_context.prefix)
+        elif isinstance(route, APIRoute):
+            yield prefix + route.path, route
+
+
+def mutating_routes(app: FastAPI) -> list[str]:
+    """Return "METHOD path" of every POST, PUT, PATCH and DELETE route of the app."""
+    return sorted(
+        f"{method} {path}"
+        for path, route in _walk(list(app.router.routes))
+        for method in (route.methods or set()) & {"POST", "PUT", "PATCH", "DELETE"}
+    )
+
+
+@dataclass
+class World:
+    """Ids of one of everything, owned by the API user (who is an admin)."""
+
+    ids: dict[str, int] = field(default_factory=dict)
+    csrf: str = ""
+
+
+def _made(response: Any) -> dict[str, Any]:
+    assert response.status_code in (200, 201), response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def _world(api: ApiUser, factory: sessionmaker[Session]) -> World:
+    with factory.begin() as session:
+        user = session.get(User, api.id)
+        assert user is not None
+        user.is_admin = True
+    endpoint = make_endpoint(api, URL)
+    case = make_case(api, endpoint["id"])
+    queries = add_queries(api, case["id"], ["star wars", "alien"])
+    query_id = queries["star wars"]
+    api.put(
+        f"/api/v1/cases/{case['id']}/queries/{query_id}/ratings",
+        json={"ratings": [{"doc_id": "d1", "rating": 3}]},
+    )
+    classic = scorer_id(api, "Classic")
+    run_id = finished_run(
+        factory,
+        case["id"],
+        {query_id: {"score": 0.5, "docs": [{"id": "d1", "rank": 1, "fields": {}}]}},
+        scorer=classic,
+    )
+    api.put(f"/api/v1/cases/{case['id']}/schedule", json={"cron": "@daily"})
+    base = f"/api/v1/cases/{case['id']}"
+    alert = _made(api.post(f"{base}/alerts", json={"kind": "below", "threshold": 50}))
+    note = _made(api.post(f"{base}/annotations", json={"text": "deployed"}))
+    hook = _made(api.post("/api/v1/webhooks", json={"name": "ops", "url": "http://127.0.0.1:9/h"}))
+    ids = {
+        "endpoint_id": endpoint["id"],
+        "spare_endpoint_id": make_endpoint(api, URL, name="spare")["id"],  # no case uses it
+        "case_id": case["id"],
+        "query_id": query_id,
+        "run_id": run_id,
+        "alert_id": alert["id"],
+        "annotation_id": note["id"],
+        "webhook_id": hook["id"],
+        "scorer_id": _made(api.post("/api/v1/scorers", json={"name": "mine", **JS}))["id"],
+        "book_id": _made(api.post("/api/v1/books", json={"name": "B", "scale": [0, 1]}))["id"],
+        "team_id": _made(api.post("/api/v1/teams", json={"name": "Search"}))["id"],
+        "key_id": _made(api.post("/api/v1/api-keys", json={"name": "spare"}))["id"],
+        "click_log_id": _made(api.post("/api/v1/click-logs", json={"name": "shop"}))["id"],
+    }
+    return World(ids=ids, csrf=login(api.client, api.email))
+
+
+def _snapshot(factory: sessionmaker[Session]) -> dict[str, list[tuple[Any, ...]]]:
+    with factory() as session:
+        return {
+            table.name: sorted((tuple(row) for row in session.execute(select(table))), key=repr)
+            for table in Base.metadata.sorted_tables
+        }
+
+
+def _fill(value: Any, ids: dict[str, int]) -> Any:
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
+        return ids.get(value[1:-1], value)
+    if isinstance(value, dict):
+        return {k: _fill(v, ids) for k, v in value.items()}
+    return value
+
+
+class FailAfterFirstWrite:
+    """Armed, it raises InjectedFailure right after the first write statement executed."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.fired = False
+
+    def __call__(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if self.armed and statement.lstrip().upper().startswith(WRITES):
+            self.armed, self.fired = False, True
+            raise InjectedFailure(statement.split("\n")[0][:80])
+
+
+def test_every_mutating_route_is_covered_or_has_a_reason(app: FastAPI) -> None:
+    routes = mutating_routes(app)
+    assert len(routes) > 100
+    unknown = sorted((set(ROUTES) | set(SKIPPED)) - set(routes))
+    assert unknown == [], f"no such routes: {unknown}"
+    missing = [r for r in routes if r not in ROUTES and r not in SKIPPED]
+    assert missing == [], f"mutating routes neither exercised nor skipped with a reason: {missing}"
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_a_request_failing_after_its_first_write_changes_nothing(
+    route: str,
+    app: FastAPI,
+    api: ApiUser,
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+) -> None:
+    world = _world(api, session_factory)
+    call = ROUTES[route]
+    method, template = route.split(" ", 1)
+    path = template.format(**{**world.ids, **{k: world.ids[v] for k, v in call.path.items()}})
+    api.get("/api/v1/cases")  # the key's first use is recorded now, not during the request
+    before = _snapshot(session_factory)
+    failing = FailAfterFirstWrite()
+    engine = app.state.engine
+    event.listen(engine, "after_cursor_execute", failing)
+    failing.armed = True
+    try:
+        if call.form is not None:
+            data = {"csrf_token": world.csrf, **call.form}
+            response = client.request(method, path, data=data, follow_redirects=False)
+        else:
+            response = api.client.request(
+                method, path, json=_fill(call.json, world.ids), headers=api.headers
+            )
+        status: int | str = response.status_code
+    except InjectedFailure as exc:
+        status = f"raised {exc}"
+    finally:
+        failing.armed = False
+        event.remove(engine, "after_cursor_execute", failing)
+    assert failing.fired == call.writes, f"{route} answered {status} without writing"
+    assert _snapshot(session_factory) == before, f"{route} kept some of its work ({status})"
