@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Base, User
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
@@ -225,7 +226,7 @@ def _made(response: Any) -> dict[str, Any]:
 
 
 def _world(api: ApiUser, factory: sessionmaker[Session]) -> World:
-    with factory.begin() as session:
+    with session_scope(factory) as session:
         user = session.get(User, api.id)
         assert user is not None
         user.is_admin = True

@@ -18,7 +18,7 @@ from tests.support.pages import login, one, soup
 @pytest.fixture
 def admin_api(client: TestClient, session_factory: sessionmaker[Session]) -> ApiUser:
     made = make_api_user(client, session_factory, "root@example.com")
-    with session_factory.begin() as session:
+    with session_factory() as session:
         user = session.get(User, made.id)
         assert user is not None
         user.is_admin = True

@@ -31,7 +31,7 @@ class DashboardApp:
 
 def _cases(factory: sessionmaker[Session]) -> dict[str, int]:
     now = datetime.now(UTC)
-    with factory.begin() as session:
+    with factory() as session:
         ann = user_service.create_user(session=session, email="ann@example.com", password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,

@@ -35,7 +35,7 @@ def test_try_it_shows_the_raw_answer_and_the_mapped_docs(
 ) -> None:
     from playwright.sync_api import expect
 
-    with live_app.session_factory.begin() as session:
+    with live_app.session_factory() as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         endpoint = endpoint_service.create_endpoint(

@@ -38,7 +38,7 @@ class JudgeApp:
 
 def _seed(factory: sessionmaker[Session], llm_url: str) -> tuple[int, int]:
     """Create the owner, a book of ten pairs (one with a prompt injection) and a judge."""
-    with factory.begin() as session:
+    with factory() as session:
         user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
         book = book_service.create_book(
             session=session, user=user, body=BookCreate(name="Films", scale=[0, 1, 2, 3])

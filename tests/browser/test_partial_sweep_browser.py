@@ -27,7 +27,7 @@ HARD = {"query 3", "query 8", "query 13", "query 21"}
 
 
 def _flaky_case(app: LiveApp, url: str) -> int:
-    with app.session_factory.begin() as session:
+    with app.session_factory() as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         endpoint = endpoint_service.create_endpoint(

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 def _runs(app: LiveApp) -> tuple[int, int, int]:
     """Store a complete run, a partial one (the matrix errored) and a failed one; rate docs."""
     wars, bat, matrix = (app.query_ids[q] for q in ("star wars", "batman", "the matrix"))
-    with app.session_factory.begin() as session:
+    with app.session_factory() as session:
         case = session.get(Case, app.case_id)
         assert case is not None
         scorer, scale = case.scorer_id, sorted(float(v) for v in case.scorer.scale)
@@ -48,7 +48,7 @@ def _runs(app: LiveApp) -> tuple[int, int, int]:
         scorer=scorer,
         case_score=90.0,
     )
-    with app.session_factory.begin() as session:
+    with app.session_factory() as session:
         failed = Run(case_id=app.case_id, try_number=1, scorer_id=scorer, status="failed")
         session.add(failed)
         session.commit()

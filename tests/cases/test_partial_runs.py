@@ -34,7 +34,7 @@ def _stored_sweep(
 ) -> tuple[int, dict[float, int]]:
     """Store a one-knob sweep of t with a run per combination; return its id and run ids."""
     now = datetime.now(UTC)
-    with factory.begin() as session:
+    with factory() as session:
         sweep = Sweep(
             case_id=case_id,
             try_number=1,

@@ -45,7 +45,7 @@ def test_side_by_side_page(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     setup = _two_runs(api, session_factory)
-    with session_factory.begin() as session:  # the other run was one combination of a sweep
+    with session_factory() as session:  # the other run was one combination of a sweep
         other_run = session.get(Run, setup["other"])
         assert other_run is not None
         other_run.knobs = {"boost": 2.5}

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Case, Rating, Run, RunQuery
 from app.runs import rescore as rescoring
 from tests.fixtures.users import ApiUser
@@ -26,7 +27,7 @@ DOCS = 5
 
 
 def _stored(factory: sessionmaker[Session], run_id: int) -> tuple[float | None, dict[int, Any]]:
-    with factory.begin() as session:
+    with session_scope(factory) as session:
         run = session.get(Run, run_id)
         assert run is not None
         rows = session.scalars(select(RunQuery).where(RunQuery.run_id == run_id)).all()
@@ -67,7 +68,7 @@ def test_concurrent_ratings_of_one_case_keep_every_update(
 
     case_score, scores = _stored(session_factory, run_id)
     # A fresh re-score from the stored ratings changes nothing.
-    with session_factory.begin() as session:
+    with session_scope(session_factory) as session:
         run = session.get(Run, run_id)
         case = session.get(Case, case_id)
         assert run is not None and case is not None

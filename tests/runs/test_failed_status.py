@@ -96,7 +96,7 @@ def test_an_old_all_errored_run_reads_failed_after_the_migration(
     old = finished_run(session_factory, case_id, errored, scorer=classic)
     # 0023_one's upgrade, run on this database.
     migration = import_module("migrations.versions.0023_one")
-    with session_factory.begin() as session:
+    with session_factory() as session:
         session.execute(migration.marking_failed())
         session.commit()
         assert session.execute(text("select count(*) from runs")).scalar() == 2

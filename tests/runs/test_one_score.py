@@ -39,7 +39,7 @@ def _rated_runs(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
         ids["alien"]: {"docs": [doc("6", "Alien", 1), doc("3", "Aliens", 2)]},
     }
     runs = [finished_run(factory, case_id, o, scorer=ndcg) for o in (older, newer)]
-    with factory.begin() as session:
+    with factory() as session:
         for run_id in runs:
             run = session.get(Run, run_id)
             assert run is not None

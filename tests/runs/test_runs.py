@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from app import cli
+from app.db import session_scope
 from app.demo.corpus import index_movies, start_osmem
 from app.models.scorers import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
@@ -223,7 +224,7 @@ def test_runs_left_unfinished_by_a_stop_are_marked_failed(
     api: ApiUser, session_factory: Any
 ) -> None:
     case, _ids = _ndcg_case(api, "http://127.0.0.1:9/movies")
-    with session_factory.begin() as session:
+    with session_scope(session_factory) as session:
         from app.models import Case
         from app.runs import service as run_service
         from app.runs import store as run_store

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.errors import Invalid
 from app.models import Case, CaseSchedule, Run, ScheduleFiring, Sweep
 from app.runs import service as run_service
@@ -108,7 +109,7 @@ def test_processes_racing_for_one_due_time_start_one_run(
     api: ApiUser, session_factory: sessionmaker[Session]
 ) -> None:
     case_id, _ = new_case(api, queries=1)
-    with session_factory.begin() as db:
+    with session_scope(session_factory) as db:
         case = db.get(Case, case_id)
         assert case is not None
         schedule = service.set_schedule(session=db, case=case, body=ScheduleBody(cron="@daily"))
@@ -117,7 +118,7 @@ def test_processes_racing_for_one_due_time_start_one_run(
     claimed: list[int] = []
 
     def server() -> None:
-        with session_factory.begin() as session:
+        with session_scope(session_factory) as session:
             barrier.wait()
             claimed.extend(f.case_id for f in service.fire_due(session=session, now=due))
 
@@ -126,7 +127,7 @@ def test_processes_racing_for_one_due_time_start_one_run(
         t.start()
     for t in threads:
         t.join(timeout=60)
-    with session_factory.begin() as db:
+    with session_scope(session_factory) as db:
         assert claimed == [case_id]
         assert [r.trigger for r in _runs(db, case_id)] == ["schedule"]
         firings = db.scalar(select(func.count()).select_from(ScheduleFiring))

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Delivery, Webhook
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig
@@ -90,7 +91,7 @@ def _deliver(factory: sessionmaker[Session], run_id: int) -> None:
 def test_a_delivery_is_signed_and_retried_until_it_lands(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory.begin() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         received.codes = [500, 503]  # two failures, then 200
         hook = _webhook(api, url, secret=SECRET)
         run_id = _alerting_case(api, db, [hook["id"]])
@@ -115,7 +116,7 @@ def test_a_delivery_is_signed_and_retried_until_it_lands(
 def test_a_receiver_that_never_answers_well_is_given_up(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory.begin() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         received.codes = [500] * 10
         hook = _webhook(api, url)
         run_id = _alerting_case(api, db, [hook["id"]])
@@ -129,7 +130,7 @@ def test_a_receiver_that_never_answers_well_is_given_up(
 def test_a_refused_address_is_logged_without_connecting(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory.begin() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         hook = _webhook(api, url)  # allowed when created
         run_id = _alerting_case(api, db, [hook["id"]])
         previous = current_policy()
@@ -148,7 +149,7 @@ def test_a_refused_address_is_logged_without_connecting(
 def test_alerts_are_emailed_when_smtp_is_configured(
     api: ApiUser, session_factory: sessionmaker[Session]
 ) -> None:
-    with smtp_sink() as (smtp_url, messages), session_factory.begin() as db:
+    with smtp_sink() as (smtp_url, messages), session_scope(session_factory) as db:
         previous = delivery.install_config(DeliveryConfig(smtp_url=smtp_url, backoff_s=(0.1,)))
         try:
             run_id = _alerting_case(api, db, [], email=["oncall@example.com"])

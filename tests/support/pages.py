@@ -74,7 +74,7 @@ def finished_run(
     Each outcome may give status, score, num_found, docs, error and position.
     """
     now = datetime.now(UTC)
-    with factory.begin() as session:
+    with factory() as session:
         statuses = [o.get("status", "scored") for o in outcomes.values()]
         run = Run(
             case_id=case_id,

@@ -115,7 +115,7 @@ def test_sweeps_left_running_by_a_stop_are_failed(
     from app.models import Sweep
     from app.sweeps.service import fail_interrupted_sweeps
 
-    with session_factory.begin() as session:
+    with session_factory() as session:
         left = Sweep(case_id=rated_case["id"], try_number=1, status="running", grid={"g": [1]})
         done = Sweep(case_id=rated_case["id"], try_number=1, status="finished", grid={"g": [2]})
         session.add_all([left, done])

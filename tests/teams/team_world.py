@@ -49,7 +49,7 @@ def build_world(client: TestClient, factory: sessionmaker[Session]) -> World:
     book = owner.post("/api/v1/books", json={"name": "B", "scale": [0, 1, 2], **shared}).json()
     removed = users["removed"]
     assert owner.delete(f"/api/v1/teams/{team['id']}/members/{removed.id}").status_code == 204
-    with factory.begin() as session:
+    with factory() as session:
         disabled = session.get(User, users["disabled"].id)
         assert disabled is not None
         disabled.is_disabled = True
