@@ -19,14 +19,21 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.models import Base, User
-from tests.fixtures.users import ApiUser
+from app.models import Base, Run, User
+from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.pages import finished_run, login
 
 URL = "http://127.0.0.1:9/movies"
 WRITES = ("INSERT", "UPDATE", "DELETE")
 JS = {"kind": "javascript", "code": "setScore(1)", "scale": [0, 1, 2, 3]}
+JUDGE = {
+    "name": "judge",
+    "provider": "openai",
+    "base_url": "http://127.0.0.1:9/v1",
+    "model": "gpt-fake",
+    "api_key": "sk-secret",
+}
 
 
 class InjectedFailure(Exception):
@@ -89,6 +96,34 @@ ROUTES: dict[str, Call] = {
     "POST /api/v1/click-logs": Call(json={"name": "shop 2"}),
     "PATCH /api/v1/click-logs/{click_log_id}": Call(json={"name": "renamed"}),
     "DELETE /api/v1/click-logs/{click_log_id}": Call(),
+    "POST /api/v1/cases/{case_id}/runs/{run_id}/cancel": Call(path={"run_id": "queued_run_id"}),
+    "PATCH /api/v1/cases/{case_id}/queries": Call(json={"query_ids": ["{query_id}"], "weight": 2}),
+    "POST /api/v1/books/{book_id}/pairs": Call(
+        json={"pairs": [{"query_text": "q", "doc_id": "d2", "fields": {"title": "T"}}]}
+    ),
+    "POST /api/v1/judges": Call(json={**JUDGE, "name": "judge 2"}),
+    "PATCH /api/v1/judges/{judge_id}": Call(json={"name": "renamed"}),
+    "DELETE /api/v1/judges/{judge_id}": Call(),
+    "PUT /api/v1/teams/{team_id}/members": Call(json={"email": "dave@example.com"}),
+    "DELETE /api/v1/teams/{team_id}/members/{user_id}": Call(),
+    "POST /api/v1/admin/users": Call(json={"email": "carol@example.com", "password": PASSWORD}),
+    "PATCH /api/v1/admin/users/{user_id}": Call(json={"is_disabled": True}),
+    "POST /account/api-keys": Call(form={"name": "page key"}),
+    "POST /cases/{case_id}/queries": Call(form={"queries": "new one\nnew two"}),
+    "POST /cases/{case_id}/runs": Call(form={}),
+    "POST /cases/{case_id}/runs/{run_id}/cancel": Call(form={}, path={"run_id": "queued_run_id"}),
+    "POST /cases/{case_id}/schedule": Call(form={"cron": "@hourly"}),
+    "POST /cases/{case_id}/alerts": Call(form={"kind": "below", "threshold": "40"}),
+    "POST /webhooks": Call(form={"name": "ops 2", "url": "http://127.0.0.1:9/h2"}),
+    "POST /teams": Call(form={"name": "Relevance"}),
+    "POST /teams/{team_id}/members": Call(form={"email": "dave@example.com", "role": "member"}),
+    "POST /teams/{team_id}/members/{member_id}/remove": Call(
+        form={}, path={"member_id": "user_id"}
+    ),
+    "POST /sharing/{kind}/{object_id}": Call(
+        form={"team_id": "{team_id}"}, path={"object_id": "book_id"}
+    ),
+    "POST /judges/{judge_id}/delete": Call(form={}),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -121,27 +156,18 @@ SKIPPED: dict[str, str] = {
     "POST /endpoints/{endpoint_id}/try": "asks the engine: it writes nothing",
     "POST /api/v1/judges/{judge_id}/test": "asks the judge: it writes nothing",
     "POST /judges/{judge_id}/test": "asks the judge: it writes nothing",
-    "DELETE /api/v1/judges/{judge_id}": JUDGES,
-    "DELETE /api/v1/teams/{team_id}/members/{user_id}": LATER,
-    "PATCH /api/v1/admin/users/{user_id}": LATER,
-    "PATCH /api/v1/cases/{case_id}/queries": LATER,
-    "PATCH /api/v1/judges/{judge_id}": JUDGES,
-    "POST /account/api-keys": FORMS,
     "POST /account/password": FORMS,
     "POST /admin/users": FORMS,
     "POST /admin/users/{user_id}": FORMS,
-    "POST /api/v1/admin/users": LATER,
     "POST /api/v1/books/import": UPLOADS,
     "POST /api/v1/books/{book_id}/judge-runs": JUDGES,
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
-    "POST /api/v1/books/{book_id}/pairs": LATER,
     "POST /api/v1/books/{book_id}/populate": LATER,
     "POST /api/v1/cases/import": UPLOADS,
     "POST /api/v1/cases/{case_id}/books/{book_id}/sync": LATER,
     "POST /api/v1/cases/{case_id}/queries/from-log": CLICKS,
     "POST /api/v1/cases/{case_id}/ratings/import": UPLOADS,
-    "POST /api/v1/cases/{case_id}/runs/{run_id}/cancel": LATER,
     "POST /api/v1/cases/{case_id}/sweeps": SWEEPS,
     "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
     "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/cancel": SWEEPS,
@@ -149,7 +175,6 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
-    "POST /api/v1/judges": JUDGES,
     "POST /books": FORMS,
     "POST /books/import": UPLOADS,
     "POST /books/{book_id}/judge": JUDGES,
@@ -161,16 +186,11 @@ SKIPPED: dict[str, str] = {
     "POST /books/{book_id}/sync": FORMS,
     "POST /cases": FORMS,
     "POST /cases/import": UPLOADS,
-    "POST /cases/{case_id}/alerts": FORMS,
     "POST /cases/{case_id}/metrics": FORMS,
-    "POST /cases/{case_id}/queries": FORMS,
     "POST /cases/{case_id}/queries/tags": FORMS,
     "POST /cases/{case_id}/queries/{query_id}/notes": FORMS,
     "POST /cases/{case_id}/queries/{query_id}/ratings": FORMS,
     "POST /cases/{case_id}/ratings/import": UPLOADS,
-    "POST /cases/{case_id}/runs": FORMS,
-    "POST /cases/{case_id}/runs/{run_id}/cancel": FORMS,
-    "POST /cases/{case_id}/schedule": FORMS,
     "POST /cases/{case_id}/settings": FORMS,
     "POST /cases/{case_id}/sweeps": SWEEPS,
     "POST /cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
@@ -180,17 +200,10 @@ SKIPPED: dict[str, str] = {
     "POST /endpoints/{endpoint_id}/results": UPLOADS,
     "POST /judges": JUDGES,
     "POST /judges/{judge_id}": JUDGES,
-    "POST /judges/{judge_id}/delete": JUDGES,
     "POST /scorers": FORMS,
     "POST /scorers/{scorer_id}": FORMS,
-    "POST /sharing/{kind}/{object_id}": FORMS,
-    "POST /teams": FORMS,
-    "POST /teams/{team_id}/members": FORMS,
-    "POST /teams/{team_id}/members/{member_id}/remove": FORMS,
-    "POST /webhooks": FORMS,
     "PUT /api/v1/books/{book_id}/pairs/{pair_id}/judgement": JUDGES,
     "PUT /api/v1/search-endpoints/{endpoint_id}/results": UPLOADS,
-    "PUT /api/v1/teams/{team_id}/members": LATER,
 }
 
 
@@ -215,7 +228,7 @@ def mutating_routes(app: FastAPI) -> list[str]:
 class World:
     """Ids of one of everything, owned by the API user (who is an admin)."""
 
-    ids: dict[str, int] = field(default_factory=dict)
+    ids: dict[str, Any] = field(default_factory=dict)
     csrf: str = ""
 
 
@@ -225,7 +238,7 @@ def _made(response: Any) -> dict[str, Any]:
     return body
 
 
-def _world(api: ApiUser, factory: sessionmaker[Session]) -> World:
+def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> World:
     with session_scope(factory) as session:
         user = session.get(User, api.id)
         assert user is not None
@@ -245,23 +258,34 @@ def _world(api: ApiUser, factory: sessionmaker[Session]) -> World:
         {query_id: {"score": 0.5, "docs": [{"id": "d1", "rank": 1, "fields": {}}]}},
         scorer=classic,
     )
+    with session_scope(factory) as session:
+        queued = Run(case_id=case["id"], try_number=1, status="queued", total=2)
+        session.add(queued)
+        session.flush()
+        queued_run_id = queued.id
     api.put(f"/api/v1/cases/{case['id']}/schedule", json={"cron": "@daily"})
     base = f"/api/v1/cases/{case['id']}"
     alert = _made(api.post(f"{base}/alerts", json={"kind": "below", "threshold": 50}))
     note = _made(api.post(f"{base}/annotations", json={"text": "deployed"}))
     hook = _made(api.post("/api/v1/webhooks", json={"name": "ops", "url": "http://127.0.0.1:9/h"}))
+    team = _made(api.post("/api/v1/teams", json={"name": "Search"}))["id"]
+    assert api.put(f"/api/v1/teams/{team}/members", json={"email": other.email}).status_code < 300
     ids = {
+        "kind": "book",
+        "user_id": other.id,
+        "judge_id": _made(api.post("/api/v1/judges", json=JUDGE))["id"],
         "endpoint_id": endpoint["id"],
         "spare_endpoint_id": make_endpoint(api, URL, name="spare")["id"],  # no case uses it
         "case_id": case["id"],
         "query_id": query_id,
         "run_id": run_id,
+        "queued_run_id": queued_run_id,
         "alert_id": alert["id"],
         "annotation_id": note["id"],
         "webhook_id": hook["id"],
         "scorer_id": _made(api.post("/api/v1/scorers", json={"name": "mine", **JS}))["id"],
         "book_id": _made(api.post("/api/v1/books", json={"name": "B", "scale": [0, 1]}))["id"],
-        "team_id": _made(api.post("/api/v1/teams", json={"name": "Search"}))["id"],
+        "team_id": team,
         "key_id": _made(api.post("/api/v1/api-keys", json={"name": "spare"}))["id"],
         "click_log_id": _made(api.post("/api/v1/click-logs", json={"name": "shop"}))["id"],
     }
@@ -281,6 +305,8 @@ def _fill(value: Any, ids: dict[str, int]) -> Any:
         return ids.get(value[1:-1], value)
     if isinstance(value, dict):
         return {k: _fill(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, ids) for v in value]
     return value
 
 
@@ -311,10 +337,12 @@ def test_a_request_failing_after_its_first_write_changes_nothing(
     route: str,
     app: FastAPI,
     api: ApiUser,
+    other_api: ApiUser,
     client: TestClient,
     session_factory: sessionmaker[Session],
 ) -> None:
-    world = _world(api, session_factory)
+    make_api_user(client, session_factory, "dave@example.com")  # not yet in the team
+    world = _world(api, other_api, session_factory)
     call = ROUTES[route]
     method, template = route.split(" ", 1)
     path = template.format(**{**world.ids, **{k: world.ids[v] for k, v in call.path.items()}})
@@ -326,7 +354,7 @@ def test_a_request_failing_after_its_first_write_changes_nothing(
     failing.armed = True
     try:
         if call.form is not None:
-            data = {"csrf_token": world.csrf, **call.form}
+            data = {"csrf_token": world.csrf, **_fill(call.form, world.ids)}
             response = client.request(method, path, data=data, follow_redirects=False)
         else:
             response = api.client.request(
