@@ -36,8 +36,7 @@ def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, R
         or rescore_row(session=session, case=case, query=query, run=latest.run, row=latest.row)
         is None
     ):
-        session.flush()  # let go of the run's lock
-        return None
+        return None  # the run's lock is let go when the caller's transaction ends
     return latest.run, latest.row
 
 

@@ -117,7 +117,7 @@ def test_commands_obey_the_outbound_policy_of_their_environment(
     monkeypatch.setenv("RELEVO_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("RELEVO_RUN_QUEUE", "inprocess")
     assert main(["db", "upgrade"]) == 0
-    with make_session_factory(make_engine(empty_db_url))() as session:
+    with session_scope(make_session_factory(make_engine(empty_db_url))) as session:
         user_service.create_user(session=session, email="ops@example.com", password=PASSWORD)
     before = current_policy()
     monkeypatch.delenv("RELEVO_ALLOWED_ENGINE_HOSTS")  # the defaults: private addresses blocked

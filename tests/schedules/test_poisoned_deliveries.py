@@ -139,6 +139,7 @@ def test_the_minute_job_goes_on_past_poisoned_deliveries(
         assert case is not None
         t0 = datetime(2030, 1, 1, tzinfo=UTC)
         set_schedule(session=db, case=case, body=ScheduleBody(cron="* * * * *"), now=t0)
+        db.commit()  # services flush; the test commits what other sessions read
         started: list[int] = []
         due = t0 + timedelta(minutes=1)
         fired = asyncio.run(

@@ -77,6 +77,7 @@ def test_a_due_time_fires_once_and_a_missed_stretch_runs_once(api: ApiUser, db: 
     case = db.get(Case, case_id)
     assert case is not None
     service.set_schedule(session=db, case=case, body=ScheduleBody(cron="*/5 * * * *"), now=T0)
+    db.commit()  # services flush; the test commits what other sessions read
     assert service.fire_due(session=db, now=T0 + timedelta(minutes=2)) == []
     fired = service.fire_due(session=db, now=datetime(2026, 3, 2, 10, 10, tzinfo=UTC))
     assert [(f.case_id, f.due_at) for f in fired] == [
@@ -100,6 +101,7 @@ def test_a_pinned_try_is_the_one_run(api: ApiUser, db: Session) -> None:
     assert case is not None and case.current_try_number == 2
     body = ScheduleBody(cron="@hourly", try_number=1)
     service.set_schedule(session=db, case=case, body=body, now=T0)
+    db.commit()  # services flush; the test commits what other sessions read
     service.fire_due(session=db, now=T0 + timedelta(hours=1))
     assert [r.try_number for r in _runs(db, case_id)] == [1]
 
