@@ -134,6 +134,8 @@ def after_commit(session: Session, callback: Callable[[], object]) -> None:
 
 @event.listens_for(Session, "after_commit")
 def _run_after_commit(session: Session) -> None:
+    if session.in_nested_transaction():  # a savepoint released: the transaction goes on
+        return
     callbacks: list[Callable[[], object]] = session.info.pop(AFTER_COMMIT, [])
     failure: BaseException | None = None
     for callback in callbacks:

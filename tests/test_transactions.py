@@ -67,3 +67,14 @@ def test_after_commit_work_is_dropped_with_a_rollback() -> None:
     assert ran == []
     with factory() as session:
         assert session.scalars(select(things.c.name)).all() == ["b"]
+
+
+def test_after_commit_work_waits_for_the_transaction_not_a_savepoint() -> None:
+    factory = _factory()
+    ran: list[str] = []
+    with session_scope(factory) as session:
+        after_commit(session, lambda: ran.append("committed"))
+        with session.begin_nested():
+            session.execute(things.insert().values(name="a"))
+        assert ran == []  # the savepoint's release is not the commit
+    assert ran == ["committed"]
