@@ -22,7 +22,7 @@ from app.db import session_scope
 from app.models import Base, Run, User
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
-from tests.support.pages import finished_run, login
+from tests.support.pages import finished_run, login, one, soup
 
 URL = "http://127.0.0.1:9/movies"
 WRITES = ("INSERT", "UPDATE", "DELETE")
@@ -48,6 +48,8 @@ class Call:
     form: dict[str, str] | None = None
     writes: bool = True  # whether it must reach a write (else the route refused first)
     path: dict[str, str] = field(default_factory=dict)  # a parameter filled by another id
+    page: str | None = None  # a page whose form (the one posting to the route) is sent back
+    selector: str | None = None  # that form, when its action does not end with the path
 
 
 # {method path}: the request made, its path parameters filled from the world (W).
@@ -124,6 +126,36 @@ ROUTES: dict[str, Call] = {
         form={"team_id": "{team_id}"}, path={"object_id": "book_id"}
     ),
     "POST /judges/{judge_id}/delete": Call(form={}),
+    "POST /account/password": Call(
+        form={"current_password": PASSWORD, "new_password": "a much longer passphrase"}
+    ),
+    "POST /cases/{case_id}/metrics": Call(form={"aggregate": "weighted_mean"}),
+    "POST /cases/{case_id}/queries/tags": Call(
+        form={"query_ids": "{query_id}", "add_tags": "head"}
+    ),
+    "POST /cases/{case_id}/queries/{query_id}/notes": Call(
+        form={"notes": "n", "information_need": "i"}
+    ),
+    "POST /cases/{case_id}/queries/{query_id}/ratings": Call(form={"doc_id": "d9", "rating": "3"}),
+    "POST /books": Call(form={"name": "B2", "scale": "0,1"}),
+    "POST /cases/{case_id}/settings": Call(
+        page="/cases/{case_id}", selector="#settings-form", form={"name": "Renamed"}
+    ),
+    "POST /endpoints/{endpoint_id}": Call(
+        page="/endpoints/{endpoint_id}", form={"name": "renamed"}
+    ),
+    "POST /scorers/{scorer_id}": Call(
+        page="/scorers/{scorer_id}", form={"name": "renamed", "action": "save"}
+    ),
+    "POST /judges/{judge_id}": Call(page="/judges/{judge_id}", form={"name": "renamed"}),
+    "POST /admin/users/{user_id}": Call(page="/admin/users", form={"action": "disable"}),
+    "POST /scorers": Call(
+        page="/scorers/new", form={"name": "mine 2", "code": "setScore(1)", "action": "save"}
+    ),
+    "POST /judges": Call(page="/judges", form={**JUDGE, "name": "judge 2"}),
+    "POST /admin/users": Call(
+        page="/admin/users", form={"email": "carol@example.com", "password": PASSWORD}
+    ),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -156,9 +188,6 @@ SKIPPED: dict[str, str] = {
     "POST /endpoints/{endpoint_id}/try": "asks the engine: it writes nothing",
     "POST /api/v1/judges/{judge_id}/test": "asks the judge: it writes nothing",
     "POST /judges/{judge_id}/test": "asks the judge: it writes nothing",
-    "POST /account/password": FORMS,
-    "POST /admin/users": FORMS,
-    "POST /admin/users/{user_id}": FORMS,
     "POST /api/v1/books/import": UPLOADS,
     "POST /api/v1/books/{book_id}/judge-runs": JUDGES,
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
@@ -175,7 +204,6 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
-    "POST /books": FORMS,
     "POST /books/import": UPLOADS,
     "POST /books/{book_id}/judge": JUDGES,
     "POST /books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
@@ -186,22 +214,12 @@ SKIPPED: dict[str, str] = {
     "POST /books/{book_id}/sync": FORMS,
     "POST /cases": FORMS,
     "POST /cases/import": UPLOADS,
-    "POST /cases/{case_id}/metrics": FORMS,
-    "POST /cases/{case_id}/queries/tags": FORMS,
-    "POST /cases/{case_id}/queries/{query_id}/notes": FORMS,
-    "POST /cases/{case_id}/queries/{query_id}/ratings": FORMS,
     "POST /cases/{case_id}/ratings/import": UPLOADS,
-    "POST /cases/{case_id}/settings": FORMS,
     "POST /cases/{case_id}/sweeps": SWEEPS,
     "POST /cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
     "POST /cases/{case_id}/sweeps/{sweep_id}/cancel": SWEEPS,
     "POST /endpoints": FORMS,
-    "POST /endpoints/{endpoint_id}": FORMS,
     "POST /endpoints/{endpoint_id}/results": UPLOADS,
-    "POST /judges": JUDGES,
-    "POST /judges/{judge_id}": JUDGES,
-    "POST /scorers": FORMS,
-    "POST /scorers/{scorer_id}": FORMS,
     "PUT /api/v1/books/{book_id}/pairs/{pair_id}/judgement": JUDGES,
     "PUT /api/v1/search-endpoints/{endpoint_id}/results": UPLOADS,
 }
@@ -332,6 +350,25 @@ def test_every_mutating_route_is_covered_or_has_a_reason(app: FastAPI) -> None:
     assert missing == [], f"mutating routes neither exercised nor skipped with a reason: {missing}"
 
 
+def _shown_form(client: TestClient, page: str, action: str) -> dict[str, str]:
+    """Return the values of the page's form that posts to ``action`` (or a CSS selector), as
+    a browser sends them."""
+    selector = action if action.startswith("#") else f"form[action$='{action}']"
+    form = one(soup(client.get(page)), selector)
+    values: dict[str, str] = {}
+    for tag in form.select("input[name]"):
+        if tag.get("type") in ("checkbox", "radio") and not tag.has_attr("checked"):
+            continue
+        values.setdefault(str(tag["name"]), str(tag.get("value", "")))
+    for area in form.select("textarea[name]"):
+        values[str(area["name"])] = area.get_text()
+    for select_tag in form.select("select[name]"):
+        chosen = select_tag.select_one("option[selected]") or select_tag.select_one("option")
+        if chosen is not None:
+            values[str(select_tag["name"])] = str(chosen.get("value", ""))
+    return values
+
+
 class CommitsWithWrites:
     """Counts the commits that ended a transaction in which something was written."""
 
@@ -352,8 +389,15 @@ def _request(route: str, api: ApiUser, client: TestClient, world: World) -> Any:
     call = ROUTES[route]
     method, template = route.split(" ", 1)
     path = template.format(**{**world.ids, **{k: world.ids[v] for k, v in call.path.items()}})
+    if call.page is not None:
+        shown = _shown_form(client, call.page.format(**world.ids), call.selector or path)
+        data = {**shown, "csrf_token": world.csrf, **(call.form or {})}
+        return client.request(method, path, data=data, follow_redirects=False)
     if call.form is not None:
-        data = {"csrf_token": world.csrf, **_fill(call.form, world.ids)}
+        data = {
+            "csrf_token": world.csrf,
+            **{k: str(_fill(v, world.ids)) for k, v in call.form.items()},
+        }
         return client.request(method, path, data=data, follow_redirects=False)
     return api.client.request(method, path, json=_fill(call.json, world.ids), headers=api.headers)
 
