@@ -7,6 +7,7 @@ request below (ROUTES) or a written reason (SKIPPED).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,9 @@ from app.db import session_scope
 from app.models import Base, Run, User
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.clicks import ndjson, ubi_event
 from tests.support.pages import finished_run, login, one, soup
+from tests.support.quepid import fixture as quepid_fixture
 
 URL = "http://127.0.0.1:9/movies"
 WRITES = ("INSERT", "UPDATE", "DELETE")
@@ -34,6 +37,10 @@ JUDGE = {
     "model": "gpt-fake",
     "api_key": "sk-secret",
 }
+
+
+EVENTS = ndjson([ubi_event("q1", "shoes", "d1", 1, "impression")])
+QUEPID_CASE = json.dumps(quepid_fixture("movies_es_case.json"))
 
 
 class InjectedFailure(Exception):
@@ -50,6 +57,8 @@ class Call:
     path: dict[str, str] = field(default_factory=dict)  # a parameter filled by another id
     page: str | None = None  # a page whose form (the one posting to the route) is sent back
     selector: str | None = None  # that form, when its action does not end with the path
+    content: str | None = None  # a raw body (an upload), sent with content_type
+    content_type: str = "text/csv"
 
 
 # {method path}: the request made, its path parameters filled from the world (W).
@@ -156,6 +165,14 @@ ROUTES: dict[str, Call] = {
     "POST /admin/users": Call(
         page="/admin/users", form={"email": "carol@example.com", "password": PASSWORD}
     ),
+    "POST /api/v1/cases/{case_id}/ratings/import": Call(
+        content="query,docid,rating\nstar wars,d7,2\nnew text,d8,1\n"
+    ),
+    "POST /api/v1/click-logs/{click_log_id}/events": Call(
+        content=EVENTS, content_type="application/x-ndjson"
+    ),
+    "POST /api/v1/cases/import": Call(content=QUEPID_CASE, content_type="application/json"),
+    "POST /api/v1/cases/{case_id}/sweeps": Call(json={"knobs": {"titleBoost": [1, 2]}}),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -193,14 +210,10 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
     "POST /api/v1/books/{book_id}/populate": LATER,
-    "POST /api/v1/cases/import": UPLOADS,
     "POST /api/v1/cases/{case_id}/books/{book_id}/sync": LATER,
     "POST /api/v1/cases/{case_id}/queries/from-log": CLICKS,
-    "POST /api/v1/cases/{case_id}/ratings/import": UPLOADS,
-    "POST /api/v1/cases/{case_id}/sweeps": SWEEPS,
     "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
     "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/cancel": SWEEPS,
-    "POST /api/v1/click-logs/{click_log_id}/events": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
@@ -311,7 +324,7 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
 
 
 def _snapshot(factory: sessionmaker[Session]) -> dict[str, list[tuple[Any, ...]]]:
-    with factory() as session:
+    with session_scope(factory) as session:
         return {
             table.name: sorted((tuple(row) for row in session.execute(select(table))), key=repr)
             for table in Base.metadata.sorted_tables
@@ -399,6 +412,9 @@ def _request(route: str, api: ApiUser, client: TestClient, world: World) -> Any:
             **{k: str(_fill(v, world.ids)) for k, v in call.form.items()},
         }
         return client.request(method, path, data=data, follow_redirects=False)
+    if call.content is not None:
+        headers = {**api.headers, "content-type": call.content_type}
+        return api.client.request(method, path, content=call.content, headers=headers)
     return api.client.request(method, path, json=_fill(call.json, world.ids), headers=api.headers)
 
 
@@ -438,9 +454,10 @@ def test_a_request_failing_after_its_first_write_changes_nothing(
     assert _snapshot(session_factory) == before, f"{route} kept some of its work ({status})"
 
 
-# Starting or cancelling a run hands it to the run manager once committed, which a rolled
-# back test has none of (tests/runs/ start them for real).
+# Starting or cancelling a run (or a sweep) hands it to the run manager once committed,
+# which a rolled back test has none of (tests/runs/ and tests/sweeps/ start them for real).
 STARTS_RUNS = {
+    "POST /api/v1/cases/{case_id}/sweeps",
     "POST /api/v1/cases/{case_id}/runs",
     "POST /api/v1/cases/{case_id}/runs/{run_id}/cancel",
     "POST /cases/{case_id}/runs",

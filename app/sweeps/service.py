@@ -226,7 +226,7 @@ def _next_run(*, session: Session, sweep_id: int, knobs: dict[str, float]) -> in
     if sweep is None or case is None or sweep.status not in ACTIVE_RUN_STATUSES:
         return None
     if sweep.status == RunStatus.QUEUED:
-        sweep.status = RunStatus.RUNNING
+        _mark_running(session, sweep_id)
     run = run_service.create_run(
         session=session, case=case, try_number=sweep.try_number, knobs=knobs, sweep_id=sweep.id
     )
@@ -297,9 +297,20 @@ def _queue_all(*, session: Session, sweep_id: int) -> list[int]:
         )
         for knobs in combinations(sweep)
     ]
-    sweep.status = RunStatus.RUNNING
+    _mark_running(session, sweep_id)
     session.commit()
     return [run.id for run in runs]
+
+
+def _mark_running(session: Session, sweep_id: int) -> None:
+    # Only from queued: a cancel committed meanwhile (a request commits when it answers,
+    # maybe after this read the sweep) is never overwritten.
+    session.execute(
+        update(Sweep)
+        .where(Sweep.id == sweep_id, Sweep.status == RunStatus.QUEUED)
+        .values(status=RunStatus.RUNNING)
+        .execution_options(synchronize_session=False)
+    )
 
 
 async def queue_sweep(

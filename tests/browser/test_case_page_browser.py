@@ -207,7 +207,7 @@ def test_a_failed_run_shows_red_and_a_query_is_deleted_after_confirming(
     from app.models import Case, Query, Run, RunQuery
 
     # A run in which every query errored (the engine was down), stored as the runner would.
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         case = session.get(Case, live_app.case_id)
         assert case is not None
         run = Run(

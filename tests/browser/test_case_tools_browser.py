@@ -22,7 +22,7 @@ LONE_STAR, GONE = "555", "no-such-movie-42"
 
 
 def _rate_behind_the_pages_back(app: LiveApp, query_id: int, ratings: dict[str, float]) -> None:
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         returned = {
             str(d["id"])
             for docs in session.scalars(select(RunQuery.docs).where(RunQuery.query_id == query_id))

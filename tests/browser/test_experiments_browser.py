@@ -47,7 +47,7 @@ def _knob_case(app: LiveApp) -> int:
 
 def _rate_run(app: LiveApp, run_id: int) -> None:
     """Rate the top docs of every query of the run on Classic's 1-10 scale."""
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         rows = session.scalars(select(RunQuery).where(RunQuery.run_id == run_id)).all()
         for row in rows:
             for i, doc in enumerate(row.docs[:6]):

@@ -45,7 +45,7 @@ class JudgingApp:
 def _seed(factory: sessionmaker[Session]) -> tuple[int, int]:
     from app.models import Run, RunQuery
 
-    with factory() as session:
+    with session_scope(factory) as session:
         users = [
             user_service.create_user(session=session, email=e, password=PASSWORD) for e in RATERS
         ]

@@ -193,7 +193,7 @@ def test_a_sealed_value_copied_to_another_row_or_column_does_not_open(
     victim = make_endpoint(other_api, "http://127.0.0.1:9/x", basic_auth="v:pw")
     mine = make_endpoint(api, recording_engine.index_url, basic_auth="me:pw")
     _headers, stolen = _raw(session_factory, victim["id"])
-    with session_factory() as session:  # written straight into the database
+    with session_scope(session_factory) as session:  # written straight into the database
         session.execute(
             text("UPDATE search_endpoints SET basic_auth = :a WHERE id = :id"),
             {"a": stolen, "id": mine["id"]},

@@ -599,7 +599,7 @@ def test_a_scorer_imported_under_quepids_own_name_is_reused(
 
     shipped = shipped_scorer("NDCG@10")
     assert shipped is not None
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         older = Scorer(
             owner_id=api.id,
             name="NDCG@10",

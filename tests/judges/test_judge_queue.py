@@ -183,7 +183,7 @@ def test_spend_survives_kill_9_and_a_crash_loop_stays_within_budget(
             worker.send_signal(signal.SIGKILL)
             worker.wait(timeout=10)
             time.sleep(0.5)  # the calls it had under way are answered (and billed) anyway
-            with factory() as session:
+            with session_scope(factory) as session:
                 row = session.get(JudgeRun, run_id)
                 assert row is not None
                 recorded = row.cost_usd + row.reserved_usd

@@ -296,7 +296,7 @@ def test_a_cancelled_run_is_never_put_back_by_the_resumer(
     other = make_judge(api, llm)
     book = book_with(api, [{"grade": 1}])
     old = datetime.now(UTC) - timedelta(minutes=5)
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         # Its cancel was asked, then its worker died (the usual reason to cancel a run stuck
         # on a hanging model); a process may even have written "running" over the cancel.
         asked = JudgeRun(
@@ -330,7 +330,7 @@ def test_spend_reserved_before_a_call_counts_after_a_crash(
 
     judge = make_judge(api, llm)
     book = book_with(api, [{"grade": 1}, {"grade": 2}])
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
         run = JudgeRun(
             book_id=book["id"],
@@ -402,7 +402,7 @@ def test_the_database_refuses_a_second_active_run_of_a_judge(
 ) -> None:
     judge = make_judge(api, llm)
     book = book_with(api, [{"grade": 1}])
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="queued"))
         session.commit()
         session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="running"))
@@ -443,7 +443,7 @@ def test_a_run_left_by_a_stopped_process_resumes_where_it_was(
     # A run that rated the first pair, then its process died: "running", heartbeat old.
     first = wait(api, book["id"], start(api, book["id"], judge["id"], limit=1)["id"])
     assert first["judged"] == 1
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
         run = JudgeRun(
             book_id=book["id"],
@@ -484,7 +484,7 @@ def test_stale_runs_are_put_back_in_the_queue_once_and_fresh_ones_are_left(
     other = make_judge(api, llm)
     book = book_with(api, [{"grade": g} for g in (0, 1)])
     now = datetime.now(UTC)
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
 
         def left(judge_id: int, beat: datetime) -> int:

@@ -38,7 +38,7 @@ def test_concurrent_first_ratings_of_a_doc(
     api: ApiUser, session_factory: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _case_id, query_id = _case(api)
-    with session_factory() as other:
+    with session_scope(session_factory) as other:
         other.add(Rating(query_id=query_id, doc_id="913", rating=1.0, rated_by_id=api.id))
         other.commit()
     _stale_once(monkeypatch, "list_ratings")

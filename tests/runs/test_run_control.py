@@ -143,7 +143,7 @@ def test_waiting_requests_are_capped_per_user(api: ApiUser, other_api: ApiUser) 
 
 
 def _running_run(factory: sessionmaker[Session], case_id: int, beat_age_s: float) -> int:
-    with factory() as session:
+    with session_scope(factory) as session:
         case = session.get(Case, case_id)
         assert case is not None
         run = run_service.create_run(session=session, case=case)

@@ -47,7 +47,7 @@ def test_idle_sessions_expire(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     assert _login(client) == 303
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         old = datetime.now(UTC) - timedelta(days=2)
         session.execute(update(UserSession).values(last_seen_at=old))
         session.commit()
@@ -141,7 +141,7 @@ def test_expired_keys_fail_and_use_is_recorded(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     assert api.get("/api/v1/me").status_code == 200
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         key = session.query(ApiKey).filter_by(user_id=api.id, name="tests").one()
         assert key.last_used_at is not None
         key.expires_at = datetime.now(UTC) - timedelta(seconds=1)
