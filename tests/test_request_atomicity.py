@@ -20,7 +20,7 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.models import Base, Run, User
+from app.models import Base, Run, Sweep, User
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.clicks import ndjson, ubi_event
@@ -173,6 +173,10 @@ ROUTES: dict[str, Call] = {
     ),
     "POST /api/v1/cases/import": Call(content=QUEPID_CASE, content_type="application/json"),
     "POST /api/v1/cases/{case_id}/sweeps": Call(json={"knobs": {"titleBoost": [1, 2]}}),
+    "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/cancel": Call(),
+    "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/apply": Call(json={"run_id": "{swept_run_id}"}),
+    "POST /cases/{case_id}/sweeps/{sweep_id}/cancel": Call(form={}),
+    "POST /cases/{case_id}/sweeps/{sweep_id}/apply": Call(form={"run_id": "{swept_run_id}"}),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -212,8 +216,6 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/books/{book_id}/populate": LATER,
     "POST /api/v1/cases/{case_id}/books/{book_id}/sync": LATER,
     "POST /api/v1/cases/{case_id}/queries/from-log": CLICKS,
-    "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
-    "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/cancel": SWEEPS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
@@ -229,8 +231,6 @@ SKIPPED: dict[str, str] = {
     "POST /cases/import": UPLOADS,
     "POST /cases/{case_id}/ratings/import": UPLOADS,
     "POST /cases/{case_id}/sweeps": SWEEPS,
-    "POST /cases/{case_id}/sweeps/{sweep_id}/apply": SWEEPS,
-    "POST /cases/{case_id}/sweeps/{sweep_id}/cancel": SWEEPS,
     "POST /endpoints": FORMS,
     "POST /endpoints/{endpoint_id}/results": UPLOADS,
     "PUT /api/v1/books/{book_id}/pairs/{pair_id}/judgement": JUDGES,
@@ -294,6 +294,22 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
         session.add(queued)
         session.flush()
         queued_run_id = queued.id
+        sweep = Sweep(
+            case_id=case["id"], try_number=1, status="running", grid={"titleBoost": [1, 2]}, total=2
+        )
+        session.add(sweep)
+        session.flush()
+        sweep_id = sweep.id
+    swept_run_id = finished_run(
+        factory,
+        case["id"],
+        {query_id: {"score": 0.7, "docs": [{"id": "d1", "rank": 1, "fields": {}}]}},
+        scorer=classic,
+    )
+    with session_scope(factory) as session:
+        swept = session.get(Run, swept_run_id)
+        assert swept is not None
+        swept.sweep_id, swept.knobs = sweep_id, {"titleBoost": 2.0}
     api.put(f"/api/v1/cases/{case['id']}/schedule", json={"cron": "@daily"})
     base = f"/api/v1/cases/{case['id']}"
     alert = _made(api.post(f"{base}/alerts", json={"kind": "below", "threshold": 50}))
@@ -311,6 +327,8 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
         "query_id": query_id,
         "run_id": run_id,
         "queued_run_id": queued_run_id,
+        "sweep_id": sweep_id,
+        "swept_run_id": swept_run_id,
         "alert_id": alert["id"],
         "annotation_id": note["id"],
         "webhook_id": hook["id"],
