@@ -177,6 +177,11 @@ ROUTES: dict[str, Call] = {
     "POST /api/v1/cases/{case_id}/sweeps/{sweep_id}/apply": Call(json={"run_id": "{swept_run_id}"}),
     "POST /cases/{case_id}/sweeps/{sweep_id}/cancel": Call(form={}),
     "POST /cases/{case_id}/sweeps/{sweep_id}/apply": Call(form={"run_id": "{swept_run_id}"}),
+    "PUT /api/v1/books/{book_id}/pairs/{pair_id}/judgement": Call(json={"rating": 0}),
+    "POST /api/v1/cases/{case_id}/books/{book_id}/sync": Call(json={"method": "mean"}),
+    "POST /api/v1/books/{book_id}/populate": Call(json={"case_id": "{case_id}", "depth": 2}),
+    "POST /books/{book_id}/populate": Call(form={"case_id": "{case_id}", "depth": "2"}),
+    "POST /books/{book_id}/sync": Call(form={"case_id": "{case_id}", "method": "mean"}),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -213,8 +218,6 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/books/{book_id}/judge-runs": JUDGES,
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
-    "POST /api/v1/books/{book_id}/populate": LATER,
-    "POST /api/v1/cases/{case_id}/books/{book_id}/sync": LATER,
     "POST /api/v1/cases/{case_id}/queries/from-log": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
@@ -225,15 +228,12 @@ SKIPPED: dict[str, str] = {
     "POST /books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
     "POST /books/{book_id}/judge-runs/{run_id}/retry": JUDGES,
     "POST /books/{book_id}/judging": JUDGES,
-    "POST /books/{book_id}/populate": FORMS,
-    "POST /books/{book_id}/sync": FORMS,
     "POST /cases": FORMS,
     "POST /cases/import": UPLOADS,
     "POST /cases/{case_id}/ratings/import": UPLOADS,
     "POST /cases/{case_id}/sweeps": SWEEPS,
     "POST /endpoints": FORMS,
     "POST /endpoints/{endpoint_id}/results": UPLOADS,
-    "PUT /api/v1/books/{book_id}/pairs/{pair_id}/judgement": JUDGES,
     "PUT /api/v1/search-endpoints/{endpoint_id}/results": UPLOADS,
 }
 
@@ -286,7 +286,7 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
     run_id = finished_run(
         factory,
         case["id"],
-        {query_id: {"score": 0.5, "docs": [{"id": "d1", "rank": 1, "fields": {}}]}},
+        {query_id: {"score": 0.5, "docs": [_doc("d1", 1), _doc("d2", 2)]}},
         scorer=classic,
     )
     with session_scope(factory) as session:
@@ -315,6 +315,11 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
     alert = _made(api.post(f"{base}/alerts", json={"kind": "below", "threshold": 50}))
     note = _made(api.post(f"{base}/annotations", json={"text": "deployed"}))
     hook = _made(api.post("/api/v1/webhooks", json={"name": "ops", "url": "http://127.0.0.1:9/h"}))
+    book = _made(api.post("/api/v1/books", json={"name": "B", "scale": [0, 1]}))["id"]
+    pair = {"query_text": "star wars", "doc_id": "d1", "fields": {"title": "d1"}}
+    _made(api.post(f"/api/v1/books/{book}/pairs", json={"pairs": [pair]}))
+    pair_id = api.get(f"/api/v1/books/{book}/pairs").json()[0]["id"]
+    _made(api.put(f"/api/v1/books/{book}/pairs/{pair_id}/judgement", json={"rating": 1}))
     team = _made(api.post("/api/v1/teams", json={"name": "Search"}))["id"]
     assert api.put(f"/api/v1/teams/{team}/members", json={"email": other.email}).status_code < 300
     ids = {
@@ -333,12 +338,17 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
         "annotation_id": note["id"],
         "webhook_id": hook["id"],
         "scorer_id": _made(api.post("/api/v1/scorers", json={"name": "mine", **JS}))["id"],
-        "book_id": _made(api.post("/api/v1/books", json={"name": "B", "scale": [0, 1]}))["id"],
+        "book_id": book,
+        "pair_id": pair_id,
         "team_id": team,
         "key_id": _made(api.post("/api/v1/api-keys", json={"name": "spare"}))["id"],
         "click_log_id": _made(api.post("/api/v1/click-logs", json={"name": "shop"}))["id"],
     }
     return World(ids=ids, csrf=login(api.client, api.email))
+
+
+def _doc(doc_id: str, rank: int) -> dict[str, Any]:
+    return {"id": doc_id, "rank": rank, "fields": {"title": doc_id}}
 
 
 def _snapshot(factory: sessionmaker[Session]) -> dict[str, list[tuple[Any, ...]]]:
