@@ -20,7 +20,7 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.models import Base, Run, Sweep, User
+from app.models import Base, JudgeRun, Run, Sweep, User
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.clicks import ndjson, ubi_event
@@ -182,6 +182,21 @@ ROUTES: dict[str, Call] = {
     "POST /api/v1/books/{book_id}/populate": Call(json={"case_id": "{case_id}", "depth": 2}),
     "POST /books/{book_id}/populate": Call(form={"case_id": "{case_id}", "depth": "2"}),
     "POST /books/{book_id}/sync": Call(form={"case_id": "{case_id}", "method": "mean"}),
+    "POST /api/v1/books/{book_id}/judge-runs": Call(
+        json={"judge_id": "{judge_id}", "pairs": "all"}
+    ),
+    "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": Call(
+        path={"run_id": "judge_run_id"}
+    ),
+    "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume": Call(
+        path={"run_id": "judge_run_id"}
+    ),
+    "POST /books/{book_id}/judge-runs/{run_id}/cancel": Call(
+        form={}, path={"run_id": "judge_run_id"}
+    ),
+    "POST /books/{book_id}/judge-runs/{run_id}/resume": Call(
+        form={}, path={"run_id": "judge_run_id"}
+    ),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -215,17 +230,12 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/judges/{judge_id}/test": "asks the judge: it writes nothing",
     "POST /judges/{judge_id}/test": "asks the judge: it writes nothing",
     "POST /api/v1/books/import": UPLOADS,
-    "POST /api/v1/books/{book_id}/judge-runs": JUDGES,
-    "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
-    "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
     "POST /api/v1/cases/{case_id}/queries/from-log": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
     "POST /books/import": UPLOADS,
     "POST /books/{book_id}/judge": JUDGES,
-    "POST /books/{book_id}/judge-runs/{run_id}/cancel": JUDGES,
-    "POST /books/{book_id}/judge-runs/{run_id}/resume": JUDGES,
     "POST /books/{book_id}/judge-runs/{run_id}/retry": JUDGES,
     "POST /books/{book_id}/judging": JUDGES,
     "POST /cases": FORMS,
@@ -322,10 +332,17 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
     _made(api.put(f"/api/v1/books/{book}/pairs/{pair_id}/judgement", json={"rating": 1}))
     team = _made(api.post("/api/v1/teams", json={"name": "Search"}))["id"]
     assert api.put(f"/api/v1/teams/{team}/members", json={"email": other.email}).status_code < 300
+    judge_id = _made(api.post("/api/v1/judges", json=JUDGE))["id"]
+    with session_scope(factory) as session:
+        paused = JudgeRun(book_id=book, judge_id=judge_id, user_id=api.id, status="paused")
+        session.add(paused)
+        session.flush()
+        judge_run_id = paused.id
     ids = {
+        "judge_run_id": judge_run_id,
         "kind": "book",
         "user_id": other.id,
-        "judge_id": _made(api.post("/api/v1/judges", json=JUDGE))["id"],
+        "judge_id": judge_id,
         "endpoint_id": endpoint["id"],
         "spare_endpoint_id": make_endpoint(api, URL, name="spare")["id"],  # no case uses it
         "case_id": case["id"],
@@ -482,9 +499,12 @@ def test_a_request_failing_after_its_first_write_changes_nothing(
     assert _snapshot(session_factory) == before, f"{route} kept some of its work ({status})"
 
 
-# Starting or cancelling a run (or a sweep) hands it to the run manager once committed,
+# Starting or cancelling a run (a sweep, a judge run) hands it to the run manager once committed,
 # which a rolled back test has none of (tests/runs/ and tests/sweeps/ start them for real).
 STARTS_RUNS = {
+    "POST /api/v1/books/{book_id}/judge-runs",
+    "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume",
+    "POST /books/{book_id}/judge-runs/{run_id}/resume",
     "POST /api/v1/cases/{case_id}/sweeps",
     "POST /api/v1/cases/{case_id}/runs",
     "POST /api/v1/cases/{case_id}/runs/{run_id}/cancel",
