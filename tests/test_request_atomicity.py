@@ -197,6 +197,12 @@ ROUTES: dict[str, Call] = {
     "POST /books/{book_id}/judge-runs/{run_id}/resume": Call(
         form={}, path={"run_id": "judge_run_id"}
     ),
+    "POST /api/v1/click-logs/{click_log_id}/queries": Call(
+        json=[{"query_id": "x1", "user_query": "boots"}]
+    ),
+    "POST /api/v1/cases/{case_id}/queries/from-log": Call(
+        json={"click_log_id": "{click_log_id}", "design": "uniform", "size": 1, "seed": 5}
+    ),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -230,9 +236,7 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/judges/{judge_id}/test": "asks the judge: it writes nothing",
     "POST /judges/{judge_id}/test": "asks the judge: it writes nothing",
     "POST /api/v1/books/import": UPLOADS,
-    "POST /api/v1/cases/{case_id}/queries/from-log": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
-    "POST /api/v1/click-logs/{click_log_id}/queries": CLICKS,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
     "POST /books/import": UPLOADS,
     "POST /books/{book_id}/judge": JUDGES,
@@ -338,6 +342,9 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
         session.add(paused)
         session.flush()
         judge_run_id = paused.id
+    log_id = _made(api.post("/api/v1/click-logs", json={"name": "shop"}))["id"]
+    logged = [{"query_id": "a0", "user_query": "shoes"}]
+    _made(api.post(f"/api/v1/click-logs/{log_id}/queries", json=logged))
     ids = {
         "judge_run_id": judge_run_id,
         "kind": "book",
@@ -359,7 +366,7 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
         "pair_id": pair_id,
         "team_id": team,
         "key_id": _made(api.post("/api/v1/api-keys", json={"name": "spare"}))["id"],
-        "click_log_id": _made(api.post("/api/v1/click-logs", json={"name": "shop"}))["id"],
+        "click_log_id": log_id,
     }
     return World(ids=ids, csrf=login(api.client, api.email))
 
