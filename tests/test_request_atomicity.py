@@ -203,6 +203,11 @@ ROUTES: dict[str, Call] = {
     "POST /api/v1/cases/{case_id}/queries/from-log": Call(
         json={"click_log_id": "{click_log_id}", "design": "uniform", "size": 1, "seed": 5}
     ),
+    "PUT /api/v1/search-endpoints/{endpoint_id}/results": Call(
+        content="q1 Q0 d1 1 2.5 run\n",
+        content_type="text/plain",
+        path={"endpoint_id": "static_endpoint_id"},
+    ),
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
@@ -248,7 +253,6 @@ SKIPPED: dict[str, str] = {
     "POST /cases/{case_id}/sweeps": SWEEPS,
     "POST /endpoints": FORMS,
     "POST /endpoints/{endpoint_id}/results": UPLOADS,
-    "PUT /api/v1/search-endpoints/{endpoint_id}/results": UPLOADS,
 }
 
 
@@ -345,8 +349,11 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
     log_id = _made(api.post("/api/v1/click-logs", json={"name": "shop"}))["id"]
     logged = [{"query_id": "a0", "user_query": "shoes"}]
     _made(api.post(f"/api/v1/click-logs/{log_id}/queries", json=logged))
+    static = {"name": "offline", "engine": "static"}
+    static_id = _made(api.post("/api/v1/search-endpoints", json=static))["id"]
     ids = {
         "judge_run_id": judge_run_id,
+        "static_endpoint_id": static_id,
         "kind": "book",
         "user_id": other.id,
         "judge_id": judge_id,
