@@ -28,11 +28,28 @@ def _once_more_on_clash(session: Session, write: Callable[[], T]) -> T:
     The second attempt sees the other request's row and updates or returns it, so two
     simultaneous first ratings of a document (or adds of a query) both succeed.
     """
+    if _nothing_written(session):
+        try:
+            return write()
+        except IntegrityError:
+            session.rollback()  # the transaction had written nothing else: nothing is lost
+            return write()
     try:
         with session.begin_nested():  # a savepoint: the request's earlier work stays
             return write()
     except IntegrityError:
         return write()
+
+
+def _nothing_written(session: Session) -> bool:
+    """Whether, on SQLite, the transaction has written nothing yet (pysqlite opens it at the
+    first write). A savepoint would open it for reading, and a transaction that read cannot
+    become a writer while another one writes: it fails at once instead of waiting its turn."""
+    connection = session.connection()
+    if connection.dialect.name != "sqlite":
+        return False
+    driver = connection.connection.dbapi_connection
+    return driver is not None and not bool(getattr(driver, "in_transaction", True))
 
 
 def list_queries(*, session: Session, case: Case) -> list[Query]:
