@@ -224,11 +224,10 @@ ROUTES: dict[str, Call] = {
 }
 
 # Not yet exercised here (the world below lacks what they need): each is a follow-up.
-LATER = "its request body and world are not described here yet"
 FORMS = "a page form with fields not described here yet (its JSON twin, if any, is above)"
 UPLOADS = "an upload whose file is not described here yet"
-JUDGES = "needs a judge and a book with pairs, not in the world yet"
-SWEEPS = "needs a sweep with finished runs, not in the world yet"
+JUDGES = "a judging form or body not described here yet (the world has a judge, a book)"
+SWEEPS = "the sweep form (a grid per knob) is not described here yet; its JSON twin is above"
 CLICKS = "needs a click log with events, not in the world yet"
 # {method path}: why the route is not exercised here.
 SKIPPED: dict[str, str] = {
