@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 __all__ = [
+    "after_commit",
     "alembic_config",
     "make_engine",
     "make_session_factory",
     "migrate",
-    "owns_transaction",
     "session_scope",
 ]
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -80,10 +76,12 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
 
 @contextmanager
 def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """Yield a session that is closed at the end (the caller commits)."""
+    """Yield a session for one unit of work of a job or command: committed when the block
+    ends, rolled back if it raises, closed either way (services only flush)."""
     session = factory()
     try:
         yield session
+        session.commit()
     except BaseException:
         session.rollback()
         raise
@@ -120,18 +118,38 @@ def ours(name: str | None, type_: str, _parents: Any) -> bool:
     return not (type_ == "table" and (name or "").startswith("procrastinate_"))
 
 
-def owns_transaction(func: Callable[P, R]) -> Callable[P, R]:
-    """Make a service function (keyword ``session``) own its transaction: whatever it has
-    changed is rolled back when it raises, so callers never clean up after it."""
+# session.info key of the work to do once the session's transaction has committed.
+AFTER_COMMIT = "relevo.after_commit"
 
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        session = kwargs["session"]
-        assert isinstance(session, Session), f"{func.__name__} takes session= as a keyword"
+
+def after_commit(session: Session, callback: Callable[[], object]) -> None:
+    """Do ``callback`` once the session's transaction has committed; never if it rolls back.
+
+    For work that another connection must see committed: starting a run, queueing a job.
+    Callbacks run in the committing thread, in the order given; the first error among them
+    is raised from ``commit()`` once they have all run.
+    """
+    session.info.setdefault(AFTER_COMMIT, []).append(callback)
+
+
+@event.listens_for(Session, "after_commit")
+def _run_after_commit(session: Session) -> None:
+    if session.in_nested_transaction():  # a savepoint released: the transaction goes on
+        return
+    callbacks: list[Callable[[], object]] = session.info.pop(AFTER_COMMIT, [])
+    failure: BaseException | None = None
+    for callback in callbacks:
         try:
-            return func(*args, **kwargs)
-        except BaseException:
-            session.rollback()
-            raise
+            callback()
+        except Exception as exc:
+            failure = failure or exc
+    if failure is not None:
+        raise failure
 
-    return wrapper
+
+@event.listens_for(Session, "after_transaction_end")
+def _drop_after_commit(session: Session, transaction: SessionTransaction) -> None:
+    # The transaction ended without a commit (rolled back, or the session closed): its
+    # deferred work is dropped. After a commit the list is already empty.
+    if transaction.parent is None:
+        session.info.pop(AFTER_COMMIT, None)

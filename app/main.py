@@ -46,6 +46,7 @@ from app.web_common.middleware import (
     BaseUrlMiddleware,
     BodyLimitMiddleware,
     SecurityHeadersMiddleware,
+    TransactionMiddleware,
 )
 from app.web_common.redirects import see_other
 
@@ -189,7 +190,8 @@ def _install_process_policies(settings: Settings) -> None:
 
 
 def _add_middleware(app: FastAPI, settings: Settings, *, secret_key: str) -> None:
-    """Add the session, body limit, security headers and base URL middleware."""
+    """Add the transaction, session, body limit, security headers and base URL middleware."""
+    app.add_middleware(TransactionMiddleware)  # innermost: the request's one transaction
     app.add_middleware(
         SessionMiddleware,
         secret_key=secret_key,

@@ -33,6 +33,7 @@ from app.books import agreement as agreement_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.config import Settings
+from app.db import session_scope
 from app.main import create_app
 from app.models import Book, BookRater, Judgement, Pair, User
 from app.outbound.policy import OutboundPolicy, install_policy
@@ -59,7 +60,7 @@ def median_ms(action: Callable[[], object], repeat: int) -> float:
 
 def build_book(factory: sessionmaker[Session]) -> tuple[int, list[int], list[str]]:
     """Create the raters, the book and its pairs; return (book id, pair ids, API keys)."""
-    with factory() as session:
+    with session_scope(factory) as session:
         users = [
             user_service.create_user(
                 session=session, email=f"rater{n}@example.com", password=PASSWORD
@@ -119,7 +120,7 @@ def fill(factory: sessionmaker[Session], book_id: int, plan: dict[int, list[int]
             )
             counts[pair_id] = counts.get(pair_id, 0) + 1
             bits[pair_id] = bits.get(pair_id, 0) | (1 << slot)
-    with factory() as session:
+    with session_scope(factory) as session:
         session.execute(delete(Judgement).where(Judgement.book_id == book_id))
         session.execute(delete(BookRater).where(BookRater.book_id == book_id))
         session.execute(
@@ -155,7 +156,7 @@ def measure(
     label: str, factory: sessionmaker[Session], client: TestClient, book_id: int, keys: list[str]
 ) -> None:
     """Print the timings of next (per rater) and agreement for the current judgements."""
-    with factory() as session:
+    with session_scope(factory) as session:
         book = session.get(Book, book_id)
         assert book is not None
         users = list(
@@ -203,7 +204,7 @@ def main() -> None:
             factory: sessionmaker[Session] = app.state.session_factory
             started = time.perf_counter()
             book_id, pair_ids, keys = build_book(factory)
-            with factory() as session:
+            with session_scope(factory) as session:
                 users = list(
                     session.scalars(
                         User.__table__.select().with_only_columns(User.id).order_by(User.id)

@@ -30,6 +30,7 @@ from app.clicks import ingest, judging
 from app.clicks import service as clicks
 from app.clicks.schemas import ClickLogCreate, ClickModel, JudgementsBody
 from app.config import Settings
+from app.db import session_scope
 from app.main import create_app
 from app.outbound.policy import OutboundPolicy, install_policy
 
@@ -75,7 +76,7 @@ def write_events(path: Path, searches: int, seed: int = 1) -> int:
 
 def run(factory: sessionmaker[Session], path: Path, events: int) -> None:
     """Ingest the file, then fit each model into a book; print the numbers."""
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.create_user(
             session=session, email="b@example.com", password="benchmark password"
         )

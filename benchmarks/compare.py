@@ -34,6 +34,7 @@ from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.compare import service as compare
 from app.config import Settings
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
@@ -93,7 +94,7 @@ def _run(session: Session, case: Case, queries: list[Any], shuffle: random.Rando
 
 def build(factory: sessionmaker[Session], count: int = QUERIES) -> tuple[int, int, int]:
     """Create the case, its two runs and the ratings; return (case id, base id, other id)."""
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         if user is None:
             user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
@@ -162,14 +163,14 @@ def main() -> None:
         with TestClient(app) as client:
             factory: sessionmaker[Session] = app.state.session_factory
             case_id, base, other = build(factory)
-            with factory() as session:
+            with session_scope(factory) as session:
                 user = user_service.get_by_email(session=session, email=EMAIL)
                 assert user is not None
                 _key, key = user_service.create_api_key(session=session, user=user)
                 session.commit()
 
             def data_function() -> None:
-                with factory() as session:
+                with session_scope(factory) as session:
                     case = session.get(Case, case_id)
                     assert case is not None
                     result = compare.compare_by_ids(

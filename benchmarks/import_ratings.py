@@ -21,7 +21,7 @@ from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.config import Settings
-from app.db import make_engine, make_session_factory, migrate
+from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.interop import ratings_io
@@ -66,7 +66,7 @@ def main() -> None:
         engine = make_engine(settings.resolved_database_url)
         migrate(engine)
         factory = make_session_factory(engine)
-        with factory() as session:
+        with session_scope(factory) as session:
             scorer_service.seed_presets(session=session)
             user = user_service.create_user(
                 session=session, email="bench@example.com", password="bench-password-long"
@@ -92,7 +92,7 @@ def main() -> None:
         print(f"{args.rows:,} rows ({size_mb:.1f} MiB CSV), {engine.dialect.name}")
         print(f"peak memory before importing: {peak_mb():.0f} MiB")
         for label, preview in (("preview", True), ("import", False), ("import again", False)):
-            with factory() as session, csv_path.open("rb") as raw:
+            with session_scope(factory) as session, csv_path.open("rb") as raw:
                 case_row = session.get(Case, case_id)
                 user_row = session.get(User, user_id)
                 assert case_row is not None and user_row is not None

@@ -35,7 +35,7 @@ from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.config import Settings
-from app.db import make_engine, make_session_factory, migrate
+from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.judges import runs
 from app.judges import service as judge_service
 from app.judges.client import JudgeClient
@@ -73,7 +73,7 @@ def max_in_window(stamps: list[float], window_s: float = 60.0) -> int:
 
 def build(factory: sessionmaker[Session], url: str, pairs: int, rpm: int) -> int:
     """Create a user, a book of ``pairs`` pairs and a judge; return a queued run's id."""
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.create_user(
             session=session, email="bench@example.com", password="benchmark password"
         )
@@ -121,7 +121,7 @@ def build(factory: sessionmaker[Session], url: str, pairs: int, rpm: int) -> int
 
 
 def progress(factory: sessionmaker[Session], run_id: int) -> int:
-    with factory() as session:
+    with session_scope(factory) as session:
         run = session.get(JudgeRun, run_id)
         return 0 if run is None else run.judged + run.cached + run.failed
 
@@ -187,7 +187,7 @@ def run_benchmark(args: argparse.Namespace, llm_url: str) -> None:
         stop.set()
         watcher.join()
         memory[100] = rss_mb()
-        with factory() as session:
+        with session_scope(factory) as session:
             run = session.get(JudgeRun, run_id)
             assert run is not None
             rated = session.scalar(select(func.count()).select_from(JudgeRun))

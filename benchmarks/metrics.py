@@ -37,6 +37,7 @@ from app.cases import service as case_service
 from app.cases.pages import data as case_pages
 from app.cases.schemas import CaseCreate
 from app.config import Settings
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
@@ -75,7 +76,7 @@ def presets(session: Session) -> dict[str, int]:
 def build(factory: sessionmaker[Session], count: int, seed: int) -> tuple[int, int]:
     """Create a case of ``count`` tagged queries, ratings and a finished stored run."""
     rng = random.Random(seed)
-    with factory() as session:
+    with session_scope(factory) as session:
         user = session.scalar(select(User).where(User.email == EMAIL))
         if user is None:
             user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
@@ -157,7 +158,7 @@ def build(factory: sessionmaker[Session], count: int, seed: int) -> tuple[int, i
 def set_metrics(
     factory: sessionmaker[Session], case_id: int, run_id: int, names: list[str]
 ) -> None:
-    with factory() as session:
+    with session_scope(factory) as session:
         ids = presets(session)
         extra = [ids[n] for n in names[1:]]
         case = session.get(Case, case_id)
@@ -169,7 +170,7 @@ def set_metrics(
 
 
 def rescore(factory: sessionmaker[Session], run_id: int) -> None:
-    with factory() as session:
+    with session_scope(factory) as session:
         run = session.get(Run, run_id)
         assert run is not None
         rescoring.rescore_run(session=session, run=run)
@@ -177,7 +178,7 @@ def rescore(factory: sessionmaker[Session], run_id: int) -> None:
 
 def scoring_only(factory: sessionmaker[Session], run_id: int, repeat: int) -> tuple[float, float]:
     """Return the median scoring time (no database) of 1 metric and of 6 over the run."""
-    with factory() as session:
+    with session_scope(factory) as session:
         run = session.get(Run, run_id)
         assert run is not None
         rows = run_service.run_queries(session=session, run=run)
@@ -241,7 +242,7 @@ def main() -> None:
             rescore(factory, page_run)
 
             def page_data() -> None:
-                with factory() as session:
+                with session_scope(factory) as session:
                     case = session.get(Case, page_case)
                     user = session.scalar(select(User).where(User.email == EMAIL))
                     assert case is not None and user is not None
@@ -267,7 +268,7 @@ def main() -> None:
             print(f"  whole route   {route_s:7.3f} s (target <= 0.3 s)")
             # The same page with one metric and no tags: what the metrics add to it.
             set_metrics(factory, page_case, page_run, METRICS[:1])
-            with factory() as session:
+            with session_scope(factory) as session:
                 session.execute(update(Query).where(Query.case_id == page_case).values(tags=[]))
                 session.commit()
             rescore(factory, page_run)

@@ -26,6 +26,7 @@ from app.cases import service as case_service
 from app.cases.pages import data as case_pages
 from app.cases.schemas import CaseCreate
 from app.config import Settings
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
@@ -44,7 +45,7 @@ EMAIL, PASSWORD = "bench@example.com", "benchmark password"
 
 def build(factory: sessionmaker[Session]) -> int:
     """Create the big case with a finished run and some ratings; return its id."""
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,
@@ -158,7 +159,7 @@ def main() -> None:
             )
 
             def page_data(**params: object) -> None:
-                with factory() as session:
+                with session_scope(factory) as session:
                     case = session.get(Case, case_id)
                     user = session.get(User, case.owner_id if case else 0)
                     assert case is not None and user is not None

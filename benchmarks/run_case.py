@@ -30,7 +30,7 @@ from app.accounts import service as users
 from app.cases import service as cases
 from app.cases.schemas import CaseCreate
 from app.config import Settings
-from app.db import make_engine, make_session_factory, migrate
+from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.demo.corpus import index_movies, load_movies, start_osmem
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
@@ -99,7 +99,7 @@ def main() -> None:
         engine = make_engine(settings.resolved_database_url)
         migrate(engine)
         factory = make_session_factory(engine)
-        with factory() as session:
+        with session_scope(factory) as session:
             scorers.seed_presets(session=session)
             user = users.create_user(
                 session=session, email="bench@example.com", password="benchmark-password"
@@ -145,7 +145,7 @@ def main() -> None:
         print(f"case: {len(plan.queries)} queries, concurrency {args.concurrency}, SQLite at {tmp}")
 
         async def timed_run() -> float:
-            with factory() as session:
+            with session_scope(factory) as session:
                 case = session.get(Case, case_id)
                 assert case is not None
                 run_id = runs.create_run(session=session, case=case).id
@@ -194,7 +194,7 @@ def main() -> None:
         )
         print(f"median of the per-run ratios (bare httpx): {paired:.3f}")
 
-        with factory() as session:
+        with session_scope(factory) as session:
             rated_case = session.get(Case, case_id)
             assert rated_case is not None
             first = session.scalars(select(Query).where(Query.case_id == case_id)).first()

@@ -17,7 +17,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from app.db import make_engine, make_session_factory, migrate
+from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.endpoints import results
 from app.models import SearchEndpoint, User
 from app.vocabulary import Engine
@@ -42,7 +42,7 @@ def main() -> None:
         factory = make_session_factory(engine)
         run_file = Path(tmp) / "run.trec"
         _write_run(run_file, args.lines)
-        with factory() as session:
+        with session_scope(factory) as session:
             user = User(email=f"bench-{time.time_ns()}@example.com", password_hash="x")
             session.add(user)
             session.flush()

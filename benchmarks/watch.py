@@ -26,7 +26,7 @@ import app.main  # noqa: F401 -- loads the domains in an order free of import cy
 from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
-from app.db import make_engine, make_session_factory, migrate
+from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, AlertCheck, AlertEvent, CaseSchedule, Query, Run, RunQuery
@@ -62,7 +62,7 @@ def main() -> None:
     factory = make_session_factory(engine)
     rng = random.Random(7)
     now = datetime.now(UTC)
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.create_user(
             session=session, email="b@example.com", password="bench-pass-123"
         )
@@ -117,18 +117,18 @@ def main() -> None:
         last = run.id
 
     def show() -> object:
-        with factory() as s:
+        with session_scope(factory) as s:
             return dashboard(session=s, user=user)
 
     def evaluate() -> object:
-        with factory() as s:
+        with session_scope(factory) as s:
             s.execute(delete(AlertEvent))
             s.execute(delete(AlertCheck))
             s.commit()
             return evaluate_run(session=s, run_id=last, base_url="http://x", email_enabled=False)
 
     def fire() -> object:
-        with factory() as s:
+        with session_scope(factory) as s:
             s.execute(update(CaseSchedule).values(next_run_at=now))
             s.commit()
             return service.fire_due(session=s, now=now + timedelta(seconds=1))

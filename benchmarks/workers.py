@@ -36,7 +36,7 @@ from app.accounts import service as users
 from app.cases import service as cases
 from app.cases.schemas import CaseCreate
 from app.config import Settings
-from app.db import make_engine, make_session_factory, migrate
+from app.db import make_engine, make_session_factory, migrate, session_scope
 from app.endpoints import service as endpoints
 from app.endpoints.schemas import EndpointCreate
 from app.models import Case, Run
@@ -186,7 +186,7 @@ def main() -> None:
         db = make_engine(url)
         migrate(db)
         factory = make_session_factory(db)
-        with factory() as session:
+        with session_scope(factory) as session:
             scorers.seed_presets(session=session)
             user = users.create_user(
                 session=session, email="bench@example.com", password="benchmark-password"
@@ -264,7 +264,7 @@ def main() -> None:
             )
             await queue.open()
             try:
-                with factory() as session:
+                with session_scope(factory) as session:
                     case = session.get(Case, case_id)
                     assert case is not None
                     ids = [runs.create_run(session=session, case=case).id for _ in range(args.runs)]
@@ -280,7 +280,7 @@ def main() -> None:
                         poll.rollback()
                         await asyncio.sleep(0.05)
                     elapsed = time.perf_counter() - begin
-                with factory() as session:
+                with session_scope(factory) as session:
                     finished = session.scalar(
                         select(func.count()).where(
                             Run.id.in_(ids), Run.status == "finished", Run.done == args.queries

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
+from app.db import session_scope
 from app.demo.corpus import load_movies
 from app.demo.setup import (
     CASE_NAME,
@@ -38,7 +39,7 @@ def test_demo_is_created_once_rated_and_run(
     second = prepare_demo(session_factory=session_factory, engine_url=movies_engine.url + "/")
     assert first.created and not second.created
     assert first.case_id == second.case_id
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         assert (
             session.scalar(select(func.count()).select_from(Case).where(Case.name == CASE_NAME))
             == 1
@@ -112,7 +113,7 @@ def test_turning_a_demo_knob_moves_the_case_score(
     info = prepare_demo(session_factory=session_factory, engine_url=movies_engine.url)
 
     def run(knobs: dict[str, float]) -> Run:
-        with session_factory() as session:
+        with session_scope(session_factory) as session:
             case = session.get(Case, info.case_id)
             assert case is not None
             run_id = run_service.create_run(session=session, case=case, knobs=knobs).id
@@ -124,7 +125,7 @@ def test_turning_a_demo_knob_moves_the_case_score(
                 )
 
         asyncio.run(execute())
-        with session_factory() as session:
+        with session_scope(session_factory) as session:
             done = session.get(Run, run_id)
             assert done is not None and done.status == "finished"
             return done
@@ -134,7 +135,7 @@ def test_turning_a_demo_knob_moves_the_case_score(
     assert default.case_score is not None and tuned.case_score is not None
     # One edit of fuzziness finds the misspelled queries' films, the IMDb rating orders them.
     assert tuned.case_score - default.case_score > 1.5
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         godfater = session.scalar(
             select(RunQuery.score).where(RunQuery.run_id == tuned.id, RunQuery.text == "godfater")
         )

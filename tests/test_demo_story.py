@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.demo.setup import KNOBS, prepare_demo
 from app.models import Case, Rating, Run, RunQuery
 from app.runs import service as run_service
@@ -38,7 +39,7 @@ MEASURED = {
 
 
 def _run(factory: sessionmaker[Session], case_id: int, knobs: dict[str, float]) -> int:
-    with factory() as session:
+    with session_scope(factory) as session:
         case = session.get(Case, case_id)
         assert case is not None
         run_id = run_service.create_run(session=session, case=case, knobs=knobs).id
@@ -64,7 +65,7 @@ def test_the_demo_knobs_do_what_the_readme_says(
         for fuzziness in (0, 1, 2)
         for weight in (0, 1)
     }
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         done = {key: session.get(Run, run_id) for key, run_id in runs.items()}
         scores: dict[tuple[int, int], float] = {}
         for key, run in done.items():

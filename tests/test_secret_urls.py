@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.secret_box import Place, unseal
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
@@ -188,7 +189,7 @@ def test_credentials_in_a_judge_url_become_a_sealed_authorization_header(
 def test_credentials_in_a_webhook_url_are_sealed_and_sent_as_basic_auth(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         with_credentials = url.replace("http://", "http://hook:pa55word@")
         hook = api.post("/api/v1/webhooks", json={"name": "ops", "url": with_credentials}).json()
         assert hook["url"] == url and hook["has_basic_auth"] is True

@@ -163,6 +163,7 @@ def _api(server: Serve, db_url: str) -> httpx.Client:
                 session=session, email="serve@example.com", password=PASSWORD
             )
             _key, clear = user_service.create_api_key(session=session, user=user, name="t")
+            session.commit()
     finally:
         engine.dispose()
     return httpx.Client(

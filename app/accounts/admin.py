@@ -8,7 +8,6 @@ from sqlalchemy.orm import Session
 from app.access import valid_id
 from app.accounts import service as users
 from app.accounts import sessions
-from app.db import owns_transaction
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import User
 from app.security import hash_password
@@ -42,23 +41,21 @@ def find_user(*, session: Session, email: str) -> User:
     return user
 
 
-@owns_transaction
 def set_disabled(*, session: Session, admin: User | None, user: User, disabled: bool) -> User:
     """Disable or enable an account; a disabled user's sessions end and keys stop at once."""
     if disabled and admin is not None and admin.id == user.id:
         raise Conflict("You cannot disable your own account.")
     user.is_disabled = disabled
     if disabled:
-        sessions.revoke_all(session=session, user_id=user.id, commit=False)
-    session.commit()
+        sessions.revoke_all(session=session, user_id=user.id)
+    session.flush()
     return user
 
 
-@owns_transaction
 def reset_password(*, session: Session, user: User, password: str) -> User:
     """Give the account a new password; its browser sessions end (API keys keep working)."""
     users.check_password(password)
     user.password_hash = hash_password(password)
-    sessions.revoke_all(session=session, user_id=user.id, commit=False)
-    session.commit()
+    sessions.revoke_all(session=session, user_id=user.id)
+    session.flush()
     return user

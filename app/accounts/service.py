@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 from app.access import valid_id
 from app.accounts import sessions
 from app.accounts.scopes import parse_scopes
-from app.db import owns_transaction
 from app.errors import Conflict, Invalid, NotFound
 from app.models import ApiKey, User
 from app.security import hash_api_key, hash_password, new_api_key, verify_password
@@ -32,7 +31,6 @@ def _dummy_hash() -> str:
     return hash_password("relevo dummy password, never valid")
 
 
-@owns_transaction
 def create_user(*, session: Session, email: str, password: str, is_admin: bool = False) -> User:
     """Create and return a user; the email must be new and the password long enough."""
     email = email.strip().lower()
@@ -43,7 +41,7 @@ def create_user(*, session: Session, email: str, password: str, is_admin: bool =
         raise Conflict(f"A user with the email {email} exists already.")
     user = User(email=email, password_hash=hash_password(password), is_admin=is_admin)
     session.add(user)
-    session.commit()
+    session.flush()
     return user
 
 
@@ -65,8 +63,8 @@ def change_password(*, session: Session, user: User, current: str, new: str) -> 
         raise Invalid("current_password", "The current password is wrong.")
     check_password(new)
     user.password_hash = hash_password(new)
-    sessions.revoke_all(session=session, user_id=user.id, commit=False)
-    session.commit()
+    sessions.revoke_all(session=session, user_id=user.id)
+    session.flush()
 
 
 def get_by_email(*, session: Session, email: str) -> User | None:
@@ -123,7 +121,7 @@ def create_api_key(
         scopes=stored_scopes,
     )
     session.add(api_key)
-    session.commit()
+    session.flush()
     return api_key, key
 
 
@@ -149,7 +147,7 @@ def set_scopes(*, session: Session, user: User, key_id: int, scopes: Sequence[st
     """Set what one of the user's keys may do (at least one scope)."""
     api_key = get_api_key(session=session, user=user, key_id=key_id)
     api_key.scopes = parse_scopes(scopes)
-    session.commit()
+    session.flush()
     return api_key
 
 
@@ -159,7 +157,7 @@ def revoke_api_key(*, session: Session, user: User, key_id: int) -> None:
     if api_key is None or api_key.user_id != user.id or api_key.revoked_at is not None:
         raise NotFound("No such API key.")
     api_key.revoked_at = datetime.now(UTC)
-    session.commit()
+    session.flush()
 
 
 def api_key_for(*, session: Session, key: str) -> ApiKey | None:
@@ -177,7 +175,7 @@ def api_key_for(*, session: Session, key: str) -> ApiKey | None:
         or now - (used if used.tzinfo else used.replace(tzinfo=UTC)) > sessions.SEEN_EVERY
     ):
         api_key.last_used_at = now
-        session.commit()
+        session.flush()
     return api_key
 
 

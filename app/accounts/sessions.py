@@ -21,7 +21,7 @@ def start(*, session: Session, user: User) -> str:
     """Open a session for the user; return its token, which only the cookie keeps."""
     token = secrets.token_urlsafe(32)
     session.add(UserSession(user_id=user.id, token_hash=hash_api_key(token)))
-    session.commit()
+    session.flush()
     return token
 
 
@@ -42,11 +42,11 @@ def user_for_token(*, session: Session, token: str, idle_timeout_s: int) -> User
     last_seen = _aware(row.last_seen_at)
     if now - last_seen > timedelta(seconds=idle_timeout_s):
         row.revoked_at = now
-        session.commit()
+        session.flush()
         return None
     if now - last_seen > SEEN_EVERY:
         row.last_seen_at = now
-        session.commit()
+        session.flush()
     return None if user is None or user.is_disabled else user
 
 
@@ -57,18 +57,16 @@ def revoke(*, session: Session, token: str) -> None:
         .where(UserSession.token_hash == hash_api_key(token), UserSession.revoked_at.is_(None))
         .values(revoked_at=datetime.now(UTC))
     )
-    session.commit()
+    session.flush()
 
 
-def revoke_all(*, session: Session, user_id: int, commit: bool = True) -> int:
+def revoke_all(*, session: Session, user_id: int) -> int:
     """End every live session of a user (password change, admin action); return how many."""
     result = session.execute(
         update(UserSession)
         .where(UserSession.user_id == user_id, UserSession.revoked_at.is_(None))
         .values(revoked_at=datetime.now(UTC))
     )
-    if commit:
-        session.commit()
     return int(getattr(result, "rowcount", 0) or 0)
 
 

@@ -32,6 +32,7 @@ from app.agents import service
 from app.agents.schemas import ProposalRead
 from app.agents.service import Actor
 from app.cases import service as case_service
+from app.db import session_scope
 from app.endpoints import trying
 from app.endpoints.schemas import TryRequest, TryResult
 from app.errors import Invalid, RelevoError
@@ -93,7 +94,9 @@ async def _db(rt: Runtime, ctx: Context | None, work: Callable[[Session, Actor],
     """Run ``work`` with a session and the caller's actor, in a thread; errors are tool errors."""
 
     def call() -> T:
-        with rt.session_factory()() as session:
+        # One tool call, one transaction: committed when the work returns, rolled back if
+        # it raises (the services it calls only flush).
+        with session_scope(rt.session_factory()) as session:
             actor = service.actor_for_key(session=session, key=rt.key_of(ctx))
             return work(session, actor)
 
@@ -335,7 +338,7 @@ def build_server(rt: Runtime) -> MCPServer[Any]:
 
         async def mark_as_agent(run_id: int) -> None:
             def mark() -> None:
-                with factory() as session:
+                with session_scope(factory) as session:
                     service.sweep_runs_as_agent(session=session, sweep_id=sweep_id, key_name=name)
 
             await asyncio.to_thread(mark)

@@ -267,7 +267,7 @@ def rate(
         actor=actor,
         text=f"rated {len(ratings)} doc(s) of the query {query.text!r}",
     )
-    session.commit()
+    session.flush()
     row = rated.row if rated.rescored else None
     return {
         "ratings": [{"doc_id": d, "rating": r} for d, r in sorted(rated.ratings.items())],
@@ -286,7 +286,7 @@ def annotate(
     body = AnnotationCreate(text=f"Agent {actor.key_name}: {text}"[:2000], run_id=run_id)
     note = notes.create_annotation(session=session, case=case, user=actor.user(session), body=body)
     note.agent = actor.key_name
-    session.commit()
+    session.flush()
     return notes.to_read(note).model_dump(mode="json")
 
 
@@ -299,12 +299,10 @@ def agent_run(
     template: str | None = None,
 ) -> Run:
     """Queue a run of the case's current try (or a draft of it) marked as the agent's."""
-    run = run_service.create_run(
-        session=session, case=case, knobs=knobs, trigger=AGENT_TRIGGER, commit=False
-    )
+    run = run_service.create_run(session=session, case=case, knobs=knobs, trigger=AGENT_TRIGGER)
     run.agent = actor.key_name
     run.query_template = template
-    session.commit()
+    session.flush()
     return run
 
 
@@ -325,7 +323,7 @@ def start_sweep(
     sweep.agent = actor.key_name
     combos = ", ".join(f"{k}: {v}" for k, v in grid.items())
     _note(session, case=case, actor=actor, text=f"started sweep {sweep.id} over {combos}")
-    session.commit()
+    session.flush()
     return case.id, sweep.id
 
 
@@ -337,7 +335,7 @@ def sweep_runs_as_agent(*, session: Session, sweep_id: int, key_name: str) -> No
         .values(trigger=AGENT_TRIGGER, agent=key_name)
         .execution_options(synchronize_session=False)
     )
-    session.commit()
+    session.flush()
 
 
 def sweep_summary(*, session: Session, sweep_id: int) -> dict[str, Any]:
@@ -358,7 +356,7 @@ def sweep_summary(*, session: Session, sweep_id: int) -> dict[str, Any]:
 def mark_judge_run(*, session: Session, run_id: int, key_name: str) -> None:
     """Mark a judge run as the agent's."""
     session.execute(update(JudgeRun).where(JudgeRun.id == run_id).values(agent=key_name))
-    session.commit()
+    session.flush()
 
 
 # Proposed tries
@@ -472,7 +470,7 @@ def proposal_report(
         f"{_signed(held_report.mean_delta)} on the held-out half",
         run=run,
     )
-    session.commit()
+    session.flush()
     return ProposalRead(
         status="finished",
         case_id=case.id,
@@ -559,7 +557,7 @@ def apply_try(
         else f"applied run {run.id}, whose settings are the current try's",
         run=adopted,
     )
-    session.commit()
+    session.flush()
     return {
         "case": case_service.to_read(session=session, case=case).model_dump(mode="json"),
         "try_number": case.current_try_number,

@@ -16,7 +16,6 @@ from app.access import visible_clause
 from app.books import service as book_service
 from app.books.schemas import BookCreate, JudgementPut, PairIn
 from app.books.service import check_judgement
-from app.db import owns_transaction
 from app.errors import Invalid
 from app.models import Book, Judgement, Pair, Scorer, User
 from app.scoring.quepid_scorers import shipped_scorer
@@ -198,7 +197,6 @@ def _book_body(session: Session, user: User, data: dict[str, Any]) -> BookCreate
         raise Invalid("scale", f"The book is not valid: {_plain(exc)}.") from exc
 
 
-@owns_transaction
 def import_quepid(*, session: Session, user: User, data: Any) -> Book:
     """Create a book from Quepid's book format; every rater must have an account here."""
     if not isinstance(data, dict):
@@ -246,7 +244,7 @@ def import_quepid(*, session: Session, user: User, data: Any) -> Book:
     for pair in session.scalars(select(Pair).where(Pair.book_id == book.id)):
         pair.judgement_count = counts.get(pair.id, 0)
         pair.rater_bits = bits.get(pair.id, 0)
-    session.commit()
+    session.flush()
     return book
 
 

@@ -88,7 +88,7 @@ def create_book(*, session: Session, user: User, body: BookCreate) -> Book:
     book = Book(owner_id=user.id, name=body.name, scale=body.scale, scale_labels=body.scale_labels)
     book.teams = shared
     session.add(book)
-    session.commit()
+    session.flush()
     return book
 
 
@@ -113,7 +113,7 @@ def update_book(*, session: Session, user: User, book: Book, body: BookUpdate) -
     for name, value in changes.items():
         if value is not None or name == "scale_labels":
             setattr(book, name, value)
-    session.commit()
+    session.flush()
     return book
 
 
@@ -121,7 +121,7 @@ def delete_book(*, session: Session, user: User, book: Book) -> None:
     """Delete (its owner only) a book with its pairs and judgements."""
     access.require_owner(user=user, obj=book, action="delete it")
     session.delete(book)
-    session.commit()
+    session.flush()
 
 
 def add_pairs(*, session: Session, book: Book, pairs: Sequence[PairIn]) -> tuple[int, int]:
@@ -159,7 +159,7 @@ def add_pairs(*, session: Session, book: Book, pairs: Sequence[PairIn]) -> tuple
             stored.information_need = item.information_need
         if item.position is not None:
             stored.position = item.position
-    session.commit()
+    session.flush()
     return created, len(unique) - created
 
 
@@ -280,7 +280,7 @@ def judge(
     judgement.rating = body.rating
     judgement.unrateable = body.unrateable
     judgement.updated_at = utcnow()
-    session.commit()
+    session.flush()
     return judgement
 
 

@@ -135,7 +135,7 @@ def sync(*, session: Session, case_id: int, book: Book, body: SyncBody, user: Us
         else:
             rating.rating, rating.rated_by_id = value, user.id
     _remember(session, case, book, body, rater_name)
-    session.commit()
+    session.flush()
     run = run_service.latest_finished_run(session=session, case=case)
     if run is not None and changed:
         rescoring.rescore_run(session=session, run=run)

@@ -101,7 +101,7 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
             knobs=knobs,
         ),
     )
-    session.commit()
+    session.flush()
     return case
 
 
@@ -153,7 +153,7 @@ def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate
         # The timeline says what the new try changed.
         notes.annotate_try(session=session, case_id=case.id, previous=previous, current=new_try)
         case.current_try_number = new_try.number
-    session.commit()
+    session.flush()
     return case
 
 
@@ -207,7 +207,7 @@ def delete_case(*, session: Session, user: User, case: Case) -> None:
     """Delete (its owner only) the case with its tries, queries, ratings and runs."""
     access.require_owner(user=user, obj=case, action="delete it")
     session.delete(case)
-    session.commit()
+    session.flush()
 
 
 def case_stats(*, session: Session, case_ids: list[int]) -> dict[int, CaseStats]:

@@ -48,7 +48,7 @@ def add_sample_to_case(
             (replaced if body.replace_weights else kept).append(row.id)
         if row.text not in had or body.replace_weights:
             row.inclusion_probability = chance.get(row.text, row.inclusion_probability)
-    session.commit()
+    session.flush()
     return FromLogRead(
         sample=drawn,
         query_ids=[q.id for q in added],

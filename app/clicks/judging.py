@@ -164,7 +164,7 @@ def judge(*, session: Session, log: ClickLog, book: Book, body: JudgementsBody) 
     for start in range(0, len(rows), CHUNK):
         # The table, not the entity: a Core executemany skips the ORM's bulk bookkeeping.
         session.execute(insert(JUDGEMENTS), rows[start : start + CHUNK])
-    session.commit()
+    session.flush()
     counts = Counter(f"{r:g}" for r in ratings.tolist())
     return JudgementsResult(
         rater=RaterRef(kind="clicks", id=rater.id, name=rater.name),

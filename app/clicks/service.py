@@ -71,7 +71,7 @@ def create_log(*, session: Session, user: User, body: ClickLogCreate) -> ClickLo
     log = ClickLog(owner_id=user.id, name=body.name, position_base=body.position_base)
     log.teams = shared
     session.add(log)
-    session.commit()
+    session.flush()
     return log
 
 
@@ -81,7 +81,7 @@ def update_log(*, session: Session, user: User, log: ClickLog, body: ClickLogUpd
     for name, value in body.model_dump(exclude_unset=True, exclude={"team_ids"}).items():
         if value is not None:
             setattr(log, name, value)
-    session.commit()
+    session.flush()
     return log
 
 
@@ -89,7 +89,7 @@ def delete_log(*, session: Session, user: User, log: ClickLog) -> None:
     """Delete (its owner only) a click log with everything stored in it."""
     access.require_owner(user=user, obj=log, action="delete it")
     session.delete(log)
-    session.commit()
+    session.flush()
 
 
 def ingest_records(
@@ -141,7 +141,7 @@ def _insert(session: Session, kind: Kind, rows: list[dict[str, Any]], result: In
     # "insertmanyvalues" batches them and returns the ids of the rows actually inserted.
     stmt = dialect.insert(table).on_conflict_do_nothing(index_elements=unique).returning(table.c.id)
     stored = len(session.execute(stmt, rows).all())
-    session.commit()
+    session.flush()
     result.stored += stored
     result.duplicates += len(rows) - stored
 

@@ -94,7 +94,7 @@ def store_results(
                 StaticResult.endpoint_id == endpoint_id
             )
         )
-        session.commit()
+        session.flush()
     except BaseException:
         session.rollback()
         raise

@@ -84,7 +84,7 @@ def create_endpoint(*, session: Session, user: User, body: EndpointCreate) -> Se
     endpoint = SearchEndpoint(owner_id=user.id, **values)
     endpoint.teams = shared
     session.add(endpoint)
-    session.commit()
+    session.flush()
     return endpoint
 
 
@@ -119,7 +119,7 @@ def update_endpoint(
     if problem is not None:
         session.rollback()
         raise Invalid("engine", problem[0].upper() + problem[1:] + ".")
-    session.commit()
+    session.flush()
     return endpoint
 
 
@@ -145,7 +145,7 @@ def delete_endpoint(*, session: Session, user: User, endpoint: SearchEndpoint) -
     if used:
         raise Conflict("This search endpoint is used by cases; point them elsewhere first.")
     session.delete(endpoint)
-    session.commit()
+    session.flush()
 
 
 def to_read(endpoint: SearchEndpoint) -> EndpointRead:

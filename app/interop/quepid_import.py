@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from app.access import visible_clause
 from app.cases import service as case_service
-from app.db import owns_transaction
 from app.endpoints import service as endpoint_service
 from app.endpoints.service import TEST_FIELD_SPECS
 from app.errors import Invalid
@@ -107,7 +106,6 @@ async def check_endpoint(imported: ImportedCase) -> ImportedCase:
     return imported
 
 
-@owns_transaction
 def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
     """Create a case (and, when needed, its endpoint and scorer) from a Quepid case export.
 
@@ -154,7 +152,7 @@ def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
         ),
     )
     ratings = _add_queries(session, user, case, parsed.queries, warnings)
-    session.commit()
+    session.flush()
     return ImportedCase(
         case=case,
         warnings=warnings,

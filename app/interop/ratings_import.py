@@ -142,7 +142,7 @@ def import_ratings(
         session.rollback()
         return summary
     _staging.drop_all(session.connection())
-    session.commit()
+    session.flush()
     run = run_service.latest_finished_run(session=session, case=case)
     if run is not None and summary.ratings_set:
         rescoring.rescore_run(session=session, run=run)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import httpx
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import after_commit
 from app.jobs.registry import Deferrer, Resource
 from app.judges import runs, service
 from app.judges.client import JudgeClient
@@ -124,7 +125,7 @@ def start(
     judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
     run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
     read = runs.to_read(session=session, run=run, judge_name=judge.name)
-    launch(manager=manager, session_factory=manager.session_factory, run_id=run.id)
+    _launch_after_commit(session, manager, run.id)
     return read
 
 
@@ -140,5 +141,13 @@ def resume(*, session: Session, manager: JudgeRunManager, run: JudgeRun) -> Judg
     """Resume a paused judge run (only the pairs it has not done) and start it again."""
     resumed = runs.resume_run(session=session, run=run)
     read = runs.to_read(session=session, run=resumed)
-    launch(manager=manager, session_factory=manager.session_factory, run_id=resumed.id)
+    _launch_after_commit(session, manager, resumed.id)
     return read
+
+
+def _launch_after_commit(session: Session, manager: JudgeRunManager, run_id: int) -> None:
+    """Launch the run once the request has committed it (its runner reads it elsewhere)."""
+    after_commit(
+        session,
+        lambda: launch(manager=manager, session_factory=manager.session_factory, run_id=run_id),
+    )

@@ -196,21 +196,21 @@ def create_run(
         budget_tokens=body.budget_tokens,
     )
     session.add(run)
-    _commit_or_conflict(session)
+    _flush_or_conflict(session)
     return run
 
 
 BUSY = "This judge already has a run under way; wait for it or cancel it."
 
 
-def _commit_or_conflict(session: Session) -> None:
-    """Commit; a second run under way for the judge (the partial unique index) is a 409.
+def _flush_or_conflict(session: Session) -> None:
+    """Flush; a second run under way for the judge (the partial unique index) is a 409.
 
     The count before is only the usual answer: concurrent starts all pass it, and the
     index lets one of them in.
     """
     try:
-        session.commit()
+        session.flush()
     except IntegrityError:
         session.rollback()
         raise Conflict(BUSY) from None
@@ -247,7 +247,7 @@ def cancel_run(*, session: Session, run: JudgeRun) -> JudgeRun:
         )
         .execution_options(synchronize_session=False)
     )
-    session.commit()
+    session.flush()
     session.refresh(run)
     return run
 
@@ -282,7 +282,7 @@ def resume_run(*, session: Session, run: JudgeRun) -> JudgeRun:
     if active:
         raise Conflict(BUSY)
     run.status, run.message = "queued", None
-    _commit_or_conflict(session)
+    _flush_or_conflict(session)
     return run
 
 

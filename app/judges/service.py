@@ -49,7 +49,7 @@ def create_judge(*, session: Session, user: User, body: JudgeCreate) -> Judge:
     judge.headers = _with_credentials(dict(body.headers), credentials)
     judge.teams = shared
     session.add(judge)
-    session.commit()
+    session.flush()
     return judge
 
 
@@ -88,7 +88,7 @@ def update_judge(*, session: Session, user: User, judge: Judge, body: JudgeUpdat
     for name, value in changes.items():
         if value is not None or name.startswith("price_"):
             setattr(judge, name, value)
-    session.commit()
+    session.flush()
     return judge
 
 
@@ -132,7 +132,7 @@ def delete_judge(*, session: Session, user: User, judge: Judge) -> None:
     if active:
         raise Conflict("This judge has a run under way; cancel it first.")
     session.delete(judge)
-    session.commit()
+    session.flush()
 
 
 def template_of(judge: Judge) -> str:

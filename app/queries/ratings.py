@@ -47,8 +47,7 @@ def rate(
         scored = rescoring.rescore_row(
             session=session, case=case, query=query, run=latest.run, row=latest.row
         )
-    if scored is None:
-        session.commit()  # let go of the run's lock
+    # The run's lock is let go when the request's transaction ends (committed or not).
     # Without a run, or when the engine failed this query, it is shown as it is. Re-scored,
     # it shows the ratings it was scored with (others' given meanwhile included).
     return Rated(

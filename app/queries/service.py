@@ -28,11 +28,28 @@ def _once_more_on_clash(session: Session, write: Callable[[], T]) -> T:
     The second attempt sees the other request's row and updates or returns it, so two
     simultaneous first ratings of a document (or adds of a query) both succeed.
     """
+    if _nothing_written(session):
+        try:
+            return write()
+        except IntegrityError:
+            session.rollback()  # the transaction had written nothing else: nothing is lost
+            return write()
     try:
-        return write()
+        with session.begin_nested():  # a savepoint: the request's earlier work stays
+            return write()
     except IntegrityError:
-        session.rollback()
         return write()
+
+
+def _nothing_written(session: Session) -> bool:
+    """Whether, on SQLite, the transaction has written nothing yet (pysqlite opens it at the
+    first write). A savepoint would open it for reading, and a transaction that read cannot
+    become a writer while another one writes: it fails at once instead of waiting its turn."""
+    connection = session.connection()
+    if connection.dialect.name != "sqlite":
+        return False
+    driver = connection.connection.dbapi_connection
+    return driver is not None and not bool(getattr(driver, "in_transaction", True))
 
 
 def list_queries(*, session: Session, case: Case) -> list[Query]:
@@ -76,7 +93,7 @@ def _add_query(session: Session, case: Case, body: QueryCreate) -> tuple[Query, 
         weight=body.weight,
     )
     session.add(query)
-    session.commit()
+    session.flush()
     return query, True
 
 
@@ -116,7 +133,7 @@ def _add_queries(session: Session, case: Case, texts: Sequence[str]) -> list[Que
         result.append(query)
     if weighed:
         refresh_case_totals(session=session, case_id=case.id)
-    session.commit()
+    session.flush()
     return result
 
 
@@ -151,7 +168,7 @@ def update_query(*, session: Session, case: Case, query: Query, body: QueryUpdat
         setattr(query, name, list(clean_tags(value)) if name == "tags" else value)
     if changes.get("weight") is not None:
         refresh_case_totals(session=session, case_id=case.id)
-    session.commit()
+    session.flush()
     return query
 
 
@@ -183,7 +200,7 @@ def patch_queries(*, session: Session, case: Case, body: QueriesPatch) -> list[Q
             query.weight = body.weight
     if body.weight is not None:
         refresh_case_totals(session=session, case_id=case.id)
-    session.commit()
+    session.flush()
     return found
 
 
@@ -203,7 +220,7 @@ def delete_query(*, session: Session, query: Query) -> None:
     session.delete(query)
     session.flush()
     refresh_case_totals(session=session, case_id=case_id)
-    session.commit()
+    session.flush()
 
 
 def list_ratings(*, session: Session, query: Query) -> list[Rating]:
@@ -268,7 +285,7 @@ def _write_ratings(
         emails[item.doc_id] = user.email
     # Read before the commit, which may expire the objects (one reload each otherwise).
     result = {doc_id: rating.rating for doc_id, rating in current.items()}
-    session.commit()
+    session.flush()
     return result, {doc_id: emails.get(doc_id) for doc_id in result}
 
 

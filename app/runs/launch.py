@@ -1,7 +1,8 @@
 """Starting and cancelling a case's runs through the app's run manager.
 
-Each is one call for a router: the run is created (or cancelled) and committed here, and
-the manager starts it (or drops its chunks still queued).
+Each is one call for a router: the run is created (or cancelled), and once that is
+committed the manager starts it (or drops its chunks still queued): its executing process
+reads it with connections of its own.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 
 from sqlalchemy.orm import Session
 
+from app.db import after_commit
 from app.models import Case, Run
 from app.runs import service
 from app.runs.manager import RunManager
@@ -54,6 +56,9 @@ def _create(session: Session, case: Case, body: RunCreate, trigger: str) -> int:
         trigger=trigger,
     )
     run_id = run.id
+    # The request's one transaction ends here: the run is started (and may be waited for)
+    # by sessions of its own, which must see it.
+    session.commit()
     session.close()  # back to the pool while the run goes on
     return run_id
 
@@ -66,12 +71,14 @@ def _finished_detail(session: Session, run_id: int) -> RunDetail:
 def submit_run(*, session: Session, case: Case, manager: RunManager) -> Run:
     """Create a run of the case's current try and start it, from a request thread."""
     run = service.create_run(session=session, case=case)
-    manager.submit(run.id)
+    run_id = run.id
+    after_commit(session, lambda: manager.submit(run_id))
     return run
 
 
 def cancel_run(*, session: Session, run: Run, manager: RunManager) -> Run:
     """Cancel a queued or running run (409 once it has ended) and drop its queued chunks."""
     run = service.cancel_run(session=session, run=run)
-    manager.cancelled(run.id)
+    run_id = run.id
+    after_commit(session, lambda: manager.cancelled(run_id))
     return run

@@ -35,8 +35,7 @@ def rescore_query(*, session: Session, case: Case, query: Query) -> tuple[Run, R
         or rescore_row(session=session, case=case, query=query, run=latest.run, row=latest.row)
         is None
     ):
-        session.commit()  # let go of the run's lock
-        return None
+        return None  # the run's lock is let go when the caller's transaction ends
     return latest.run, latest.row
 
 
@@ -109,7 +108,7 @@ def rescore_row(
     refresh_totals(
         session=session, run_id=run.id, weighted=case.aggregate == "weighted_mean", run=run
     )
-    session.commit()
+    session.flush()
     return ratings
 
 
@@ -159,7 +158,7 @@ def rescore_run(*, session: Session, run: Run) -> Run:
             row.metric_scores = {str(scorer.id): primary, **extra[index]}
     session.flush()
     refresh_totals(session=session, run_id=run.id)
-    session.commit()
+    session.flush()
     session.refresh(run)
     return run
 

@@ -42,15 +42,13 @@ def create_run(
     knobs: Mapping[str, float] | None = None,
     sweep_id: int | None = None,
     trigger: str | None = None,
-    commit: bool = True,
 ) -> Run:
     """Queue a run of the case with the given try (default: the current one).
 
     ``trigger`` says what started it ("api", "schedule"); by default "sweep" for a sweep's
     run and "user" for the rest.
 
-    ``knobs`` override the try's knob values for this run only (a sweep's combination);
-    ``commit=False`` leaves the commit to the caller (a sweep queues all its runs at once).
+    ``knobs`` override the try's knob values for this run only (a sweep's combination).
     """
     number = try_number or case.current_try_number
     case_data.get_try(session=session, case=case, number=number)
@@ -69,10 +67,7 @@ def create_run(
     if trigger is not None:
         run.trigger = trigger
     session.add(run)
-    if commit:
-        session.commit()
-    else:
-        session.flush()
+    session.flush()
     return run
 
 
@@ -104,7 +99,7 @@ def cancel_run(*, session: Session, run: Run) -> Run:
         raise Conflict(
             f"Run {run.id} has already ended ({run.status}): there is nothing to cancel."
         )
-    session.commit()
+    session.flush()
     session.refresh(run)
     return run
 

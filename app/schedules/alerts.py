@@ -176,7 +176,7 @@ def create_alert(*, session: Session, case: Case, user: User, body: AlertCreate)
     )
     _check_rule(session, case, alert)
     session.add(alert)
-    session.commit()
+    session.flush()
     return alert
 
 
@@ -208,14 +208,14 @@ def update_alert(
         if value is not None or name in ("points", "baseline_run_id", "threshold"):
             setattr(alert, name, value)
     _check_rule(session, case, alert)
-    session.commit()
+    session.flush()
     return alert
 
 
 def delete_alert(*, session: Session, alert: Alert) -> None:
     """Delete an alert rule and its events."""
     session.delete(alert)
-    session.commit()
+    session.flush()
 
 
 def to_read(alert: Alert, *, email_enabled: bool = True) -> AlertRead:

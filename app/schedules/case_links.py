@@ -37,7 +37,7 @@ def apply_schedule(*, session: Session, case: Case, body: Any) -> None:
         found = session.get(CaseSchedule, case.id)
         if found is not None:
             session.delete(found)
-            session.commit()
+            session.flush()
         return
     service.set_schedule(session=session, case=case, body=wanted)
 

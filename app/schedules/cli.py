@@ -130,6 +130,7 @@ def _command(
             try:
                 work(args, session)
             except ValidationError as exc:
+                session.rollback()
                 problems = "; ".join(str(e["msg"]) for e in exc.errors())
                 print(f"error: {problems}", file=sys.stderr)
                 return 2

@@ -116,7 +116,7 @@ def create_annotation(
         created_by_id=user.id,
     )
     session.add(annotation)
-    session.commit()
+    session.flush()
     return annotation
 
 
@@ -128,7 +128,7 @@ def update_annotation(
         annotation.text = body.text
     if body.at is not None:
         annotation.at = as_utc(body.at)
-    session.commit()
+    session.flush()
     return annotation
 
 
@@ -137,7 +137,7 @@ def delete_annotation(*, session: Session, annotation: Annotation) -> None:
     if annotation.auto:
         raise Conflict("An automatic annotation describes a try and cannot be deleted; edit it.")
     session.delete(annotation)
-    session.commit()
+    session.flush()
 
 
 def to_read(annotation: Annotation, near_run_id: int | None = None) -> AnnotationRead:

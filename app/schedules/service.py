@@ -73,7 +73,7 @@ def set_schedule(
     schedule.cron = cron
     schedule.try_number = body.try_number
     schedule.next_run_at = next_after(cron, moment)
-    session.commit()
+    session.flush()
     return schedule
 
 
@@ -83,7 +83,7 @@ def delete_schedule(*, session: Session, case: Case) -> None:
     if schedule is None:
         raise NotFound(f"Case {case.id} has no schedule.")
     session.delete(schedule)
-    session.commit()
+    session.flush()
 
 
 def to_read(schedule: CaseSchedule) -> ScheduleRead:
@@ -166,9 +166,7 @@ def _queue_run(session: Session, case_id: int) -> int | None:
         return None
     try:
         with session.begin_nested():
-            run = run_service.create_run(
-                session=session, case=case, try_number=schedule.try_number, commit=False
-            )
+            run = run_service.create_run(session=session, case=case, try_number=schedule.try_number)
             run.trigger = SCHEDULE_TRIGGER
     except Exception:  # a pinned try deleted, a case half gone: this due time is skipped
         log.exception("the schedule of case %s could not queue its run", case_id)

@@ -149,7 +149,7 @@ def create_webhook(*, session: Session, user: User, body: WebhookCreate) -> Webh
         team_ids=_team_ids(session, user, body.team_ids or []),
     )
     session.add(webhook)
-    session.commit()
+    session.flush()
     return webhook
 
 
@@ -180,7 +180,7 @@ def update_webhook(
         if webhook.owner_id != user.id:
             raise Forbidden("Only the owner of this webhook may change who it is shared with.")
         webhook.team_ids = _team_ids(session, user, body.team_ids)
-    session.commit()
+    session.flush()
     return webhook
 
 
@@ -189,7 +189,7 @@ def delete_webhook(*, session: Session, user: User, webhook: Webhook) -> None:
     if webhook.owner_id != user.id:
         raise Forbidden("Only the owner of this webhook may delete it.")
     session.delete(webhook)
-    session.commit()
+    session.flush()
 
 
 def to_read(webhook: Webhook) -> WebhookRead:

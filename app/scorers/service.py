@@ -53,7 +53,7 @@ def seed_presets(*, session: Session) -> None:
                 max_score=preset.max_score,
             )
         )
-    session.commit()
+    session.flush()
 
 
 def default_scorer(*, session: Session) -> Scorer:
@@ -100,7 +100,7 @@ def create_scorer(*, session: Session, user: User, body: ScorerCreate) -> Scorer
     scorer.teams = shared
     _store_config(scorer, config, body.scale_labels)
     session.add(scorer)
-    session.commit()
+    session.flush()
     return scorer
 
 
@@ -124,7 +124,7 @@ def update_scorer(*, session: Session, user: User, scorer: Scorer, body: ScorerU
     if body.name is not None:
         scorer.name = body.name
     _store_config(scorer, config, merged["scale_labels"])
-    session.commit()
+    session.flush()
     return scorer
 
 
@@ -136,7 +136,7 @@ def delete_scorer(*, session: Session, user: User, scorer: Scorer) -> None:
     if used:
         raise Conflict("This scorer is used by cases; give them another scorer first.")
     session.delete(scorer)
-    session.commit()
+    session.flush()
 
 
 def _not_a_builtin_name(name: str) -> None:

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.access import valid_id
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
+from app.db import after_commit
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Run, RunQuery, Sweep, User
 from app.runs import rescore as rescoring
@@ -80,7 +81,7 @@ def create_sweep(*, session: Session, case: Case, body: SweepCreate) -> Sweep:
         total=total,
     )
     session.add(sweep)
-    session.commit()
+    session.flush()
     return sweep
 
 
@@ -89,11 +90,13 @@ def start_sweep(
 ) -> SweepRead | SweepStarted:
     """Create the sweep and start it; with ``wait``, return it read once it has ended."""
     sweep = create_sweep(session=session, case=case, body=body)
-    finished = run_in_background(manager=manager, sweep_id=sweep.id)
-    if not wait:
-        return SweepStarted(id=sweep.id, status=sweep.status)
     sweep_id = sweep.id
-    finished.result()
+    if not wait:  # it starts once the request has committed it: its runs read it elsewhere
+        after_commit(session, lambda: run_in_background(manager=manager, sweep_id=sweep_id))
+        return SweepStarted(id=sweep.id, status=sweep.status)
+    # Waiting for it: the request's one transaction ends here, before the sweep starts.
+    session.commit()
+    run_in_background(manager=manager, sweep_id=sweep_id).result()
     session.expunge_all()
     return read_sweep(
         session=session, sweep=get_sweep(session=session, case=case, sweep_id=sweep_id)
@@ -144,7 +147,7 @@ def cancel_sweep(*, session: Session, sweep: Sweep) -> Sweep:
             .where(Run.sweep_id == sweep.id, Run.status.in_(ACTIVE_RUN_STATUSES))
             .values(status=RunStatus.CANCELLED, error="Cancelled with its sweep.", finished_at=now)
         )
-    session.commit()
+    session.flush()
     session.refresh(sweep)
     return sweep
 
@@ -291,7 +294,6 @@ def _queue_all(*, session: Session, sweep_id: int) -> list[int]:
             try_number=sweep.try_number,
             knobs=knobs,
             sweep_id=sweep.id,
-            commit=False,
         )
         for knobs in combinations(sweep)
     ]

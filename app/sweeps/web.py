@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from app.accounts.deps import WebUser
 from app.cases.deps import WebCaseDep
 from app.cases.web.cases import refused_sweep
+from app.db import after_commit
 from app.errors import Invalid
 from app.runs.deps import RunManagerDep
 from app.sweeps import results, service
@@ -62,7 +63,8 @@ def create_sweep(
         sweep = service.create_sweep(session=session, case=case, body=sweep_form.body())
     except (FormErrors, Invalid) as exc:
         return refused_sweep(request, user, session, case, sweep_form.add(exc))
-    service.run_in_background(manager=manager, sweep_id=sweep.id)
+    sweep_id = sweep.id  # it starts once committed: its runs read it with sessions of their own
+    after_commit(session, lambda: service.run_in_background(manager=manager, sweep_id=sweep_id))
     url = request.url_for("sweep_page", case_id=case.id, sweep_id=sweep.id)
     return see_other(url)
 

@@ -9,7 +9,6 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.access import Shareable, valid_id
-from app.db import owns_transaction
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Team, TeamMember, User
 from app.vocabulary import TeamRole
@@ -21,7 +20,7 @@ def create_team(*, session: Session, user: User, name: str) -> Team:
     session.add(team)
     session.flush()
     session.add(TeamMember(team_id=team.id, user_id=user.id, role=TeamRole.OWNER))
-    session.commit()
+    session.flush()
     return team
 
 
@@ -84,17 +83,16 @@ def members(
 def rename_team(*, session: Session, team: Team, name: str) -> Team:
     """Give the team a new name."""
     team.name = name
-    session.commit()
+    session.flush()
     return team
 
 
 def delete_team(*, session: Session, team: Team) -> None:
     """Delete the team; what it shared goes back to being its owners' alone."""
     session.delete(team)
-    session.commit()
+    session.flush()
 
 
-@owns_transaction
 def put_member(*, session: Session, team: Team, email: str, role: TeamRole) -> TeamMember:
     """Add the user with this email to the team, or change their role (idempotent)."""
     user = session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
@@ -108,11 +106,10 @@ def put_member(*, session: Session, team: Team, email: str, role: TeamRole) -> T
         if member.role == TeamRole.OWNER:
             _keep_an_owner(session=session, team=team)
         member.role = role
-    session.commit()
+    session.flush()
     return member
 
 
-@owns_transaction
 def remove_member(*, session: Session, team: Team, user_id: int, by: User) -> None:
     """Remove a member (``by`` an owner, or the member leaving); they lose access to what the
     team shares at their next request."""
@@ -124,7 +121,7 @@ def remove_member(*, session: Session, team: Team, user_id: int, by: User) -> No
     if member.role == TeamRole.OWNER:
         _keep_an_owner(session=session, team=team)
     session.delete(member)
-    session.commit()
+    session.flush()
 
 
 def _keep_an_owner(*, session: Session, team: Team) -> None:
@@ -175,7 +172,7 @@ def set_sharing(
 def share(*, session: Session, user: User, obj: Shareable, team_ids: Sequence[int]) -> None:
     """Share the resource with exactly these teams (its owner only) and save."""
     set_sharing(session=session, user=user, obj=obj, team_ids=team_ids)
-    session.commit()
+    session.flush()
 
 
 def team_ids(obj: Shareable) -> list[int]:

@@ -1,6 +1,11 @@
 """Request plumbing every route shares: the database session (and its factory, for work
 that outlives the request) and the posted form.
 
+One transaction per request: services only flush; the request's session is committed once
+the handler has answered below 400 and rolled back otherwise (an error raised, or a 4xx
+page such as a form shown again with its problems), before the answer is sent (see
+TransactionMiddleware).
+
 Who is calling, and loading what they may see, is the accounts domain's (app/accounts/deps.py).
 """
 
@@ -13,15 +18,25 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.datastructures import FormData
 
+from app.web_common.middleware import REQUEST_SESSIONS
+
 __all__ = ["FormDep", "SessionDep", "SessionFactoryDep"]
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    """Yield a database session for one request."""
+    """Yield the request's database session, which TransactionMiddleware commits (an answer
+    below 400) or rolls back (any other) before the answer goes out."""
+    sessions: list[Session] | None = request.scope.get(REQUEST_SESSIONS)
+    if sessions is None:
+        raise RuntimeError("TransactionMiddleware is not installed: nothing would commit.")
     factory: sessionmaker[Session] = request.app.state.session_factory
     session = factory()
+    sessions.append(session)
     try:
         yield session
+    except BaseException:
+        session.rollback()
+        raise
     finally:
         session.close()
 

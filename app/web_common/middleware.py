@@ -1,4 +1,5 @@
-"""ASGI middleware: request body size limits and security headers on every answer."""
+"""ASGI middleware: request body size limits, security headers on every answer, and the
+request's one transaction."""
 
 from __future__ import annotations
 
@@ -6,11 +7,19 @@ import json
 import re
 from collections.abc import Iterable
 
+import anyio.to_thread
+from sqlalchemy.orm import Session
 from starlette.datastructures import URL
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BaseUrlMiddleware", "BodyLimitMiddleware", "SecurityHeadersMiddleware"]
+__all__ = [
+    "REQUEST_SESSIONS",
+    "BaseUrlMiddleware",
+    "BodyLimitMiddleware",
+    "SecurityHeadersMiddleware",
+    "TransactionMiddleware",
+]
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -18,6 +27,48 @@ CSP = (
     "form-action 'self'; frame-ancestors 'none'"
 )
 NO_STORE_PREFIXES = ("/account", "/login", "/api/v1/account")
+
+
+# The ASGI scope's key of the request's database sessions (see get_session).
+REQUEST_SESSIONS = "relevo.sessions"
+
+
+class TransactionMiddleware:
+    """Commit the request's sessions once its answer is known to be below 400, else roll
+    them back, before the answer goes out: a request that answers 4xx or 5xx has changed
+    nothing, and one that succeeded is committed when its client hears of it.
+
+    A commit that fails (or whose after-commit work does) is raised before anything was
+    sent, so the client gets a 500 instead of the success it would otherwise have seen.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sessions: list[Session] = []
+        scope[REQUEST_SESSIONS] = sessions
+
+        async def finishing(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                await _finish(sessions, commit=int(message["status"]) < 400)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, finishing)
+        finally:
+            await _finish(sessions, commit=False)
+
+
+async def _finish(sessions: list[Session], *, commit: bool) -> None:
+    """Commit (or roll back) each session once, in a worker thread (they block)."""
+    while sessions:
+        session = sessions.pop(0)
+        end = session.commit if commit else session.rollback
+        await anyio.to_thread.run_sync(end)
 
 
 class BodyLimitMiddleware:

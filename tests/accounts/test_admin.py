@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import cli
+from app.db import session_scope
 from app.models import User
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
 from tests.support.pages import login, one, soup
@@ -18,7 +19,7 @@ from tests.support.pages import login, one, soup
 @pytest.fixture
 def admin_api(client: TestClient, session_factory: sessionmaker[Session]) -> ApiUser:
     made = make_api_user(client, session_factory, "root@example.com")
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         user = session.get(User, made.id)
         assert user is not None
         user.is_admin = True

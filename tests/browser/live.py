@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.queries import service as query_service
@@ -69,7 +70,7 @@ def seed(
 ) -> tuple[int, dict[str, int]]:
     """Add a user, a movies endpoint and a case with these queries; return the case's id
     and its query ids by text (other CaseCreate fields go in ``case_fields``)."""
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.create_user(session=session, email=email, password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,

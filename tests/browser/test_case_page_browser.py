@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from app.db import session_scope
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
 from app.runs import case_data
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.browser
 
 
 def _ratings(app: LiveApp, query_id: int) -> dict[str, float]:
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         return case_data.ratings_of(session=session, query_ids=[query_id])[query_id]
 
 
@@ -159,7 +160,7 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
         "data-status", "finished", timeout=30_000
     )
     query_id = live_app.query_ids["the matrix"]
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         case = session.get(Case, live_app.case_id)
         assert case is not None
         run = run_service.latest_finished_run(session=session, case=case)
@@ -178,7 +179,7 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
     page.click("#settings-form button[type=submit]")
     page.wait_for_url(f"{live_app.url}/cases/{live_app.case_id}?saved=settings#settings-saved")
     expect(page.locator("#settings-saved")).to_have_text("Settings saved.")
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         latest = session.get(Run, run.id)
         p10 = session.query(Scorer).filter(Scorer.name == "P@10").one()
         assert latest is not None and latest.scorer_id == p10.id  # re-scored, not refetched
@@ -206,7 +207,7 @@ def test_a_failed_run_shows_red_and_a_query_is_deleted_after_confirming(
     from app.models import Case, Query, Run, RunQuery
 
     # A run in which every query errored (the engine was down), stored as the runner would.
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         case = session.get(Case, live_app.case_id)
         assert case is not None
         run = Run(
@@ -252,12 +253,12 @@ def test_a_failed_run_shows_red_and_a_query_is_deleted_after_confirming(
     page.once("dialog", lambda dialog: dialog.dismiss())
     page.click("#delete-query button")
     page.wait_for_timeout(300)
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         assert session.get(Query, query_id) is not None
     page.once("dialog", lambda dialog: dialog.accept())
     page.click("#delete-query button")
     page.wait_for_url(f"{live_app.url}/cases/{live_app.case_id}")
     expect(page.locator(f"#query-{query_id}")).to_have_count(0)
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         assert session.get(Query, query_id) is None
     context.close()

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from app.db import session_scope
 from app.models import Query, Rating, RunQuery
 from tests.browser.live import ARTIFACTS, LiveApp
 from tests.browser.live import login as _login
@@ -21,7 +22,7 @@ LONE_STAR, GONE = "555", "no-such-movie-42"
 
 
 def _rate_behind_the_pages_back(app: LiveApp, query_id: int, ratings: dict[str, float]) -> None:
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         returned = {
             str(d["id"])
             for docs in session.scalars(select(RunQuery.docs).where(RunQuery.query_id == query_id))
@@ -33,7 +34,7 @@ def _rate_behind_the_pages_back(app: LiveApp, query_id: int, ratings: dict[str, 
 
 
 def _stored(app: LiveApp, query_id: int) -> tuple[dict[str, float], str | None]:
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         ratings = dict(
             session.execute(
                 select(Rating.doc_id, Rating.rating).where(Rating.query_id == query_id)

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, AlertCheck, AlertEvent, Query
@@ -31,7 +32,7 @@ class DashboardApp:
 
 def _cases(factory: sessionmaker[Session]) -> dict[str, int]:
     now = datetime.now(UTC)
-    with factory() as session:
+    with session_scope(factory) as session:
         ann = user_service.create_user(session=session, email="ann@example.com", password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from tests.browser.live import EMAIL, LiveApp
@@ -70,7 +71,7 @@ def test_a_result_upload_lands_on_its_outcome(
 ) -> None:
     from playwright.sync_api import expect
 
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         endpoint = endpoint_service.create_endpoint(
@@ -102,7 +103,7 @@ def test_picking_an_endpoint_for_a_new_case_swaps_in_its_template(
 ) -> None:
     from playwright.sync_api import expect
 
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         static = endpoint_service.create_endpoint(

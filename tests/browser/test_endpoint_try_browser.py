@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from tests.browser.live import EMAIL, LiveApp
@@ -35,7 +36,7 @@ def test_try_it_shows_the_raw_answer_and_the_mapped_docs(
 ) -> None:
     from playwright.sync_api import expect
 
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         endpoint = endpoint_service.create_endpoint(

@@ -11,6 +11,7 @@ from app import access
 from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
+from app.db import session_scope
 from app.models import Rating, RunQuery
 from app.queries import service as query_service
 from tests.browser.live import EMAIL, LiveApp
@@ -25,7 +26,7 @@ TEMPLATE = (
 
 
 def _knob_case(app: LiveApp) -> int:
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         first = access.visible_cases(session=session, user=user)[0]
@@ -46,7 +47,7 @@ def _knob_case(app: LiveApp) -> int:
 
 def _rate_run(app: LiveApp, run_id: int) -> None:
     """Rate the top docs of every query of the run on Classic's 1-10 scale."""
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         rows = session.scalars(select(RunQuery).where(RunQuery.run_id == run_id)).all()
         for row in rows:
             for i, doc in enumerate(row.docs[:6]):

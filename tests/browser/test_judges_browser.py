@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
+from app.db import session_scope
 from app.judges import service as judge_service
 from app.judges.schemas import JudgeCreate
 from app.models import Pair
@@ -38,7 +39,7 @@ class JudgeApp:
 
 def _seed(factory: sessionmaker[Session], llm_url: str) -> tuple[int, int]:
     """Create the owner, a book of ten pairs (one with a prompt injection) and a judge."""
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
         book = book_service.create_book(
             session=session, user=user, body=BookCreate(name="Films", scale=[0, 1, 2, 3])

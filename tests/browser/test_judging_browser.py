@@ -19,6 +19,7 @@ from app.books import service as book_service
 from app.books.schemas import BookCreate
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Book, Judgement, User
@@ -44,7 +45,7 @@ class JudgingApp:
 def _seed(factory: sessionmaker[Session]) -> tuple[int, int]:
     from app.models import Run, RunQuery
 
-    with factory() as session:
+    with session_scope(factory) as session:
         users = [
             user_service.create_user(session=session, email=e, password=PASSWORD) for e in RATERS
         ]
@@ -122,7 +123,7 @@ def judging_app(tmp_path_factory: pytest.TempPathFactory, judging_url: str) -> I
         with serving(app) as url:
             factory: sessionmaker[Session] = app.state.session_factory
             book_id, pairs = _seed(factory)
-            with factory() as session:
+            with session_scope(factory) as session:
                 owner_id = session.scalar(select(Book.owner_id).where(Book.id == book_id))
             assert owner_id is not None
             with pytest.MonkeyPatch.context() as patch:
@@ -141,7 +142,7 @@ def _login(page: Any, app: JudgingApp, email: str) -> None:
 
 
 def _judgements(app: JudgingApp) -> dict[str, list[tuple[int, float | None, bool]]]:
-    with app.factory() as session:
+    with session_scope(app.factory) as session:
         rows = session.execute(
             select(User.email, Judgement.pair_id, Judgement.rating, Judgement.unrateable)
             .join(User, User.id == Judgement.user_id)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from app.db import session_scope
 from app.models import Case
 from tests.browser.live import LiveApp
 from tests.browser.live import login as _login
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_skip_link_and_equal_badges(browser: Any, live_app: LiveApp) -> None:
-    with live_app.session_factory() as session:
+    with session_scope(live_app.session_factory) as session:
         scorer = session.scalars(select(Case.scorer_id).where(Case.id == live_app.case_id)).one()
     ids = live_app.query_ids
     finished_run(

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db import session_scope
 from app.main import create_app
 from app.models import Case, Scorer, User
 from app.queries import service as query_service
@@ -44,7 +45,7 @@ def _preset(session: Session, name: str) -> int:
 
 
 def _seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str, int]]:
-    with factory() as session:
+    with session_scope(factory) as session:
         ndcg, p10, err = (_preset(session, n) for n in ("NDCG@10", "P@10", "ERR@10"))
     return seed(
         factory,
@@ -78,7 +79,7 @@ def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> It
 
 def _rate_top_docs(app: LiveApp) -> None:
     """Rate each query's first two results of the latest run, then re-score it."""
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         case = session.get(Case, app.case_id)
         user = session.query(User).filter(User.email == EMAIL).one()
         assert case is not None

@@ -11,6 +11,7 @@ import pytest
 from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
+from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Rating
@@ -27,7 +28,7 @@ HARD = {"query 3", "query 8", "query 13", "query 21"}
 
 
 def _flaky_case(app: LiveApp, url: str) -> int:
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         user = user_service.get_by_email(session=session, email=EMAIL)
         assert user is not None
         endpoint = endpoint_service.create_endpoint(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from app.accounts import service as user_service
+from app.db import session_scope
 from tests.browser.live import PASSWORD, serving
 from tests.support.quepid import fixture
 
@@ -43,7 +44,7 @@ def import_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> 
     )
     try:
         with serving(app) as url:
-            with app.state.session_factory() as session:
+            with session_scope(app.state.session_factory) as session:
                 user_service.create_user(session=session, email=EMAIL, password=PASSWORD)
             yield ImportApp(url, movies_engine.index_url)
     finally:

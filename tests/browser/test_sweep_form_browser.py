@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
+from app.db import session_scope
 from app.models import Case, Sweep
 from tests.browser.live import LiveApp
 from tests.browser.live import login as _login
@@ -25,7 +26,7 @@ KNOB_TEMPLATE = (
 
 def _knob_case(app: LiveApp) -> int:
     """Add a case whose template has two knobs, beside the seeded one; return its id."""
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         seeded = session.get(Case, app.case_id)
         assert seeded is not None
         current = case_service.current_try(session=session, case=seeded)
@@ -82,7 +83,7 @@ def test_a_refused_sweep_comes_back_under_its_knob(browser: Any, live_app: LiveA
         box.fill("1, 5")
         page.click("#sweep-start")
         page.wait_for_url(f"{live_app.url}/cases/{case_id}/sweeps/*")
-        with live_app.session_factory() as session:
+        with session_scope(live_app.session_factory) as session:
             sweep = session.scalars(select(Sweep).where(Sweep.case_id == case_id)).one()
             assert sweep.grid == {"titleBoost": [1.0, 5.0], "overviewBoost": [2.0, 3.0]}
     finally:

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.books import service as book_service
 from app.books.schemas import BookCreate
+from app.db import session_scope
 from app.models import Book
 from tests.browser.live import PASSWORD, serving
 
@@ -46,7 +47,7 @@ def teams_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamsApp]:
     factory: sessionmaker[Session] = app.state.session_factory
     try:
         with serving(app) as url:  # the app migrates its database as it starts
-            with factory() as session:
+            with session_scope(factory) as session:
                 ann = user_service.create_user(
                     session=session, email="ann@example.com", password=PASSWORD
                 )
@@ -104,7 +105,7 @@ def test_create_a_team_add_a_member_and_share_a_book(browser: Any, teams_app: Te
 def _book_teams(teams_app: TeamsApp, wait_for: list[str], timeout_s: float = 5) -> list[str]:
     deadline = time.monotonic() + timeout_s
     while True:
-        with teams_app.factory() as session:
+        with session_scope(teams_app.factory) as session:
             book = session.get(Book, teams_app.book_id)
             assert book is not None
             names = [t.name for t in book.teams]

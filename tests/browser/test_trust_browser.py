@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from app.db import session_scope
 from app.models import Case, Rating, Run
 from tests.browser.live import LiveApp
 from tests.browser.live import login as _login
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.browser
 def _runs(app: LiveApp) -> tuple[int, int, int]:
     """Store a complete run, a partial one (the matrix errored) and a failed one; rate docs."""
     wars, bat, matrix = (app.query_ids[q] for q in ("star wars", "batman", "the matrix"))
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         case = session.get(Case, app.case_id)
         assert case is not None
         scorer, scale = case.scorer_id, sorted(float(v) for v in case.scorer.scale)
@@ -48,7 +49,7 @@ def _runs(app: LiveApp) -> tuple[int, int, int]:
         scorer=scorer,
         case_score=90.0,
     )
-    with app.session_factory() as session:
+    with session_scope(app.session_factory) as session:
         failed = Run(case_id=app.case_id, try_number=1, scorer_id=scorer, status="failed")
         session.add(failed)
         session.commit()

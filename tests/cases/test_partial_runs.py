@@ -9,6 +9,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run, Sweep
 from tests.fixtures.users import ApiUser
 from tests.support.pages import (
@@ -34,7 +35,7 @@ def _stored_sweep(
 ) -> tuple[int, dict[float, int]]:
     """Store a one-knob sweep of t with a run per combination; return its id and run ids."""
     now = datetime.now(UTC)
-    with factory() as session:
+    with session_scope(factory) as session:
         sweep = Sweep(
             case_id=case_id,
             try_number=1,

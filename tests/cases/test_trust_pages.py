@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run, Try
 from tests.fixtures.users import ApiUser
 from tests.support.pages import (
@@ -24,7 +25,7 @@ from tests.support.pages import (
 
 
 def _set_knobs(factory: sessionmaker[Session], run_id: int, knobs: dict[str, float]) -> None:
-    with factory() as session:
+    with session_scope(factory) as session:
         session.execute(update(Run).where(Run.id == run_id).values(knobs=knobs))
         session.commit()
 
@@ -49,7 +50,7 @@ def _swept_case(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
     third = finished_run(factory, case_id, broken, scorer=ndcg, case_score=80.0)
     _set_knobs(factory, second, {"fuzziness": 1.0})
     _set_knobs(factory, third, {"fuzziness": 2.0, "boost": 0.5})
-    with factory() as session:  # the try's own knobs: what the first run searched with
+    with session_scope(factory) as session:  # the try's own knobs: what the first run searched with
         stmt = update(Try).where(Try.case_id == case_id, Try.number == 1)
         session.execute(stmt.values(knobs={"fuzziness": 0}))
         session.commit()
@@ -173,7 +174,7 @@ def test_the_history_chart_has_axes_and_marks_partial_and_failed_runs(
 ) -> None:
     setup = _swept_case(api, session_factory)
     first, second, third = setup["runs"]
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         failed = Run(case_id=setup["case_id"], try_number=1, status="failed", total=2)
         session.add(failed)
         session.commit()

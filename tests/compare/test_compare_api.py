@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Case
 from app.runs import service as run_service
 from app.scoring import Outcome
@@ -192,7 +193,7 @@ def test_unknown_foreign_and_unfinished_runs(
     assert _compare(other_api, case["id"], base=mine).status_code == 404
     assert _compare(api, case["id"]).status_code == 422
     assert _compare(api, case["id"], base="abc").status_code == 422
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         owned = session.get(Case, case["id"])
         assert owned is not None
         queued_id = run_service.create_run(session=session, case=owned).id

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run
 from app.scoring.overlap import rbo_ext
 from tests.fixtures.users import ApiUser
@@ -45,7 +46,7 @@ def test_side_by_side_page(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     setup = _two_runs(api, session_factory)
-    with session_factory() as session:  # the other run was one combination of a sweep
+    with session_scope(session_factory) as session:  # the other run was one combination of a sweep
         other_run = session.get(Run, setup["other"])
         assert other_run is not None
         other_run.knobs = {"boost": 2.5}

@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import secret_box
+from app.db import session_scope
 from app.secret_box import PREFIX, Keyring, Place
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
@@ -36,7 +37,7 @@ def restore_keyring() -> Iterator[None]:
 
 
 def _raw(factory: sessionmaker[Session], endpoint_id: int) -> tuple[dict[str, str], str | None]:
-    with factory() as session:
+    with session_scope(factory) as session:
         headers, auth = session.execute(
             text("SELECT headers, basic_auth FROM search_endpoints WHERE id = :id"),
             {"id": endpoint_id},
@@ -192,7 +193,7 @@ def test_a_sealed_value_copied_to_another_row_or_column_does_not_open(
     victim = make_endpoint(other_api, "http://127.0.0.1:9/x", basic_auth="v:pw")
     mine = make_endpoint(api, recording_engine.index_url, basic_auth="me:pw")
     _headers, stolen = _raw(session_factory, victim["id"])
-    with session_factory() as session:  # written straight into the database
+    with session_scope(session_factory) as session:  # written straight into the database
         session.execute(
             text("UPDATE search_endpoints SET basic_auth = :a WHERE id = :id"),
             {"a": stolen, "id": mine["id"]},

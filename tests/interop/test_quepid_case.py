@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint
 from tests.fixtures.users import ApiUser
 from tests.support.quepid import FIXTURES as FIXTURES
@@ -43,7 +44,7 @@ def ratings_of(api: ApiUser, case_id: int, query_id: int) -> dict[str, float]:
 
 
 def counts(factory: sessionmaker[Session]) -> tuple[int, ...]:
-    with factory() as session:
+    with session_scope(factory) as session:
         return tuple(
             session.scalar(select(func.count()).select_from(model)) or 0
             for model in (Case, Query, Rating, Scorer, SearchEndpoint)
@@ -598,7 +599,7 @@ def test_a_scorer_imported_under_quepids_own_name_is_reused(
 
     shipped = shipped_scorer("NDCG@10")
     assert shipped is not None
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         older = Scorer(
             owner_id=api.id,
             name="NDCG@10",

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.db import make_session_factory
+from app.db import make_session_factory, session_scope
 from app.judges.launch import JUDGE_TASK
 from app.main import create_app
 from app.models import JudgeRun
@@ -46,7 +46,7 @@ def db_url() -> Iterator[str]:
 
 def _judge_jobs(factory: sessionmaker[Session], run_id: int) -> list[str]:
     """Return the statuses of the queue's jobs for this judge run."""
-    with factory() as session:
+    with session_scope(factory) as session:
         statuses = session.scalars(
             text(
                 "SELECT status FROM procrastinate_jobs"
@@ -183,7 +183,7 @@ def test_spend_survives_kill_9_and_a_crash_loop_stays_within_budget(
             worker.send_signal(signal.SIGKILL)
             worker.wait(timeout=10)
             time.sleep(0.5)  # the calls it had under way are answered (and billed) anyway
-            with factory() as session:
+            with session_scope(factory) as session:
                 row = session.get(JudgeRun, run_id)
                 assert row is not None
                 recorded = row.cost_usd + row.reserved_usd
@@ -258,7 +258,7 @@ def test_one_users_judge_runs_leave_worker_slots_to_other_users_runs(
             # worker's judge share of its two slots) had asked it anything.
             assert not llm.gate.is_set()
             assert len(llm.requests) <= 1
-            with factory() as session:
+            with session_scope(factory) as session:
                 executing = session.scalar(
                     select(func.count())
                     .select_from(JudgeRun)

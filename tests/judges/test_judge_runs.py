@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import JudgeJudgement, JudgeRun, Pair
 from tests.fixtures.users import ApiUser
 from tests.judges.fake_llm import FakeLLM, fake_llm
@@ -276,7 +277,7 @@ def test_cancel_answers_cancelled_and_stops_waiting_at_once(
         assert not llm.gate.is_set()
         assert row["status"] == "cancelled" and row["cost_usd"] > 0
         assert row["tokens_out"] == 2 * 512  # max_output_tokens of each abandoned call
-        with session_factory() as session:
+        with session_scope(session_factory) as session:
             stored = session.get(JudgeRun, run["id"])
             assert stored is not None and stored.cancel_requested
             assert (stored.reserved_usd, stored.reserved_tokens_in) == (0.0, 0)
@@ -295,7 +296,7 @@ def test_a_cancelled_run_is_never_put_back_by_the_resumer(
     other = make_judge(api, llm)
     book = book_with(api, [{"grade": 1}])
     old = datetime.now(UTC) - timedelta(minutes=5)
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         # Its cancel was asked, then its worker died (the usual reason to cancel a run stuck
         # on a hanging model); a process may even have written "running" over the cancel.
         asked = JudgeRun(
@@ -314,7 +315,7 @@ def test_a_cancelled_run_is_never_put_back_by_the_resumer(
         asked_id, dead_id = asked.id, dead.id
     url = f"/api/v1/books/{book['id']}/judge-runs"
     assert api.post(f"{url}/{dead_id}/cancel").json()["status"] == "cancelled"
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         assert judge_runs.resume_stale_runs(session=session) == []
         statuses = dict(session.execute(select(JudgeRun.id, JudgeRun.status)).all())
     assert (statuses[asked_id], statuses[dead_id]) == ("running", "cancelled")
@@ -329,7 +330,7 @@ def test_spend_reserved_before_a_call_counts_after_a_crash(
 
     judge = make_judge(api, llm)
     book = book_with(api, [{"grade": 1}, {"grade": 2}])
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
         run = JudgeRun(
             book_id=book["id"],
@@ -354,7 +355,7 @@ def test_spend_reserved_before_a_call_counts_after_a_crash(
     paid = sum((len(llm.prompt_of(r.body)) // 4 * 1.0 + 12 * 2.0) / 1_000_000 for r in llm.requests)
     assert done["cost_usd"] == pytest.approx(0.5 + paid, abs=1e-6)
     assert done["tokens_out"] == 512 + 2 * 12
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         row = session.get(JudgeRun, run_id)
         assert row is not None and (row.reserved_usd, row.reserved_tokens_out) == (0.0, 0)
 
@@ -391,7 +392,7 @@ def test_twelve_concurrent_starts_make_one_run_that_asks_once_per_pair(
     run = next(a.json() for a in answers if a.status_code == 202)
     assert wait(api, book["id"], run["id"])["status"] == "finished"
     assert len(llm.requests) == 8  # once per pair
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         runs = session.scalars(select(JudgeRun).where(JudgeRun.judge_id == judge["id"])).all()
     assert [r.id for r in runs] == [run["id"]]
 
@@ -401,7 +402,7 @@ def test_the_database_refuses_a_second_active_run_of_a_judge(
 ) -> None:
     judge = make_judge(api, llm)
     book = book_with(api, [{"grade": 1}])
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="queued"))
         session.commit()
         session.add(JudgeRun(book_id=book["id"], judge_id=judge["id"], status="running"))
@@ -442,7 +443,7 @@ def test_a_run_left_by_a_stopped_process_resumes_where_it_was(
     # A run that rated the first pair, then its process died: "running", heartbeat old.
     first = wait(api, book["id"], start(api, book["id"], judge["id"], limit=1)["id"])
     assert first["judged"] == 1
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
         run = JudgeRun(
             book_id=book["id"],
@@ -483,7 +484,7 @@ def test_stale_runs_are_put_back_in_the_queue_once_and_fresh_ones_are_left(
     other = make_judge(api, llm)
     book = book_with(api, [{"grade": g} for g in (0, 1)])
     now = datetime.now(UTC)
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         pair_ids = sorted(session.scalars(select(Pair.id).where(Pair.book_id == book["id"])))
 
         def left(judge_id: int, beat: datetime) -> int:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from statsmodels.stats.multitest import multipletests
 
 from app import cli
+from app.db import session_scope
 from app.models import Case
 from app.runs import service as run_service
 from app.runs import store as run_store
@@ -327,7 +328,7 @@ def test_chunks_of_a_queued_run_store_every_metric(
     ids = {q["text"]: q["id"] for q in added.json()["queries"]}
     ranked = {"a": ["1", "2", "3"], "b": ["4", "5"], "c": ["6"]}
     ratings = {ids["a"]: {"2": 3.0}, ids["b"]: {"4": 1.0, "5": 2.0}, ids["c"]: {}}
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         stored = session.get(Case, case["id"])
         assert stored is not None
         run = run_service.create_run(session=session, case=stored)
@@ -335,7 +336,7 @@ def test_chunks_of_a_queued_run_store_every_metric(
         chunks = run_store.plan_chunks(session=session, run_id=run_id, chunk_size=2)
     assert len(chunks) == 2
     for number, chunk in enumerate(chunks):
-        with session_factory() as session:
+        with session_scope(session_factory) as session:
             plan = run_store.load_plan(session=session, run_id=run_id, query_ids=chunk)
             assert run_store.start_chunk(session=session, plan=plan)
             fetched = [

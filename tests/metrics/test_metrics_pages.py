@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run
 from app.web_common.templating import fmt_delta
 from tests.fixtures.users import ApiUser
@@ -45,7 +46,7 @@ def _metric_runs(
     if alien_errs:
         newer[ids["alien"]] = {"status": "error", "error": "timed out", "num_found": None}
     runs = [finished_run(factory, case_id, o, scorer=ndcg) for o in (older, newer)]
-    with factory() as session:
+    with session_scope(factory) as session:
         for run_id in runs:
             run = session.get(Run, run_id)
             assert run is not None
@@ -122,7 +123,7 @@ def test_the_case_page_shows_the_metric_panel_and_the_tag_table(
         },
         {"scorer_id": setup["p10"], "name": "P@10", "case_score": 10.0, "scored": 3},
     ]
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         base_run = session.get(Run, setup["base"])
         assert base_run is not None
         base_run.recorded_metrics = recorded
@@ -305,7 +306,7 @@ def test_the_history_charts_any_metric_as_recorded(
     setup = _metric_runs(api, session_factory)
     case_id, p10 = setup["case_id"], setup["p10"]
     ndcg = scorer_id(api, "NDCG@10")
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         for run_id, value in ((setup["base"], 10.0), (setup["other"], 20.0)):
             run = session.get(Run, run_id)
             assert run is not None

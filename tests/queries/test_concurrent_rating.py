@@ -1,8 +1,9 @@
 """Ratings given at once to different docs of a case leave the scores a fresh re-score gives.
 
-Each request commits its rating, then re-scores. Every request here is held after its commit
-until all have committed, which is the interleaving that used to lose an update: each
-re-scored with the ratings it had seen (its own), and the last commit won.
+Each request writes its rating, then re-scores, in one transaction. Every request here is
+held before its write until all have arrived, so that they all write at once: without the
+run's lock, each re-scored with the ratings it had seen (its own), and the last commit won.
+(SQLite lets one writer in at a time, so there they take turns from the first write.)
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Case, Rating, Run, RunQuery
+from app.queries import service as query_service
 from app.runs import rescore as rescoring
 from tests.fixtures.users import ApiUser
 from tests.support.pages import add_queries, doc, finished_run, movies_case, scorer_id
@@ -26,7 +29,7 @@ DOCS = 5
 
 
 def _stored(factory: sessionmaker[Session], run_id: int) -> tuple[float | None, dict[int, Any]]:
-    with factory() as session:
+    with session_scope(factory) as session:
         run = session.get(Run, run_id)
         assert run is not None
         rows = session.scalars(select(RunQuery).where(RunQuery.run_id == run_id)).all()
@@ -46,15 +49,15 @@ def test_concurrent_ratings_of_one_case_keep_every_update(
         scorer=scorer_id(api, "Classic"),
     )
     votes = [(qid, str(n), float(n + 1)) for qid in ids.values() for n in range(1, DOCS + 1)]
-    # Every request waits here, its rating committed, until all have committed theirs.
-    committed = threading.Barrier(len(votes), timeout=30)
-    real = rescoring.latest_with_row
+    # Every request waits here, before its rating is written, until all have arrived.
+    arrived = threading.Barrier(len(votes), timeout=30)
+    real = query_service.set_ratings_with_raters
 
     def held(**kwargs: Any) -> Any:
-        committed.wait()
+        arrived.wait()
         return real(**kwargs)
 
-    monkeypatch.setattr(rescoring, "latest_with_row", held)
+    monkeypatch.setattr(query_service, "set_ratings_with_raters", held)
 
     def rate(vote: tuple[int, str, float]) -> int:
         query_id, doc_id, rating = vote
@@ -67,7 +70,7 @@ def test_concurrent_ratings_of_one_case_keep_every_update(
 
     case_score, scores = _stored(session_factory, run_id)
     # A fresh re-score from the stored ratings changes nothing.
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         run = session.get(Run, run_id)
         case = session.get(Case, case_id)
         assert run is not None and case is not None

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Case, Query, Rating, Scorer, User
 from app.queries import service as queries
 from app.queries.schemas import RatingIn
@@ -37,11 +38,11 @@ def test_concurrent_first_ratings_of_a_doc(
     api: ApiUser, session_factory: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _case_id, query_id = _case(api)
-    with session_factory() as other:
+    with session_scope(session_factory) as other:
         other.add(Rating(query_id=query_id, doc_id="913", rating=1.0, rated_by_id=api.id))
         other.commit()
     _stale_once(monkeypatch, "list_ratings")
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         query = session.get(Query, query_id)
         user = session.get(User, api.id)
         scorer = (
@@ -50,7 +51,7 @@ def test_concurrent_first_ratings_of_a_doc(
         assert query is not None and user is not None and scorer is not None
         ratings = [RatingIn(doc_id="913", rating=0.0)]
         queries.set_ratings(session=session, query=query, scorer=scorer, ratings=ratings, user=user)
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         rows = session.query(Rating).filter_by(query_id=query_id).all()
         assert [(r.doc_id, r.rating) for r in rows] == [("913", 0.0)]
 
@@ -60,7 +61,7 @@ def test_concurrent_adds_of_the_same_query(
 ) -> None:
     case_id, query_id = _case(api)
     _stale_once(monkeypatch, "list_queries")
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         case = session.get(Case, case_id)
         assert case is not None
         added = queries.add_queries(session=session, case=case, texts=["star wars", "alien"])

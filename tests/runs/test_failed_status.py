@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.flaky_engine import TEMPLATE, flaky_engine
@@ -96,7 +97,7 @@ def test_an_old_all_errored_run_reads_failed_after_the_migration(
     old = finished_run(session_factory, case_id, errored, scorer=classic)
     # 0023_one's upgrade, run on this database.
     migration = import_module("migrations.versions.0023_one")
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         session.execute(migration.marking_failed())
         session.commit()
         assert session.execute(text("select count(*) from runs")).scalar() == 2

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Case
 from app.runs import service as run_service
 from app.runs import store as run_store
@@ -132,7 +133,7 @@ def test_a_row_the_database_refuses_is_that_querys_error_and_the_rest_is_stored(
     add_queries(api, case_id, ["a", "b", "c"])
     found = {"a": 3, "b": 2**70, "c": 1}
     for chunked in (True, False):
-        with session_factory() as session:
+        with session_scope(session_factory) as session:
             case = session.get(Case, case_id)
             assert case is not None
             run_id = run_service.create_run(session=session, case=case).id

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run
 from tests.fixtures.users import ApiUser
 from tests.support.pages import (
@@ -39,7 +40,7 @@ def _rated_runs(api: ApiUser, factory: sessionmaker[Session]) -> dict[str, Any]:
         ids["alien"]: {"docs": [doc("6", "Alien", 1), doc("3", "Aliens", 2)]},
     }
     runs = [finished_run(factory, case_id, o, scorer=ndcg) for o in (older, newer)]
-    with factory() as session:
+    with session_scope(factory) as session:
         for run_id in runs:
             run = session.get(Run, run_id)
             assert run is not None

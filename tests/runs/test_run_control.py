@@ -16,6 +16,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db import session_scope
 from app.main import create_app
 from app.models import Case, Run
 from app.runs import service as run_service
@@ -142,7 +143,7 @@ def test_waiting_requests_are_capped_per_user(api: ApiUser, other_api: ApiUser) 
 
 
 def _running_run(factory: sessionmaker[Session], case_id: int, beat_age_s: float) -> int:
-    with factory() as session:
+    with session_scope(factory) as session:
         case = session.get(Case, case_id)
         assert case is not None
         run = run_service.create_run(session=session, case=case)
@@ -162,7 +163,7 @@ def test_only_runs_whose_heartbeat_stopped_are_marked_interrupted(
         case_id = _case(api, engine)
     alive = _running_run(session_factory, case_id, beat_age_s=5)
     gone = _running_run(session_factory, case_id, beat_age_s=120)
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         assert run_store.fail_interrupted_runs(session=session, lease_s=60) == 1
     runs = {r["id"]: r for r in api.get(f"/api/v1/cases/{case_id}/runs").json()}
     assert runs[alive]["status"] == "running"
@@ -224,7 +225,7 @@ def test_an_execution_that_lost_its_run_cannot_write_to_it(
     # only the one holding the lease records progress or finishes it.
     with gate_engine() as engine:
         case_id = _case(api, engine)
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         case = session.get(Case, case_id)
         assert case is not None
         run_id = run_service.create_run(session=session, case=case).id

@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import make_session_factory
+from app.db import make_session_factory, session_scope
 from app.models import Case
 from app.runs import service as run_service
 from app.runs import store as run_store
@@ -226,7 +226,7 @@ def _run_never_queued(
     with _server(db_url, data_dir) as client:
         api = make_api_user(client, factory, f"never-queued-{queries}@example.com")
         case_id, _ids = _case(api, engine, queries=queries)
-    with factory() as session:
+    with session_scope(factory) as session:
         case = session.get(Case, case_id)
         assert case is not None
         run_id = run_service.create_run(session=session, case=case).id
@@ -245,7 +245,7 @@ def test_a_run_its_server_never_queued_is_queued_again_not_failed(
             queue_db, tmp_path / "one", engine, queries=7
         )
         if stopped_after == "planning":
-            with factory() as session:
+            with session_scope(factory) as session:
                 chunks = run_store.plan_chunks(session=session, run_id=run_id, chunk_size=10)
                 assert chunks and len(chunks[0]) == 7
         assert _jobs_left(queue_db) == 0

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app import cli
+from app.db import session_scope
 from app.demo.corpus import index_movies, start_osmem
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
@@ -208,7 +209,7 @@ def test_runs_left_unfinished_by_a_stop_are_marked_failed(
     api: ApiUser, session_factory: Any
 ) -> None:
     case, _ids = _ndcg_case(api, "http://127.0.0.1:9/movies")
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         from app.models import Case
         from app.runs import service as run_service
         from app.runs import store as run_store

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.cli import processes
 from app.config import Settings, listen_url
+from app.db import session_scope
 from app.models import AlertEvent
 from app.schedules import delivery
 from app.schedules.ticks import evaluate_ended
@@ -58,11 +59,11 @@ def test_a_payload_of_an_app_on_port_8123_links_to_8123(
     case_id, queries = new_case(api, queries=2)
     body = {"kind": "drop", "points": 5}
     assert api.post(f"/api/v1/cases/{case_id}/alerts", json=body).status_code == 201
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         add_run(db, case_id, queries, [80, 80])
         run_id = add_run(db, case_id, queries, [40, 80]).id
     (event_id,) = evaluate_ended(session_factory=session_factory, run_id=run_id)
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         event = db.get(AlertEvent, event_id)
         assert event is not None
         payload = event.payload

@@ -13,7 +13,7 @@ from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
 from app.cli import main
-from app.db import make_engine, make_session_factory
+from app.db import make_engine, make_session_factory, session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.models import Alert, CaseSchedule, Webhook
@@ -34,7 +34,7 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
     assert main(["db", "upgrade"]) == 0
     engine = make_engine(empty_db_url)
     factory = make_session_factory(engine)
-    with factory() as session:
+    with session_scope(factory) as session:
         user = user_service.create_user(session=session, email="ops@example.com", password=PASSWORD)
         endpoint = endpoint_service.create_endpoint(
             session=session,
@@ -92,7 +92,7 @@ def test_schedules_alerts_and_webhooks_from_the_command_line(
     assert main(["alerts", "add", str(case_id), "--kind", "below", "--threshold", "500"]) == 2
     assert main(["schedules", "list"]) == 0
     assert "@weekly\tcurrent" in capsys.readouterr().out
-    with factory() as session:
+    with session_scope(factory) as session:
         schedule = session.get(CaseSchedule, case_id)
         assert schedule is not None and schedule.cron == "@weekly"
         alert, significant = session.scalars(select(Alert).order_by(Alert.id))
@@ -117,7 +117,7 @@ def test_commands_obey_the_outbound_policy_of_their_environment(
     monkeypatch.setenv("RELEVO_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("RELEVO_RUN_QUEUE", "inprocess")
     assert main(["db", "upgrade"]) == 0
-    with make_session_factory(make_engine(empty_db_url))() as session:
+    with session_scope(make_session_factory(make_engine(empty_db_url))) as session:
         user_service.create_user(session=session, email="ops@example.com", password=PASSWORD)
     before = current_policy()
     monkeypatch.delenv("RELEVO_ALLOWED_ENGINE_HOSTS")  # the defaults: private addresses blocked

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run
 from app.schedules.schemas import ScheduleBody
 from app.schedules.service import as_utc, get_schedule, set_schedule
@@ -56,7 +57,7 @@ def test_the_servers_loop_starts_a_scheduled_run(
     endpoint = make_endpoint(api, movies_engine.index_url)
     case = make_case(api, endpoint["id"])
     add_queries(api, case["id"], ["star wars"])
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         from app.models import Case
 
         stored = db.get(Case, case["id"])
@@ -75,7 +76,7 @@ def test_the_servers_loop_starts_a_scheduled_run(
         await asyncio.gather(*[manager._tasks[r] for r in started if r in manager._tasks])
 
     asyncio.run_coroutine_threadsafe(tick(), manager._loop).result(timeout=60)
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         runs = list(db.scalars(select(Run).where(Run.case_id == case["id"])))
         assert [(r.trigger, r.status) for r in runs] == [("schedule", "finished")]
         assert started == [runs[0].id]

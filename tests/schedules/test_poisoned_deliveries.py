@@ -12,6 +12,7 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.jobs.hooks import Hook
 from app.models import Alert, Case, Delivery
 from app.schedules import delivery
@@ -92,7 +93,7 @@ def test_each_poisoned_delivery_fails_alone_and_the_others_are_sent(
     with (
         webhook_receiver() as (good_url, good),
         webhook_receiver() as (broken_url, broken),
-        session_factory() as db,
+        session_scope(session_factory) as db,
     ):
         broken.codes = [0] * 10  # closes every connection without an answer
         fine = _webhook(api, good_url, secret="k")
@@ -129,7 +130,7 @@ def test_each_poisoned_delivery_fails_alone_and_the_others_are_sent(
 def test_the_minute_job_goes_on_past_poisoned_deliveries(
     api: ApiUser, session_factory: sessionmaker[Session], mail_and_fast_retries: list[str]
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         locked = _unreadable_webhook(api, url)
         run_id = _poisoned_case(api, db, [locked], [], [INJECTED])
         evaluate_ended(session_factory=session_factory, run_id=run_id)
@@ -138,6 +139,7 @@ def test_the_minute_job_goes_on_past_poisoned_deliveries(
         assert case is not None
         t0 = datetime(2030, 1, 1, tzinfo=UTC)
         set_schedule(session=db, case=case, body=ScheduleBody(cron="* * * * *"), now=t0)
+        db.commit()  # services flush; the test commits what other sessions read
         started: list[int] = []
         due = t0 + timedelta(minutes=1)
         fired = asyncio.run(

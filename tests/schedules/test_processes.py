@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.jobs.queue import MINUTE_TASK, build_job_app
 from app.jobs.registry import MINUTE
 from app.models import Case, Run
@@ -38,7 +39,7 @@ def test_two_processes_firing_the_same_due_time_start_one_run(
     api: ApiUser, session_factory: sessionmaker[Session], db_url: str
 ) -> None:
     case_id, _ = new_case(api, queries=1)
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         case = db.get(Case, case_id)
         assert case is not None
         schedule = service.set_schedule(session=db, case=case, body=ScheduleBody(cron="@hourly"))
@@ -55,7 +56,7 @@ def test_two_processes_firing_the_same_due_time_start_one_run(
         worker.join(timeout=120)
     assert [w.exitcode for w in workers] == [0, 0]
     assert sorted(claimed.get(timeout=5) for _ in workers) == [0, 1]
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         runs = list(db.scalars(select(Run.trigger).where(Run.case_id == case_id)))
         assert runs == ["schedule"]
 

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.errors import Invalid
 from app.models import Case, CaseSchedule, Run, ScheduleFiring, Sweep
 from app.runs import service as run_service
@@ -76,6 +77,7 @@ def test_a_due_time_fires_once_and_a_missed_stretch_runs_once(api: ApiUser, db: 
     case = db.get(Case, case_id)
     assert case is not None
     service.set_schedule(session=db, case=case, body=ScheduleBody(cron="*/5 * * * *"), now=T0)
+    db.commit()  # services flush; the test commits what other sessions read
     assert service.fire_due(session=db, now=T0 + timedelta(minutes=2)) == []
     fired = service.fire_due(session=db, now=datetime(2026, 3, 2, 10, 10, tzinfo=UTC))
     assert [(f.case_id, f.due_at) for f in fired] == [
@@ -99,6 +101,7 @@ def test_a_pinned_try_is_the_one_run(api: ApiUser, db: Session) -> None:
     assert case is not None and case.current_try_number == 2
     body = ScheduleBody(cron="@hourly", try_number=1)
     service.set_schedule(session=db, case=case, body=body, now=T0)
+    db.commit()  # services flush; the test commits what other sessions read
     service.fire_due(session=db, now=T0 + timedelta(hours=1))
     assert [r.try_number for r in _runs(db, case_id)] == [1]
 
@@ -108,7 +111,7 @@ def test_processes_racing_for_one_due_time_start_one_run(
     api: ApiUser, session_factory: sessionmaker[Session]
 ) -> None:
     case_id, _ = new_case(api, queries=1)
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         case = db.get(Case, case_id)
         assert case is not None
         schedule = service.set_schedule(session=db, case=case, body=ScheduleBody(cron="@daily"))
@@ -117,7 +120,7 @@ def test_processes_racing_for_one_due_time_start_one_run(
     claimed: list[int] = []
 
     def server() -> None:
-        with session_factory() as session:
+        with session_scope(session_factory) as session:
             barrier.wait()
             claimed.extend(f.case_id for f in service.fire_due(session=session, now=due))
 
@@ -126,7 +129,7 @@ def test_processes_racing_for_one_due_time_start_one_run(
         t.start()
     for t in threads:
         t.join(timeout=60)
-    with session_factory() as db:
+    with session_scope(session_factory) as db:
         assert claimed == [case_id]
         assert [r.trigger for r in _runs(db, case_id)] == ["schedule"]
         firings = db.scalar(select(func.count()).select_from(ScheduleFiring))

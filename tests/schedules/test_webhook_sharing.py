@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Delivery, Webhook
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig
@@ -99,7 +100,7 @@ def test_a_case_no_longer_shared_stops_alerting_the_members_webhook(
         with (
             webhook_receiver() as (alice_url, alice_got),
             webhook_receiver() as (bob_url, bob_got),
-            session_factory() as db,
+            session_scope(session_factory) as db,
         ):
             team = _team(api, other_api)
             bobs = _webhook(other_api, bob_url, team_ids=[team])  # Bob's, for the team

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Delivery, Webhook
 from app.outbound.policy import OutboundPolicy, current_policy, install_policy
 from app.schedules import delivery
@@ -66,7 +67,7 @@ def test_a_private_address_is_refused_at_creation(api: ApiUser, private_blocked:
 def test_a_delivery_is_signed_and_retried_until_it_lands(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         received.codes = [500, 503]  # two failures, then 200
         hook = _webhook(api, url, secret=SECRET)
         run_id = alerting_case(api, db, [hook["id"]])
@@ -91,7 +92,7 @@ def test_a_delivery_is_signed_and_retried_until_it_lands(
 def test_a_receiver_that_never_answers_well_is_given_up(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         received.codes = [500] * 10
         hook = _webhook(api, url)
         run_id = alerting_case(api, db, [hook["id"]])
@@ -105,7 +106,7 @@ def test_a_receiver_that_never_answers_well_is_given_up(
 def test_a_refused_address_is_logged_without_connecting(
     api: ApiUser, session_factory: sessionmaker[Session], fast_retries: None
 ) -> None:
-    with webhook_receiver() as (url, received), session_factory() as db:
+    with webhook_receiver() as (url, received), session_scope(session_factory) as db:
         hook = _webhook(api, url)  # allowed when created
         run_id = alerting_case(api, db, [hook["id"]])
         previous = current_policy()
@@ -124,7 +125,7 @@ def test_a_refused_address_is_logged_without_connecting(
 def test_alerts_are_emailed_when_smtp_is_configured(
     api: ApiUser, session_factory: sessionmaker[Session]
 ) -> None:
-    with smtp_sink() as (smtp_url, messages), session_factory() as db:
+    with smtp_sink() as (smtp_url, messages), session_scope(session_factory) as db:
         previous = delivery.install_config(DeliveryConfig(smtp_url=smtp_url, backoff_s=(0.1,)))
         try:
             run_id = alerting_case(api, db, [], email=["oncall@example.com"])

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db import make_engine, make_session_factory
+from app.db import make_engine, make_session_factory, session_scope
 from app.models import Run, ScheduleFiring
 from app.vocabulary import RunStatus
 from tests.engine_fixtures import MoviesEngine
@@ -41,7 +41,7 @@ def test_two_workers_start_one_run_per_due_minute(
             put = api.put(f"/api/v1/cases/{case['id']}/schedule", json={"cron": "* * * * *"})
             assert put.status_code == 200
             deadline = time.monotonic() + 150
-            with factory() as session:
+            with session_scope(factory) as session:
                 while not any(s == RunStatus.FINISHED for s, _ in _scheduled(session)):
                     assert time.monotonic() < deadline, "no scheduled run finished"
                     time.sleep(0.5)

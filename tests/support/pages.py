@@ -9,6 +9,7 @@ from bs4 import BeautifulSoup, Tag
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run, RunQuery
 from tests.fixtures.users import PASSWORD, ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
@@ -80,7 +81,7 @@ def finished_run(
     Each outcome may give status, score, num_found, docs, error and position.
     """
     now = datetime.now(UTC)
-    with factory() as session:
+    with session_scope(factory) as session:
         statuses = [o.get("status", "scored") for o in outcomes.values()]
         run = Run(
             case_id=case_id,

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Run, Sweep
 from tests.fixtures.users import ApiUser
 from tests.support.pages import attr, login, movies_case, one, soup
@@ -30,7 +31,7 @@ def _sweep_errors(page: BeautifulSoup) -> dict[str, str]:
 
 
 def _count(factory: sessionmaker[Session], model: type[Run] | type[Sweep]) -> int:
-    with factory() as session:
+    with session_scope(factory) as session:
         return int(session.scalar(select(func.count()).select_from(model)) or 0)
 
 

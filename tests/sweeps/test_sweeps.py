@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from app.db import session_scope
 from tests.fixtures.users import ApiUser
 from tests.support.sweeps import QUERIES as QUERIES
 from tests.support.sweeps import TEMPLATE as TEMPLATE
@@ -115,7 +116,7 @@ def test_sweeps_left_running_by_a_stop_are_failed(
     from app.models import Sweep
     from app.sweeps.service import fail_interrupted_sweeps
 
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         left = Sweep(case_id=rated_case["id"], try_number=1, status="running", grid={"g": [1]})
         done = Sweep(case_id=rated_case["id"], try_number=1, status="finished", grid={"g": [2]})
         session.add_all([left, done])

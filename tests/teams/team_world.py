@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import User
 from tests.fixtures.users import ApiUser, make_api_user
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
@@ -49,7 +50,7 @@ def build_world(client: TestClient, factory: sessionmaker[Session]) -> World:
     book = owner.post("/api/v1/books", json={"name": "B", "scale": [0, 1, 2], **shared}).json()
     removed = users["removed"]
     assert owner.delete(f"/api/v1/teams/{team['id']}/members/{removed.id}").status_code == 204
-    with factory() as session:
+    with session_scope(factory) as session:
         disabled = session.get(User, users["disabled"].id)
         assert disabled is not None
         disabled.is_disabled = True

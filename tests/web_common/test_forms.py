@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db import session_scope
 from app.models import Case, Query, Scorer, SearchEndpoint
 from app.web_common.forms import friendly_message, parse_body
 from tests.fixtures.users import ApiUser
@@ -45,7 +46,7 @@ def _invalid_fields(page: BeautifulSoup, form: str) -> set[str]:
 
 
 def _count(factory: sessionmaker[Session], model: Any) -> int:
-    with factory() as session:
+    with session_scope(factory) as session:
         return int(session.scalar(select(func.count()).select_from(model)) or 0)
 
 

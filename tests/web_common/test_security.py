@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as users
 from app.accounts import sessions
 from app.accounts.throttle import LoginThrottle
+from app.db import session_scope
 from app.errors import Invalid
 from app.models import ApiKey, User, UserSession
 from tests.fixtures.users import PASSWORD, ApiUser
@@ -46,7 +47,7 @@ def test_idle_sessions_expire(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     assert _login(client) == 303
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         old = datetime.now(UTC) - timedelta(days=2)
         session.execute(update(UserSession).values(last_seen_at=old))
         session.commit()
@@ -56,7 +57,7 @@ def test_idle_sessions_expire(
 def test_password_change_and_admin_revoke_end_other_sessions(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         user = session.get(User, api.id)
         assert user is not None
         other = sessions.start(session=session, user=user)
@@ -87,7 +88,7 @@ def test_password_change_form(api: ApiUser, client: TestClient) -> None:
 
 
 def test_password_rules(client: TestClient, session_factory: sessionmaker[Session]) -> None:
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         for bad in ["elevenchars", " " * 20, "aaaaaaaaaaaaaaaa"]:
             try:
                 users.create_user(session=session, email="x@example.com", password=bad)
@@ -140,7 +141,7 @@ def test_expired_keys_fail_and_use_is_recorded(
     api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
 ) -> None:
     assert api.get("/api/v1/me").status_code == 200
-    with session_factory() as session:
+    with session_scope(session_factory) as session:
         key = session.query(ApiKey).filter_by(user_id=api.id, name="tests").one()
         assert key.last_used_at is not None
         key.expires_at = datetime.now(UTC) - timedelta(seconds=1)
