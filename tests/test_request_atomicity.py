@@ -65,6 +65,7 @@ class Call:
 ROUTES: dict[str, Call] = {
     "POST /api/v1/api-keys": Call(json={"name": "more"}),
     "DELETE /api/v1/api-keys/{key_id}": Call(),
+    "PATCH /api/v1/api-keys/{key_id}": Call(json={"scopes": ["read"]}),
     "POST /api/v1/search-endpoints": Call(json={"name": "e2", "engine": "opensearch", "url": URL}),
     "PATCH /api/v1/search-endpoints/{endpoint_id}": Call(json={"name": "renamed"}),
     "DELETE /api/v1/search-endpoints/{endpoint_id}": Call(
@@ -211,6 +212,7 @@ ROUTES: dict[str, Call] = {
     # Pages: forms whose only field is the CSRF token.
     "POST /logout": Call(form={}),
     "POST /account/api-keys/{key_id}/revoke": Call(form={}),
+    "POST /account/api-keys/{key_id}/scopes": Call(form={"scopes": "read"}),
     "POST /cases/{case_id}/delete": Call(form={}),
     "POST /cases/{case_id}/queries/{query_id}/delete": Call(form={}),
     "POST /cases/{case_id}/alerts/{alert_id}/delete": Call(form={}),
@@ -229,6 +231,10 @@ UPLOADS = "an upload whose file is not described here yet"
 JUDGES = "a judging form or body not described here yet (the world has a judge, a book)"
 SWEEPS = "the sweep form (a grid per knob) is not described here yet; its JSON twin is above"
 CLICKS = "needs a click log with events, not in the world yet"
+PULL = (
+    "a pull stores each page it reads as it goes (so a long pull resumes where it stopped):"
+    " tests/clicks/test_pull.py covers it"
+)
 # {method path}: why the route is not exercised here.
 SKIPPED: dict[str, str] = {
     "POST /login": "a failed login writes nothing; a successful one only starts a session",
@@ -242,6 +248,10 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/books/import": UPLOADS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
+    "POST /api/v1/click-logs/{click_log_id}/pull": PULL,
+    "POST /click-logs/{click_log_id}/pull": PULL,
+    "POST /click-logs/{click_log_id}/judgements": JUDGES,
+    "POST /click-logs/{click_log_id}/sample": CLICKS,
     "POST /books/import": UPLOADS,
     "POST /books/{book_id}/judge": JUDGES,
     "POST /books/{book_id}/judge-runs/{run_id}/retry": JUDGES,
