@@ -98,7 +98,7 @@ def _mean(pairs: list[tuple[float, float]], weighted: bool) -> float | None:
 
 
 # Some queries failing (often none), or every one.
-FAILURES = st.one_of(
+FAILURES: st.SearchStrategy[set[str]] = st.one_of(
     st.just(set(TEXTS)), st.sets(st.sampled_from(TEXTS), max_size=3), st.just(set())
 )
 
