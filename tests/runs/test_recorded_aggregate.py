@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 from tests.support.flaky_engine import TEMPLATE, flaky_engine
-from tests.support.pages import login, soup
+from tests.support.pages import login, one, soup
 
 pytestmark = pytest.mark.runner  # starts runs
 
@@ -61,7 +61,7 @@ def test_each_run_keeps_the_mean_it_finished_with(api: ApiUser, client: TestClie
         history = api.get(f"/api/v1/pages/cases/{case['id']}/history").json()
         assert [p["aggregate"] for p in history["points"]] == ["mean", "weighted_mean"]
         cells = {
-            row["data-run-id"]: row.select_one(".run-aggregate").get_text(strip=True)
+            row["data-run-id"]: one(row, ".run-aggregate").get_text(strip=True)
             for row in page.select("#runs tr[data-run-id]")
         }
         assert cells == {str(first["id"]): "· mean", str(second["id"]): "· weighted mean"}
