@@ -64,7 +64,7 @@ def test_each_run_keeps_the_mean_it_finished_with(api: ApiUser, client: TestClie
             row["data-run-id"]: one(row, ".run-aggregate").get_text(strip=True)
             for row in page.select("#runs tr[data-run-id]")
         }
-        assert cells == {str(first["id"]): "· mean", str(second["id"]): "· weighted mean"}
+        assert cells == {str(first["id"]): "mean", str(second["id"]): "weighted mean"}
         options = [
             o.get_text(" ", strip=True) for o in page.select("#compare-form [name=base] option")
         ]
