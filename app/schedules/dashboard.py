@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.models import Alert, AlertCheck, AlertEvent, Run, User
+from app.runs import stored
 from app.schedules.schemas import Dashboard, DashboardAlert, DashboardCase
 from app.schedules.service import as_utc, next_runs
 from app.vocabulary import RunStatus
@@ -104,7 +105,7 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
             .where(
                 Run.case_id.in_(ids),
                 Run.status.in_([RunStatus.FINISHED, RunStatus.FAILED]),
-                Run.sweep_id.is_(None),  # a sweep's combinations are not the case's runs
+                stored.of_case(),  # a sweep's combinations are not the case's runs
             )
             .order_by(Run.id)
         ).all()

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.models import Alert, AlertCheck, AlertEvent, Case, Delivery, Run, RunQuery, Webhook
+from app.runs import stored
 from app.scoring.significance import paired_stats
 from app.vocabulary import RunStatus
 
@@ -70,7 +71,7 @@ def _previous(session: Session, run: Run) -> Run | None:
             Run.case_id == run.case_id,
             Run.id < run.id,
             Run.status == RunStatus.FINISHED,
-            Run.sweep_id.is_(None),
+            stored.case_run(),
         )
         .order_by(Run.id.desc())
         .limit(1)
@@ -180,7 +181,7 @@ def evaluate_run(*, session: Session, run_id: int, base_url: str, email_enabled:
     run = session.get(Run, run_id)
     # A sweep's combinations search with knobs the case does not have: a poor one is an
     # experiment, not a drop of the case (the run adopted by Apply is the case's own).
-    if run is None or run.status not in ENDED or run.sweep_id is not None:
+    if run is None or run.status not in ENDED or not stored.is_of_case(run):
         return 0
     check = AlertCheck(run_id=run.id)
     session.add(check)

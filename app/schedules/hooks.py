@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import session_scope
 from app.models import Alert, AlertCheck, AlertEvent, Run
 from app.runs import hooks as run_hooks
+from app.runs import stored
 from app.schedules import delivery
 from app.schedules.evaluate import ENDED, evaluate_run
 from app.schedules.service import Fired, fire_due
@@ -126,7 +127,7 @@ def evaluate_missed(
                 select(Run.id)
                 .where(
                     Run.status.in_(ENDED),
-                    Run.sweep_id.is_(None),  # never evaluated (evaluate.evaluate_run)
+                    stored.of_case(),  # a sweep's runs are never evaluated (evaluate_run)
                     Run.finished_at >= moment - MISSED_WITHIN,
                     Run.finished_at <= moment - MISSED_AFTER,
                     Run.case_id.in_(select(Alert.case_id)),
