@@ -86,7 +86,7 @@ def test_a_sweep_run_never_shows_on_the_dashboard(api: ApiUser, db: Session) -> 
     assert row["score"] == 65.0 and row["sparkline"] == [45.0, 65.0]
     assert row["delta_last_run"] == 20.0
     assert row["last_run_failed"] is False and row["alert_state"] == "ok"
-    assert row["last_run_at"] is not None
-    assert datetime.fromisoformat(row["last_run_at"]) == own.finished_at.replace(
-        tzinfo=own.finished_at.tzinfo or UTC
-    )
+    ended = own.finished_at
+    assert ended is not None and row["last_run_at"] is not None
+    at = datetime.fromisoformat(row["last_run_at"])
+    assert at == (ended if ended.tzinfo else ended.replace(tzinfo=UTC))
