@@ -13,7 +13,7 @@ case shows the applied run's score everywhere; a comparison's verdict follows it
 (better or worse only when the Holm-corrected p is below 0.05 and the interval excludes 0);
 a re-import gives back the stored scores on re-score.
 
-`make test` runs a bounded profile (RELEVO_STATEFUL_EXAMPLES, default 5, of
+`make test` runs a bounded profile (RELEVO_STATEFUL_EXAMPLES, default 4, of
 RELEVO_STATEFUL_STEPS, default 10); RELEVO_STATEFUL_EXAMPLES=200 (say) runs a longer one.
 """
 
@@ -39,7 +39,7 @@ from tests.support.slow_engine import loopback_server
 
 pytestmark = pytest.mark.runner  # starts runs
 
-EXAMPLES = int(os.environ.get("RELEVO_STATEFUL_EXAMPLES", "5"))
+EXAMPLES = int(os.environ.get("RELEVO_STATEFUL_EXAMPLES", "4"))
 STEPS = int(os.environ.get("RELEVO_STATEFUL_STEPS", "10"))
 # Ten queries: the fewest a comparison's verdict can be better or worse with (below ten
 # paired queries it is "too_few"), so the verdict rule is tested, not only its small case.
