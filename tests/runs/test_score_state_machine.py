@@ -303,7 +303,7 @@ def machine(api: ApiUser, url: str) -> type[RuleBasedStateMachine]:
             stored = run["case_score"]
             assert (stored is None) == (expected is None)
             if stored is not None:
-                assert round(stored, 6) == round(expected or 0.0, 6)
+                assert stored == pytest.approx(expected, rel=1e-12, abs=1e-9)
             assert run["metrics"][0]["case_score"] == stored  # the panel's primary tile
             twin = api.get(f"/api/v1/pages/cases/{self.case_id}").json()
             assert twin["score"]["case_score"] == stored  # the badge
