@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import typing
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import (
@@ -12,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     StringConstraints,
     field_validator,
 )
@@ -66,10 +69,49 @@ class Body(BaseModel):
     _no_nul = field_validator("*", mode="before")(_without_nul)
 
 
+def utc_text(value: datetime | None) -> Any:
+    """Return a datetime as the API writes every one: ISO 8601 in UTC, ending in ``Z``.
+
+    A naive datetime is UTC (SQLite hands back what was stored without its zone); an aware
+    one is converted. The same instant thus reads the same whether the row was just
+    written (aware) or read back (naive on SQLite, the session's zone on PostgreSQL).
+    """
+    if value is None:
+        return None
+    moment = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+_UTC_TEXT = PlainSerializer(utc_text, when_used="json")
+
+
+def _holds_datetime(annotation: Any) -> bool:
+    """Whether a field is a datetime, or an optional one (``datetime | None``)."""
+    if annotation is datetime:
+        return True
+    args = typing.get_args(annotation)
+    return type(None) in args and any(a is datetime for a in args)
+
+
 class Out(BaseModel):
-    """A response body read from ORM objects or plain data."""
+    """A response body read from ORM objects or plain data.
+
+    Its datetime fields (plain or optional) are written to JSON by ``utc_text``, the one
+    serializer of the API's datetimes; other fields keep pydantic's own (fast) serializers.
+    """
 
     model_config = ConfigDict(from_attributes=True)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        changed = False
+        for field in cls.model_fields.values():
+            if _holds_datetime(field.annotation) and _UTC_TEXT not in field.metadata:
+                field.metadata.append(_UTC_TEXT)
+                changed = True
+        if changed:
+            cls.model_rebuild(force=True, raise_errors=False)
 
 
 PositiveTimeout = Annotated[float, Field(gt=0, le=300)]

@@ -106,8 +106,14 @@ def create_api_key(
         raise Invalid(
             "name", f"A key's name has at most {MAX_KEY_NAME} characters, not {len(name)}."
         )
-    if expires_at is not None and expires_at.tzinfo is None:
-        expires_at = expires_at.replace(tzinfo=UTC)
+    if expires_at is not None:
+        # Stored in UTC: SQLite keeps a datetime without its offset, so 12:30+02:00 stored
+        # as given read back as 12:30 UTC, two hours late.
+        expires_at = (
+            expires_at.replace(tzinfo=UTC)
+            if expires_at.tzinfo is None
+            else expires_at.astimezone(UTC)
+        )
     if expires_at is not None and expires_at <= datetime.now(UTC):
         raise Invalid("expires_at", "The expiry must be in the future.")
     api_key = ApiKey(

@@ -30,12 +30,15 @@ def create_case(*, session: Session, user: User, body: CaseCreate) -> Case:
 
 def update_case(*, session: Session, user: User, case: Case, body: CaseUpdate) -> Case:
     """Apply the changes (sharing, settings, schedule); a new scorer or new metrics re-score
-    the latest finished run at once."""
+    the latest finished run at once, in the same transaction as the change."""
     teams.set_sharing(session=session, user=user, obj=case, team_ids=body.team_ids)
     check_new_schedule(body.schedule, new=False)
     case = case_service.apply_settings(session=session, user=user, case=case, body=body)
+    # In the settings' transaction: the metric set, scorer or aggregate and the latest run's
+    # scores by them are written together, or not at all.
     rescore_latest(session=session, case=case)
     apply_schedule(session=session, case=case, body=body)
+    session.flush()
     return case
 
 

@@ -109,6 +109,7 @@ def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate
     """Check every setting changed, then apply them; new search settings start a new try.
 
     Only the case and its tries: sharing, the schedule and re-scoring are cases.flows'.
+    Flushed, not committed: the caller ends the unit of work.
 
     Nothing is changed when any check fails, and every failed check is reported at once.
     """
@@ -153,6 +154,9 @@ def apply_settings(*, session: Session, user: User, case: Case, body: CaseUpdate
         # The timeline says what the new try changed.
         notes.annotate_try(session=session, case_id=case.id, previous=previous, current=new_try)
         case.current_try_number = new_try.number
+    # Flushed, not committed: the caller's re-score of the latest run (cases.flows, or a
+    # sweep's Apply) is part of the same unit of work, so a metric set, scorer or aggregate
+    # is never stored without the scores it gives.
     session.flush()
     return case
 

@@ -1,4 +1,8 @@
-"""Trying a judge on a few of a book's pairs: prompt, reply, rating and cost, nothing written."""
+"""Trying a judge on a few of a book's pairs: prompt, reply, rating and cost.
+
+No rating is written; the trial's result is kept (``keep``) for the page that shows it, so
+that the form answers with a redirect and a reload shows the result without a new call.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import asyncio
 import random
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app import access
@@ -16,7 +20,9 @@ from app.judges.client import JudgeClient, JudgeConfig
 from app.judges.runs import PairJob
 from app.judges.schemas import JudgeTestItem, JudgeTestRead
 from app.judges.titles import pair_title, title_fields
-from app.models import Book, Judge, Pair, User
+from app.models import Book, Judge, JudgeTrial, Pair, User
+
+KEPT_TRIALS = 5  # per user and judge: older results are deleted when a new one is kept
 
 
 @dataclass(frozen=True)
@@ -101,3 +107,30 @@ def prepare(
     config = judges.config_of(judge)
     picked = sample(session=session, book=book, judge=judge, n=n)
     return config, [float(v) for v in book.scale], picked
+
+
+def keep(*, session: Session, user: User, judge: Judge, result: JudgeTestRead) -> int:
+    """Store a trial's result for the user's page; return its id (the user's older trials
+    of the judge beyond the latest ``KEPT_TRIALS`` are deleted)."""
+    trial = JudgeTrial(judge_id=judge.id, user_id=user.id, result=result.model_dump(mode="json"))
+    session.add(trial)
+    session.flush()
+    older = (
+        select(JudgeTrial.id)
+        .where(JudgeTrial.judge_id == judge.id, JudgeTrial.user_id == user.id)
+        .order_by(JudgeTrial.id.desc())
+        .offset(KEPT_TRIALS)
+    )
+    stale = list(session.scalars(older))
+    if stale:
+        session.execute(delete(JudgeTrial).where(JudgeTrial.id.in_(stale)))
+    session.flush()
+    return trial.id
+
+
+def kept(*, session: Session, user: User, judge: Judge, trial_id: int) -> JudgeTestRead | None:
+    """Return the user's kept trial of the judge, or None (another's, deleted, unknown)."""
+    trial = session.get(JudgeTrial, trial_id) if access.valid_id(trial_id) else None
+    if trial is None or trial.user_id != user.id or trial.judge_id != judge.id:
+        return None
+    return JudgeTestRead.model_validate(trial.result)

@@ -114,8 +114,20 @@ def create_judge(
 def judge_page(
     request: Request, judge: WebJudgeDep, user: WebUser, session: SessionDep
 ) -> Response:
-    """Show a judge's form (secrets only as 'key set' and header names) and the test form."""
-    return _judge(request, user, session, judge, {})
+    """Show a judge's form (secrets only as 'key set' and header names) and the test form;
+    ``?trial=ID`` shows a test's kept result (where *Test* redirects), without a new call."""
+    wanted = request.query_params.get("trial", "")
+    if not wanted:
+        return _judge(request, user, session, judge, {})
+    found = (
+        trial.kept(session=session, user=user, judge=judge, trial_id=int(wanted))
+        if wanted.isdigit()
+        else None
+    )
+    if found is None:
+        gone_note = {"form": "That test's result is no longer kept: test the judge again."}
+        return _judge(request, user, session, judge, gone_note, status_code=404)
+    return _judge(request, user, session, judge, {}, test=found)
 
 
 def _judge(
@@ -222,7 +234,11 @@ async def test_judge(
         judge_id=judge.id,
         book_id=book_id,
     )
-    return _judge(request, user, session, judge, {}, test=result)
+    # Post/redirect/get: the result is kept and shown on the judge's page, so that a reload
+    # shows it again instead of posting the form (and paying for the calls) once more.
+    kept_id = trial.keep(session=session, user=user, judge=judge, result=result)
+    url = request.url_for("judge_model_page", judge_id=judge.id).include_query_params(trial=kept_id)
+    return see_other(str(url) + "#judge-test")
 
 
 @router.get("/books/{book_id}/judging", name="book_judging_page")

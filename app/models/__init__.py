@@ -6,7 +6,14 @@ from app.models.cases import Case, Query, Rating, Try
 from app.models.clicks import ClickJudgement, ClickLog, ClickRater, UbiEvent, UbiQuery
 from app.models.endpoints import SearchEndpoint
 from app.models.engine_limits import EngineRate, EngineSlot
-from app.models.judges import Judge, JudgeCacheEntry, JudgeFailure, JudgeJudgement, JudgeRun
+from app.models.judges import (
+    Judge,
+    JudgeCacheEntry,
+    JudgeFailure,
+    JudgeJudgement,
+    JudgeRun,
+    JudgeTrial,
+)
 from app.models.runs import Run, RunQuery
 from app.models.schedules import (
     Alert,
@@ -47,6 +54,7 @@ __all__ = [
     "JudgeFailure",
     "JudgeJudgement",
     "JudgeRun",
+    "JudgeTrial",
     "Judgement",
     "Pair",
     "Query",

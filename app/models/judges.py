@@ -185,3 +185,17 @@ class JudgeCacheEntry(Base):
     tokens_out: Mapped[int] = mapped_column(default=0)
     raw_reply: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class JudgeTrial(Base):
+    """The result of a judge's *Test on N pairs* (app.judges.trial), kept so that the test
+    answers with a redirect to a page showing it: a reload shows it again without asking
+    the judge (and paying) again. Each user keeps the latest few per judge."""
+
+    __tablename__ = "judge_trials"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    judge_id: Mapped[int] = mapped_column(ForeignKey("judges.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    result: Mapped[dict[str, Any]] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

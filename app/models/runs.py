@@ -39,6 +39,9 @@ class Run(Base):
     recorded_scorer_id: Mapped[int | None] = mapped_column(
         ForeignKey("scorers.id", ondelete="SET NULL"), default=None
     )
+    # The case's aggregate ("mean" or "weighted_mean") recorded_score and recorded_metrics
+    # averaged the queries with when the run finished (None: finished before it was recorded).
+    recorded_aggregate: Mapped[str | None] = mapped_column(String(20), default=None)
     total: Mapped[int] = mapped_column(default=0)
     done: Mapped[int] = mapped_column(default=0)
     scored: Mapped[int] = mapped_column(default=0)

@@ -8,6 +8,7 @@ queries' current tags and weights (a tag added today segments yesterday's run to
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
@@ -111,7 +112,14 @@ def run_metrics(
     case = case or session.get(Case, run.case_id)
     defs = metric_defs(session=session, ids=metric_ids(run))
     rows = query_scores(session=session, run=run, tag=tag).values()
-    return summarize(defs, rows, weighted=weighted(case))
+    summaries = summarize(defs, rows, weighted=weighted(case))
+    if tag is None and summaries and summaries[0].scorer_id == run.scorer_id:
+        # The primary's case score is the run's stored one (app.runs.totals, the one place
+        # it is written), not a second sum of the same rows: PostgreSQL adds the weighted
+        # terms in another order, and the badge read 91.38836091666734 while the panel
+        # read ...735 (found by tests/runs/test_score_state_machine.py).
+        summaries[0] = replace(summaries[0], case_score=run.case_score)
+    return summaries
 
 
 def recorded(summaries: Iterable[MetricSummary]) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -59,6 +59,13 @@ class RunSummary(Out):
         default=None,
         description="Every metric's case score when the run finished, never changed "
         "afterwards (null for a run of one metric)",
+    )
+    recorded_aggregate: Literal["mean", "weighted_mean"] | None = Field(
+        default=None,
+        description='The case\'s aggregate when the run finished ("mean" or "weighted_mean"): '
+        "how recorded_score and recorded_metrics averaged the queries, never changed "
+        "afterwards (null for a run that finished before Relevo recorded it, or has not "
+        "finished); case_score follows the case's aggregate of today",
     )
     trigger: str = Field(
         default="user",

@@ -187,6 +187,7 @@ def store_chunk(
             finished_at=datetime.now(UTC),
             recorded_score=Run.case_score,
             recorded_scorer_id=Run.scorer_id,
+            recorded_aggregate=_case_aggregate(),
             recorded_metrics=_recorded_metrics(session, run),
         )
     session.execute(update(Run).where(Run.id == run.id).values(**values))
@@ -320,6 +321,7 @@ def finish_run(
             done=len(rows),
             recorded_score=Run.case_score,
             recorded_scorer_id=Run.scorer_id,
+            recorded_aggregate=_case_aggregate(),
             recorded_metrics=None if run is None else _recorded_metrics(session, run),
         )
     )
@@ -424,6 +426,12 @@ def _result_rows(
             }
         )
     return rows
+
+
+def _case_aggregate() -> Any:
+    """Return the run's case's aggregate, correlated on the updated run: the mean its
+    totals were just recounted with (refresh_totals), recorded with them."""
+    return select(Case.aggregate).where(Case.id == Run.case_id).scalar_subquery()
 
 
 def _recorded_metrics(session: Session, run: Run) -> list[dict[str, Any]] | None:

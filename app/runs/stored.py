@@ -26,7 +26,9 @@ __all__ = [
     "field_spec_of",
     "has_ranking",
     "has_results",
+    "is_of_case",
     "latest_row",
+    "of_case",
     "shown_text",
     "spec_of",
 ]
@@ -45,17 +47,29 @@ def has_results() -> Any:
     )
 
 
-def case_run() -> Any:
-    """Return the condition of a run that speaks for the case as it is set: one with results
-    (``has_results``) that is not a combination of a knob sweep.
+def of_case() -> Any:
+    """Return the condition of a run that is the case's own: not a combination of a knob
+    sweep (whatever its status; ``is_of_case`` is the same test on a loaded run).
 
     A sweep's combinations search with knobs the case does not have (until one is applied,
     which adds a run of its own): they stay in the history, but the case's latest run (its
-    badge, the cases list, the dashboard, the run a rating re-scores) and its alerts never
-    come from them. Nor from a draft (an agent's proposed try, ``Run.query_template``),
-    which searched with a template the case does not have.
+    badge, the cases list, the dashboard, the run a rating re-scores) and its alerts (their
+    evaluation, the run they compare with) never come from them. Nor from a draft (an agent's
+    proposed try, ``Run.query_template``), which searched with a template the case does not
+    have.
     """
-    return and_(has_results(), Run.sweep_id.is_(None), Run.query_template.is_(None))
+    return and_(Run.sweep_id.is_(None), Run.query_template.is_(None))
+
+
+def is_of_case(run: Run) -> bool:
+    """Return whether a loaded run is the case's own (``of_case``)."""
+    return run.sweep_id is None and run.query_template is None
+
+
+def case_run() -> Any:
+    """Return the condition of a run that speaks for the case as it is set: one with results
+    (``has_results``) of the case's own (``of_case``)."""
+    return and_(has_results(), of_case())
 
 
 def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery | None:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.models import Alert, AlertCheck, AlertEvent, Case, Run, User
+from app.runs import stored
 from app.runs.change import change_since, rescored
 from app.schedules.schemas import Dashboard, DashboardAlert, DashboardCase
 from app.schedules.service import as_utc, next_runs
@@ -137,8 +138,7 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
             .where(
                 Run.case_id.in_(ids),
                 Run.status.in_([RunStatus.FINISHED, RunStatus.FAILED]),
-                Run.sweep_id.is_(None),  # a sweep's combinations are not the case's runs
-                Run.query_template.is_(None),  # nor an agent's drafts
+                stored.of_case(),  # not a sweep's combinations, nor an agent's drafts
             )
             .order_by(Run.id)
         ).all()

@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.models import Alert, AlertCheck, AlertEvent, Case, Delivery, Run, RunQuery, Webhook
+from app.runs import stored
 from app.runs.change import BASIS, Change, change_since
 from app.schedules.service import as_utc
 from app.scoring.significance import paired_stats
@@ -147,15 +148,10 @@ def _payload(
 def evaluate_run(*, session: Session, run_id: int, base_url: str, email_enabled: bool) -> int:
     """Check the alert rules of an ended run's case once; return how many events triggered."""
     run = session.get(Run, run_id)
-    # A sweep's combinations search with knobs the case does not have: a poor one is an
-    # experiment, not a drop of the case (the run adopted by Apply is the case's own).
-    # Nor is an agent's draft (a template the case does not have).
-    if (
-        run is None
-        or run.status not in ENDED
-        or run.sweep_id is not None
-        or run.query_template is not None
-    ):
+    # A sweep's combinations (and an agent's drafts) search with knobs or a template the case
+    # does not have: a poor one is an experiment, not a drop of the case (the run adopted by
+    # Apply is the case's own).
+    if run is None or run.status not in ENDED or not stored.is_of_case(run):
         return 0
     check = AlertCheck(run_id=run.id)
     session.add(check)

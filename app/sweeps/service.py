@@ -206,6 +206,7 @@ def adopt_run(*, session: Session, case: Case, run: Run) -> Run:
         finished_at=run.finished_at,
         recorded_score=run.recorded_score,
         recorded_scorer_id=run.recorded_scorer_id,
+        recorded_aggregate=run.recorded_aggregate,
         recorded_metrics=run.recorded_metrics,
         metric_scorer_ids=list(case.metric_scorer_ids or []),
         trigger="apply",

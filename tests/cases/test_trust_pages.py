@@ -74,9 +74,9 @@ def test_runs_are_named_by_their_knobs_in_the_history_and_the_compare_form(
     base_options = [o.get_text() for o in page.select("#compare-form select[name=base] option")]
     # Each entry says which score it is: the recorded scorer's, as it was at finish.
     assert base_options == [
-        f"Run {third} · try 1 · boost=0.5, fuzziness=2 · NDCG@10 80 at finish",
-        f"Run {second} · try 1 · fuzziness=1 · NDCG@10 50 at finish",
-        f"Run {first} · try 1 · fuzziness=0 · NDCG@10 50 at finish",
+        f"Run {third} · try 1 · boost=0.5, fuzziness=2 · NDCG@10 80 (mean) at finish",
+        f"Run {second} · try 1 · fuzziness=1 · NDCG@10 50 (mean) at finish",
+        f"Run {first} · try 1 · fuzziness=0 · NDCG@10 50 (mean) at finish",
     ]
     other_options = [o.get_text() for o in page.select("#compare-form select[name=other] option")]
     assert other_options[1:] == base_options

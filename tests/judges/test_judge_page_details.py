@@ -291,3 +291,39 @@ def test_the_new_judge_form_has_every_setting(
     }
     assert saved["prompt"] == values["prompt"] and not saved["uses_default_prompt"]
     assert saved["header_names"] == ["X-Team"]
+
+
+def test_a_trial_answers_with_a_redirect_and_a_reload_asks_nothing_again(
+    api: ApiUser, other_api: ApiUser, client: TestClient, llm: FakeLLM
+) -> None:
+    judge = make_judge(api, llm)
+    book = make_book(api)
+    add_pairs(api, book["id"], [{"title": f"Film {i}", "grade": i % 4} for i in range(3)])
+    csrf = login(client)
+    tested = client.post(
+        f"/judges/{judge['id']}/test",
+        data={"csrf_token": csrf, "book_id": str(book["id"]), "n": "3"},
+        follow_redirects=False,
+    )
+    assert tested.status_code == 303
+    location = tested.headers["location"]
+    assert f"/judges/{judge['id']}?trial=" in location and location.endswith("#judge-test")
+    assert len(llm.requests) == 3
+    # The page the browser lands on (and reloads) shows the result; the judge is not asked
+    # again.
+    shown = [client.get(location) for _ in range(2)]
+    for page in shown:
+        assert page.status_code == 200
+        rows = soup(page).select("#test-results tbody tr")
+        assert [one(r, ".doc-title").get_text() for r in rows] == [f"Film {i}" for i in range(3)]
+    assert len(llm.requests) == 3
+    # Without the trial the page has no result; an unknown trial says it is gone.
+    assert soup(client.get(f"/judges/{judge['id']}")).select_one("#test-results") is None
+    gone = client.get(f"/judges/{judge['id']}?trial=999999")
+    assert gone.status_code == 404
+    assert "no longer kept" in soup(gone).get_text()
+    assert soup(gone).select_one("#test-results") is None
+    # Another user never sees it (the judge is not theirs, nor the trial).
+    client.cookies.clear()
+    login(client, other_api.email)
+    assert client.get(location).status_code == 404

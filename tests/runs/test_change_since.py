@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import AlertEvent, Run
 from app.schedules.evaluate import evaluate_run
-from tests.books.book_helpers import add_pairs, judge, make_book
 from tests.fixtures.users import ApiUser
+from tests.support.books import add_pairs, judge, make_book
 from tests.support.pages import add_queries, doc, finished_run, movies_case, scorer_id
 
 BASE = "http://relevo.test"

@@ -193,7 +193,7 @@ def test_the_history_and_compare_say_which_metric_and_mean(
     login(client)
     page = soup(client.get(f"/cases/{case_id}"))
     assert one(page, "#case-history-chart")["aria-label"] == (
-        "NDCG@10 as recorded when each run finished, over 2 runs"
+        "NDCG@10 as recorded when each run finished (mean), over 2 runs"
     )
     base, other = setup["runs"]
     compared = api.get(

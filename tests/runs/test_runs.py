@@ -214,7 +214,9 @@ def test_runs_left_unfinished_by_a_stop_are_marked_failed(
         from app.runs import service as run_service
         from app.runs import store as run_store
 
-        stale = run_service.create_run(session=session, case=session.get(Case, case["id"]))
+        found = session.get(Case, case["id"])
+        assert found is not None
+        stale = run_service.create_run(session=session, case=found)
         plan = run_store.load_plan(session=session, run_id=stale.id)
         run_store.mark_running(session=session, plan=plan)
         # Its heartbeat is fresh: with a one-minute lease it is still some process's run.

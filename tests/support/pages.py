@@ -7,10 +7,11 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
-from app.models import Run, RunQuery
+from app.models import Case, Run, RunQuery
 from tests.fixtures.users import PASSWORD, ApiUser
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
 
@@ -91,6 +92,8 @@ def finished_run(
             case_score=case_score,
             recorded_score=case_score,
             recorded_scorer_id=scorer,
+            # As a run finishing records it: the case's aggregate at that moment.
+            recorded_aggregate=session.scalar(select(Case.aggregate).where(Case.id == case_id)),
             total=len(outcomes),
             done=len(outcomes),
             scored=statuses.count("scored"),

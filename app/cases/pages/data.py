@@ -137,6 +137,7 @@ def case_history(*, session: Session, case: Case, metric: int | None = None) -> 
                 total=r.total,
                 errors=r.errors,
                 failed=r.status == RunStatus.FAILED,
+                aggregate=r.recorded_aggregate,
             )
             for r in reversed(runs)
             if r.status in (RunStatus.FINISHED, RunStatus.FAILED)

@@ -31,6 +31,11 @@ class ScorePoint(Out):
     total: int | None = Field(default=None, description="Queries in the run")
     errors: int | None = Field(default=None, description="Queries that errored")
     failed: bool = Field(default=False, description="The run failed as a whole")
+    aggregate: str | None = Field(
+        default=None,
+        description='The mean the score was recorded with, "mean" or "weighted_mean" (the '
+        "run's recorded_aggregate; null: not recorded)",
+    )
 
 
 class CaseRow(Out):

@@ -29,6 +29,10 @@ class CaseScore(Out):
     )
     recorded_scorer_id: int | None = Field(default=None, description="The scorer it finished with")
     recorded_scorer_name: str | None = Field(default=None, description="That scorer's name")
+    recorded_aggregate: str | None = Field(
+        default=None,
+        description='The mean it finished with, "mean" or "weighted_mean" (null: not recorded)',
+    )
 
 
 def score_of(*, case_id: int, run: Run | None) -> CaseScore:
@@ -50,6 +54,7 @@ def score_of(*, case_id: int, run: Run | None) -> CaseScore:
         recorded_score=run.recorded_score,
         recorded_scorer_id=run.recorded_scorer_id,
         recorded_scorer_name=_recorded_scorer_name(run),
+        recorded_aggregate=run.recorded_aggregate,
     )
 
 
