@@ -244,7 +244,10 @@ SKIPPED: dict[str, str] = {
     "POST /endpoints/{endpoint_id}/test": "asks the engine: it writes nothing",
     "POST /endpoints/{endpoint_id}/try": "asks the engine: it writes nothing",
     "POST /api/v1/judges/{judge_id}/test": "asks the judge: it writes nothing",
-    "POST /judges/{judge_id}/test": "asks the judge: it writes nothing",
+    "POST /judges/{judge_id}/test": (
+        "asks the judge (no model in the world here) and keeps the trial for its result page;"
+        " tests/judges cover the page and that a reload asks nothing"
+    ),
     "POST /api/v1/books/import": UPLOADS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
