@@ -19,28 +19,22 @@ from sqlalchemy.orm import Session
 from app import access
 from app.accounts import service as accounts
 from app.accounts.scopes import split_scopes
-from app.agents.heldout import HalfReport, half_report, held_out_ids
-from app.agents.schemas import DraftRead, ProposalAll, ProposalRead
+from app.agents.heldout import held_out_ids
 from app.cases import coverage as case_coverage
 from app.cases import service as case_service
-from app.cases.schemas import CaseUpdate
 from app.compare import service as compare_service
 from app.compare.schemas import RunComparison
-from app.errors import Conflict, Forbidden, Invalid, NotFound, RelevoError
-from app.models import Annotation, Case, JudgeRun, Query, Rating, Run, RunQuery, Sweep, User
+from app.errors import Forbidden, NotFound, RelevoError
+from app.models import Annotation, Case, JudgeRun, Rating, Run, RunQuery, Sweep, User
 from app.queries import ratings as rating_service
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
 from app.runs import service as run_service
-from app.runs.metrics import weighted
 from app.runs.stored import doc_title, field_spec_of
 from app.schedules import notes
 from app.schedules.schemas import AnnotationCreate
-from app.search.templates import extract_knobs
 from app.sweeps import service as sweep_service
-from app.sweeps.results import is_complete
 from app.sweeps.schemas import SweepCreate
-from app.vocabulary import RunStatus
 
 __all__ = [
     "AGENT_TRIGGER",
@@ -48,18 +42,16 @@ __all__ = [
     "Unauthorized",
     "actor_for_key",
     "annotate",
-    "apply_try",
     "case_detail",
+    "case_of",
     "compare",
-    "create_draft",
     "list_cases",
     "list_runs",
-    "proposal_report",
+    "note",
     "query_results",
     "rate",
     "require",
     "run_detail",
-    "runs_to_start",
 ]
 
 AGENT_TRIGGER = "agent"
@@ -110,11 +102,11 @@ def require(actor: Actor, scope: str) -> None:
         )
 
 
-def _case(session: Session, actor: Actor, case_id: int) -> Case:
+def case_of(session: Session, actor: Actor, case_id: int) -> Case:
     return access.visible_case(session=session, user=actor.user(session), case_id=case_id)
 
 
-def _note(
+def note(
     session: Session, *, case: Case, actor: Actor, text: str, run: Run | None = None
 ) -> Annotation:
     """Add an annotation that says what the agent did (on the run, at its end)."""
@@ -147,7 +139,7 @@ def list_cases(*, session: Session, actor: Actor) -> dict[str, Any]:
 def case_detail(*, session: Session, actor: Actor, case_id: int) -> dict[str, Any]:
     """Return a case with its latest run's scores per metric and tag, and its coverage."""
     require(actor, "read")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     latest = run_service.latest_finished_run(session=session, case=case)
     metrics = [] if latest is None else run_service.metrics_read(session=session, run=latest)
     coverage = case_coverage.case_coverage(session=session, case=case)
@@ -170,7 +162,7 @@ def case_detail(*, session: Session, actor: Actor, case_id: int) -> dict[str, An
 def list_runs(*, session: Session, actor: Actor, case_id: int, limit: int) -> dict[str, Any]:
     """Return the case's runs, newest first (drafts and sweeps' runs included)."""
     require(actor, "read")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     runs = run_service.list_runs(session=session, case=case, limit=min(limit, MAX_RUNS_LISTED))
     return {"runs": [run_service.summary(r).model_dump(mode="json") for r in runs]}
 
@@ -178,7 +170,7 @@ def list_runs(*, session: Session, actor: Actor, case_id: int, limit: int) -> di
 def run_detail(*, session: Session, actor: Actor, case_id: int, run_id: int) -> dict[str, Any]:
     """Return a run with every query's outcome."""
     require(actor, "read")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     run = run_service.get_run(session=session, case=case, run_id=run_id)
     return run_service.detail(session=session, run=run).model_dump(mode="json")
 
@@ -188,7 +180,7 @@ def compare(
 ) -> RunComparison:
     """Return the comparison of two runs of the case (the compare contract)."""
     require(actor, "read")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     return compare_service.compare_by_ids(
         session=session, case=case, base_id=base_run_id, other_id=other_run_id, sort="delta"
     )
@@ -200,7 +192,7 @@ def query_results(
     """Return one query's ranked docs in a run (default: the case's latest), with today's
     ratings and each doc's title."""
     require(actor, "read")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     query = query_service.get_query(session=session, case=case, query_id=query_id)
     run = (
         run_service.latest_finished_run(session=session, case=case)
@@ -249,7 +241,7 @@ def rate(
 ) -> dict[str, Any]:
     """Rate docs of a query (null clears) as the agent; the latest run is re-scored."""
     require(actor, "write")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     query = query_service.get_query(session=session, case=case, query_id=query_id)
     rated = rating_service.rate(
         session=session, case=case, query=query, user=actor.user(session), ratings=ratings
@@ -261,7 +253,7 @@ def rate(
             .where(Rating.query_id == query.id, Rating.doc_id.in_(written))
             .values(agent=actor.key_name)
         )
-    _note(
+    note(
         session,
         case=case,
         actor=actor,
@@ -282,7 +274,7 @@ def annotate(
 ) -> dict[str, Any]:
     """Add a note to the case's timeline, marked as the agent's."""
     require(actor, "read")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     body = AnnotationCreate(text=f"Agent {actor.key_name}: {text}"[:2000], run_id=run_id)
     note = notes.create_annotation(session=session, case=case, user=actor.user(session), body=body)
     note.agent = actor.key_name
@@ -309,7 +301,7 @@ def agent_run(
 def start_run(*, session: Session, actor: Actor, case_id: int) -> int:
     """Queue a run of the case's current try as the agent's; return its id."""
     require(actor, "run")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     return agent_run(session=session, actor=actor, case=case).id
 
 
@@ -318,11 +310,11 @@ def start_sweep(
 ) -> tuple[int, int]:
     """Check and queue a sweep as the agent's; return (case id, sweep id) for starting it."""
     require(actor, "run")
-    case = _case(session, actor, case_id)
+    case = case_of(session, actor, case_id)
     sweep = sweep_service.create_sweep(session=session, case=case, body=SweepCreate(knobs=grid))
     sweep.agent = actor.key_name
     combos = ", ".join(f"{k}: {v}" for k, v in grid.items())
-    _note(session, case=case, actor=actor, text=f"started sweep {sweep.id} over {combos}")
+    note(session, case=case, actor=actor, text=f"started sweep {sweep.id} over {combos}")
     session.flush()
     return case.id, sweep.id
 
@@ -360,208 +352,3 @@ def mark_judge_run(*, session: Session, run_id: int, key_name: str) -> None:
 
 
 # Proposed tries
-
-
-@dataclass(frozen=True)
-class Draft:
-    """The runs a proposal needs: the draft, and (when the current try has no finished run
-    of its own) a run of the current try to compare it with."""
-
-    case_id: int
-    draft_run_id: int
-    base_run_id: int
-    base_is_new: bool
-
-
-def create_draft(
-    *,
-    session: Session,
-    actor: Actor,
-    case_id: int,
-    query_template: str | None,
-    knobs: Mapping[str, float],
-) -> Draft:
-    """Check a draft template and knobs against the case, and queue its run (and a run of
-    the current try when it has none): the case's settings are not changed."""
-    require(actor, "run")
-    case = _case(session, actor, case_id)
-    current = case_service.current_try(session=session, case=case)
-    template = current.query_template if query_template is None else query_template
-    known = extract_knobs(template)
-    for name in knobs:
-        if name not in known:
-            listed = ", ".join(known) or "none"
-            raise Invalid(
-                ("knobs", name),
-                f"The draft template has no knob {name!r} (its knobs: {listed}).",
-            )
-    endpoint = access.visible_endpoint(
-        session=session, user=actor.user(session), endpoint_id=current.search_endpoint_id
-    )
-    merged = {**(current.knobs or {}), **{k: float(v) for k, v in knobs.items()}}
-    full = case_service.check_search_settings(
-        engine=endpoint.engine,
-        template=template,
-        field_spec=current.field_spec,
-        options=case.options or {},
-        knobs=merged,
-    )
-    base = run_service.latest_finished_run(session=session, case=case)
-    base_is_new = base is None or base.try_number != case.current_try_number
-    if base is None or base_is_new:
-        base = agent_run(session=session, actor=actor, case=case)
-    draft = agent_run(session=session, actor=actor, case=case, knobs=full, template=template)
-    return Draft(
-        case_id=case.id, draft_run_id=draft.id, base_run_id=base.id, base_is_new=base_is_new
-    )
-
-
-def runs_to_start(draft: Draft) -> list[int]:
-    """Return the runs of a proposal that must be started."""
-    return [draft.base_run_id, draft.draft_run_id] if draft.base_is_new else [draft.draft_run_id]
-
-
-def proposal_report(
-    *, session: Session, actor: Actor, case_id: int, base_run_id: int, run_id: int
-) -> ProposalRead:
-    """Compare a draft's run with the current try's on every metric, and report the
-    held-out half of the queries apart from the half an agent tunes on."""
-    require(actor, "read")
-    case = _case(session, actor, case_id)
-    run = run_service.get_run(session=session, case=case, run_id=run_id)
-    base = run_service.get_run(session=session, case=case, run_id=base_run_id)
-    if run.status in run_service.ACTIVE or base.status in run_service.ACTIVE:
-        return ProposalRead(
-            status="running",
-            case_id=case.id,
-            run_id=run.id,
-            base_run_id=base.id,
-            message="The runs have not ended yet: call compare_runs with base_run_id "
-            f"{base.id} and other_run_id {run.id} once get_run says they finished.",
-        )
-    comparison = compare_service.compare_runs(
-        session=session, case=case, base_run=base, other_run=run
-    )
-    query_ids = [q.query_id for q in comparison.queries]
-    held = held_out_ids(case.id, query_ids)
-    tuning = set(query_ids) - held
-    metrics = [(m.scorer_id, m.name) for m in comparison.metrics] or [
-        (comparison.scorer_id, comparison.scorer_name)
-    ]
-    scores = (_metric_scores(session, base.id), _metric_scores(session, run.id))
-    weights = (
-        {q.id: q.weight for q in session.scalars(select(Query).where(Query.case_id == case.id))}
-        if weighted(case)
-        else None
-    )
-    held_report = half_report(
-        ids=held, queries=comparison.queries, metrics=metrics, scores=scores, weights=weights
-    )
-    tuning_report = half_report(
-        ids=tuning, queries=comparison.queries, metrics=metrics, scores=scores, weights=weights
-    )
-    verdict = _overall(held_report, tuning_report)
-    _note(
-        session,
-        case=case,
-        actor=actor,
-        text=f"proposed a try (draft run {run.id} against run {base.id}): "
-        f"{comparison.verdict}, {_signed(comparison.headline_delta)} on all queries, "
-        f"{_signed(held_report.mean_delta)} on the held-out half",
-        run=run,
-    )
-    session.flush()
-    return ProposalRead(
-        status="finished",
-        case_id=case.id,
-        run_id=run.id,
-        base_run_id=base.id,
-        try_number=base.try_number,
-        draft=DraftRead(query_template=run.query_template, knobs=dict(run.knobs or {})),
-        all=ProposalAll(
-            verdict=comparison.verdict,
-            summary=comparison.summary,
-            headline_delta=comparison.headline_delta,
-            decision_p=comparison.decision_p,
-            base_score=comparison.base.case_score,
-            other_score=comparison.other.case_score,
-            counts=comparison.counts,
-            metrics=comparison.metrics,
-        ),
-        held_out=held_report,
-        tuning=tuning_report,
-        holds_on_held_out=verdict,
-        complete=is_complete(run),
-    )
-
-
-def _overall(held: HalfReport, tuning: HalfReport) -> str:
-    """Say whether a gain on the tuning half holds on the held-out half."""
-    if tuning.mean_delta is None or held.mean_delta is None:
-        return "unknown"
-    if tuning.mean_delta > 0 and held.mean_delta <= 0:
-        return "no: the gain on the tuning half does not hold on the held-out half"
-    if tuning.mean_delta > 0 and held.mean_delta > 0:
-        return "yes: the held-out half improves too"
-    return "no gain to hold"
-
-
-def _signed(value: float | None) -> str:
-    return "no change measured" if value is None else f"{value:+.2f} points"
-
-
-def _metric_scores(session: Session, run_id: int) -> dict[int, dict[str, float | None]]:
-    rows = session.execute(
-        select(RunQuery.query_id, RunQuery.metric_scores).where(RunQuery.run_id == run_id)
-    )
-    return {qid: dict(scores or {}) for qid, scores in rows if qid is not None}
-
-
-def apply_try(
-    *, session: Session, actor: Actor, case_id: int, run_id: int, confirm_partial: bool
-) -> dict[str, Any]:
-    """Make a draft's template and knobs the case's new try; its run becomes the case's
-    latest (a copy, no engine call), marked as the agent's."""
-    require(actor, "write")
-    case = _case(session, actor, case_id)
-    run = run_service.get_run(session=session, case=case, run_id=run_id)
-    if run.query_template is None:
-        raise Conflict(
-            f"Run {run.id} is not a proposed try: apply_try applies a run made by propose_try."
-        )
-    if run.status != RunStatus.FINISHED:
-        raise Conflict(f"Run {run.id} is {run.status}: only a finished run can be applied.")
-    if not is_complete(run) and not confirm_partial:
-        raise Conflict(
-            f"Run {run.id} is partial ({run.scored} of {run.total} queries scored, "
-            f"{run.errors} errors): send confirm_partial true to apply it anyway."
-        )
-    user = actor.user(session)
-    before = case.current_try_number
-    case = case_service.apply_settings(
-        session=session,
-        user=user,
-        case=case,
-        body=CaseUpdate(query_template=run.query_template, knobs=dict(run.knobs or {})),
-    )
-    adopted = sweep_service.adopt_run(session=session, case=case, run=run)
-    adopted.trigger = AGENT_TRIGGER
-    adopted.agent = actor.key_name
-    changed = case.current_try_number != before
-    _note(
-        session,
-        case=case,
-        actor=actor,
-        text=f"applied the proposed try of run {run.id} as try {case.current_try_number}"
-        if changed
-        else f"applied run {run.id}, whose settings are the current try's",
-        run=adopted,
-    )
-    session.flush()
-    return {
-        "case": case_service.to_read(session=session, case=case).model_dump(mode="json"),
-        "try_number": case.current_try_number,
-        "new_try": changed,
-        "run_id": adopted.id,
-        "case_score": adopted.case_score,
-    }
