@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as users
 from app.cli.database import session_factory as open_database
 from app.config import Settings
+from app.db import session_scope
 from app.demo.setup import DEMO_EMAIL, prepare_demo
 from app.main import create_app
 from tests.engine_fixtures import MoviesEngine
@@ -66,7 +67,7 @@ def agent_world(tmp_path: Path, empty_db_url: str, movies_engine: MoviesEngine) 
     factory = open_database(settings)
     info = prepare_demo(session_factory=factory, engine_url=movies_engine.url)
     keys = {}
-    with factory() as session:
+    with session_scope(factory) as session:
         user = users.get_by_email(session=session, email=DEMO_EMAIL)
         assert user is not None
         for name, scopes in (

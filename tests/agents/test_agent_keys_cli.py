@@ -11,6 +11,7 @@ from app.accounts import service as users
 from app.cli import main
 from app.cli.database import session_factory
 from app.config import Settings
+from app.db import session_scope
 from app.models import ApiKey
 
 
@@ -21,7 +22,7 @@ def test_an_agent_key_from_the_command_line(
     monkeypatch.setenv("DATABASE_URL", url)
     monkeypatch.setenv("RELEVO_DATA_DIR", str(tmp_path / "data"))
     factory = session_factory(Settings.from_env())
-    with factory() as session:
+    with session_scope(factory) as session:
         users.create_user(session=session, email="me@example.com", password="a long password 1")
     assert (
         main(["api-keys", "create", "me@example.com", "--name", "claude", "--scopes", "read,run"])
