@@ -6,6 +6,7 @@ before they open the queue; registering again changes nothing.
 
 from __future__ import annotations
 
+from app.clicks import tasks as click_tasks
 from app.judges import tasks as judge_tasks
 from app.runs import tasks as run_tasks
 from app.schedules import tasks as schedule_tasks
@@ -20,3 +21,4 @@ def register_jobs() -> None:
     schedule_tasks.register()  # every minute: schedules first, then judge runs resumed
     judge_tasks.register()
     sweep_tasks.register()
+    click_tasks.register()

@@ -186,6 +186,12 @@ ROUTES: dict[str, Call] = {
     "POST /api/v1/books/{book_id}/judge-runs": Call(
         json={"judge_id": "{judge_id}", "pairs": "all"}
     ),
+    # The request only records the pull (queued); its job stores each page as it goes,
+    # committed page by page so a long pull resumes (tests/clicks/test_pull.py).
+    "POST /api/v1/click-logs/{click_log_id}/pull": Call(
+        json={"search_endpoint_id": "{endpoint_id}"}
+    ),
+    "POST /click-logs/{click_log_id}/pull": Call(form={"search_endpoint_id": "{endpoint_id}"}),
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/cancel": Call(
         path={"run_id": "judge_run_id"}
     ),
@@ -231,10 +237,6 @@ UPLOADS = "an upload whose file is not described here yet"
 JUDGES = "a judging form or body not described here yet (the world has a judge, a book)"
 SWEEPS = "the sweep form (a grid per knob) is not described here yet; its JSON twin is above"
 CLICKS = "needs a click log with events, not in the world yet"
-PULL = (
-    "a pull stores each page it reads as it goes (so a long pull resumes where it stopped):"
-    " tests/clicks/test_pull.py covers it"
-)
 # {method path}: why the route is not exercised here.
 SKIPPED: dict[str, str] = {
     "POST /login": "a failed login writes nothing; a successful one only starts a session",
@@ -251,8 +253,6 @@ SKIPPED: dict[str, str] = {
     "POST /api/v1/books/import": UPLOADS,
     "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
     "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
-    "POST /api/v1/click-logs/{click_log_id}/pull": PULL,
-    "POST /click-logs/{click_log_id}/pull": PULL,
     "POST /click-logs/{click_log_id}/judgements": JUDGES,
     "POST /click-logs/{click_log_id}/sample": CLICKS,
     "POST /books/import": UPLOADS,
@@ -525,9 +525,12 @@ def test_a_request_failing_after_its_first_write_changes_nothing(
     assert _snapshot(session_factory) == before, f"{route} kept some of its work ({status})"
 
 
-# Starting or cancelling a run (a sweep, a judge run) hands it to the run manager once committed,
-# which a rolled back test has none of (tests/runs/ and tests/sweeps/ start them for real).
+# Starting or cancelling a run (a sweep, a judge run, a pull) hands it to the run manager once
+# committed, which a rolled back test has none of (tests/runs/, tests/sweeps/ and
+# tests/clicks/test_pull.py start them for real).
 STARTS_RUNS = {
+    "POST /api/v1/click-logs/{click_log_id}/pull",
+    "POST /click-logs/{click_log_id}/pull",
     "POST /api/v1/books/{book_id}/judge-runs",
     "POST /api/v1/books/{book_id}/judge-runs/{run_id}/resume",
     "POST /books/{book_id}/judge-runs/{run_id}/resume",

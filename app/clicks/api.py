@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import IO, Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from app import access
@@ -12,7 +12,7 @@ from app.accounts.deps import CurrentUser
 from app.cases.deps import CaseDep
 from app.clicks import flows, ingest, judging, pull, samples, service, slices
 from app.clicks import pages as page_data
-from app.clicks.deps import ClickLogDep
+from app.clicks.deps import ClickLogDep, PullManagerDep
 from app.clicks.schemas import (
     ClickLogCreate,
     ClickLogRead,
@@ -32,7 +32,7 @@ from app.clicks.schemas import (
     SampleRead,
     SlicesQuery,
 )
-from app.errors import Invalid
+from app.errors import Invalid, NotFound
 from app.models import ClickLog
 from app.web_common.deps import SessionDep
 from app.web_common.uploads import spooled_body
@@ -111,13 +111,36 @@ def judgements(
 
 @router.post("/click-logs/{click_log_id}/pull", response_model=PullResult, status_code=202)
 def pull_from_engine(
-    log: ClickLogDep, body: PullBody, user: CurrentUser, session: SessionDep
+    log: ClickLogDep,
+    body: PullBody,
+    user: CurrentUser,
+    session: SessionDep,
+    manager: PullManagerDep,
+    request: Request,
+    response: Response,
 ) -> PullResult:
-    """Read an OpenSearch or Elasticsearch endpoint's UBI indexes into the log, resumably."""
+    """Start reading an OpenSearch or Elasticsearch endpoint's UBI indexes into the log.
+
+    Answers at once with the pull "queued"; poll `poll_url` for its progress. 409 while
+    another pull of the log is under way.
+    """
     endpoint = access.visible_endpoint(
         session=session, user=user, endpoint_id=body.search_endpoint_id
     )
-    return pull.pull(session=session, log=log, endpoint=endpoint, body=body)
+    poll_url = str(request.url_for("get_pull", click_log_id=log.id))
+    state = pull.start(session=session, log=log, endpoint=endpoint, body=body, poll_url=poll_url)
+    pull.launch_after_commit(session, manager, click_log_id=log.id, pull_id=state.id)
+    response.headers["Location"] = poll_url
+    return state
+
+
+@router.get("/click-logs/{click_log_id}/pull", response_model=PullResult, name="get_pull")
+def get_pull(log: ClickLogDep) -> PullResult:
+    """Return the log's last pull: under way ("queued", "running") or ended; 404 if none."""
+    state = pull.current_pull(log)
+    if state is None:
+        raise NotFound("This click log has not been pulled yet.")
+    return state
 
 
 @router.get(

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from app import access
 from app.bodies import Out
 from app.books import service as books
-from app.clicks import judging, samples, service, slices
+from app.clicks import judging, pull, samples, service, slices
 from app.clicks.schemas import (
     ClickLogRead,
     ClickLogSummary,
@@ -43,6 +43,8 @@ class ClickLogPage(Out):
     ctr_max: float
     # The outcome of the last pull from an engine (its refusals left out), if any.
     last_pull: dict[str, Any] | None = None
+    # Whether that pull is still under way (queued or running): the page then polls it.
+    pull_active: bool = False
     # The OpenSearch and Elasticsearch endpoints the user may pull UBI indexes from.
     endpoints: list[Choice]
     # Zero-result queries and queries of low click-through (10% or less).
@@ -83,7 +85,8 @@ def click_log_page(
         log=service.to_read(log),
         summary=summary,
         ctr_max=ctr_max,
-        last_pull=log.last_pull,
+        last_pull=last_pull(log),
+        pull_active=pull.under_way(pull.current_pull(log)),
         endpoints=pullable,
         slices=slices.slices(session=session, log=log, body=SlicesQuery()),
         books=[Choice(id=b.id, name=b.name) for b in books.list_books(session=session, user=user)],
@@ -95,3 +98,14 @@ def click_log_page(
         else judging.estimate(session=session, log=log, body=estimate),
         sample=None if sample is None else samples.sample(session=session, log=log, body=sample),
     )
+
+
+def last_pull(log: ClickLog) -> dict[str, Any] | None:
+    """Return the log's last pull as the page shows it (its refusals left out)."""
+    if not log.last_pull:
+        return None
+    shown = dict(log.last_pull)
+    for name in ("queries", "events"):
+        if isinstance(shown.get(name), dict):
+            shown[name] = {k: v for k, v in shown[name].items() if k != "refused"}
+    return shown

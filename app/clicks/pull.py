@@ -8,6 +8,13 @@ that very millisecond come again and are counted as duplicates, nothing is misse
 twice. A pull that breaks off keeps what it stored and its cursor; pulling again resumes.
 A record indexed later with a timestamp older than the cursor is not seen (give `since`).
 
+A pull is a job: the request checks it (an endpoint of OpenSearch or Elasticsearch the
+caller may use, a destination the outbound policy allows), records it on the log's
+`last_pull` ("queued") and answers at once; after the request commits, the pull runs on a
+worker (PostgreSQL's job queue, task ``PULL_TASK``) or in this process (SQLite). It commits
+each page with its cursor and its progress, and ends "finished" or "failed". A log has one
+pull under way at a time; one silent for ``PULL_STALE_S`` counts as abandoned.
+
 Every request goes through the outbound client and policy that runs use
 (``app.outbound.transport``, ``app.outbound.policy``), with the endpoint's headers, basic auth
 and timeout; answers are read up to the policy's size cap.
@@ -16,19 +23,26 @@ and timeout; answers are read up to the policy's size cap.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
-from typing import Any
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 import httpx
 import orjson
-from sqlalchemy.orm import Session
+import pydantic
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.clicks import ingest, service
 from app.clicks.schemas import MAX_REFUSED, PullBody, PulledIndex, PullResult
+from app.db import after_commit, session_scope
 from app.endpoints.service import engine_config
-from app.errors import Invalid, RelevoError
+from app.errors import Conflict, Invalid, RelevoError
+from app.jobs.registry import Deferrer
 from app.models import ClickLog, SearchEndpoint
 from app.models.base import utcnow
 from app.outbound.policy import check_destination, current_policy
@@ -36,10 +50,30 @@ from app.outbound.transport import engine_http_client
 from app.search.models import EndpointConfig
 from app.vocabulary import Engine
 
-__all__ = ["PullFailed", "engine_base", "pull"]
+__all__ = [
+    "PULL_STALE_S",
+    "PULL_TASK",
+    "PullFailed",
+    "PullManager",
+    "current_pull",
+    "engine_base",
+    "execute_pull",
+    "launch",
+    "launch_after_commit",
+    "run_in_thread",
+    "start",
+    "under_way",
+]
 
+logger = logging.getLogger(__name__)
 PULL_ENGINES = (Engine.OPENSEARCH, Engine.ELASTICSEARCH)
 SCROLL = "2m"
+# A pull is one job: it reads page after page until its indexes are read.
+PULL_TASK = "relevo.click_pull"
+# A queued or running pull that made no progress for this long is taken as abandoned (its
+# process stopped): another pull of the log may start, and the old one stops if it wakes.
+PULL_STALE_S = 300
+UNDER_WAY = ("queued", "running")
 
 
 class PullFailed(RelevoError):
@@ -209,9 +243,11 @@ async def _pull_index(
     kind: service.Kind,
     index: str,
     key: str,
-    body: PullBody,
+    state: PullResult,
     found: PulledIndex,
 ) -> None:
+    body = state.request
+    assert body is not None
     cursor = log.pull_cursors.get(key)
     since_ms = _millis(body.since) if body.since is not None else cursor
     pages = _pages(
@@ -244,20 +280,26 @@ async def _pull_index(
         if latest is not None and latest != cursor:
             cursor = latest
             log.pull_cursors = {**log.pull_cursors, key: latest}
-            session.commit()
+        if cursor is not None:
+            found.cursor = datetime.fromtimestamp(cursor / 1000, tz=UTC)
+        # The page, the cursor and the progress are committed together.
+        _check_still_ours(session, log.id, state.id)
+        state.updated_at = utcnow()
+        _save(log, state)
+        session.commit()
     if cursor is not None:
         found.cursor = datetime.fromtimestamp(cursor / 1000, tz=UTC)
 
 
-async def _pull(
-    session: Session, log: ClickLog, config: EndpointConfig, body: PullBody, result: PullResult
-) -> None:
+async def _pull(session: Session, log: ClickLog, config: EndpointConfig, state: PullResult) -> None:
+    body = state.request
+    assert body is not None
     base = engine_base(config.url)
     async with engine_http_client() as http:
         engine = _Engine(http, config)
         for kind, index, found in (
-            ("queries", body.queries_index, result.queries),
-            ("events", body.events_index, result.events),
+            ("queries", body.queries_index, state.queries),
+            ("events", body.events_index, state.events),
         ):
             await _pull_index(
                 session=session,
@@ -267,20 +309,48 @@ async def _pull(
                 kind=kind,  # type: ignore[arg-type]
                 index=index,
                 key=f"{body.search_endpoint_id}:{index}",
-                body=body,
+                state=state,
                 found=found,
             )
 
 
-def pull(
-    *, session: Session, log: ClickLog, endpoint: SearchEndpoint, body: PullBody
-) -> PullResult:
-    """Read the endpoint's UBI indexes into the log, from each one's cursor (or `since`) on.
+class _Superseded(Exception):
+    """Another pull of the log started (this one was taken as abandoned): stop quietly."""
 
-    Runs at once, in its own event loop (call it from a worker thread, not from a loop).
-    A failure keeps what was stored and answers 502 saying what went wrong; the log's
-    `last_pull` records every pull's outcome either way.
-    """
+
+def _check_still_ours(session: Session, click_log_id: int, pull_id: str) -> None:
+    stored = session.scalar(select(ClickLog.last_pull).where(ClickLog.id == click_log_id))
+    if not isinstance(stored, dict) or stored.get("id") != pull_id:
+        raise _Superseded
+
+
+def _save(log: ClickLog, state: PullResult) -> None:
+    log.last_pull = state.model_dump(mode="json")
+
+
+def current_pull(log: ClickLog) -> PullResult | None:
+    """Return the log's last (or current) pull, or None if it was never pulled."""
+    if not log.last_pull:
+        return None
+    try:
+        return PullResult.model_validate(log.last_pull)
+    except pydantic.ValidationError:  # written by an older version: shown as it is
+        return None
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def under_way(state: PullResult | None) -> bool:
+    """Whether the pull is queued or running (and not abandoned)."""
+    if state is None or state.status not in UNDER_WAY:
+        return False
+    heard = _aware(state.updated_at or state.at)
+    return utcnow() - heard < timedelta(seconds=PULL_STALE_S)
+
+
+def _check(endpoint: SearchEndpoint, body: PullBody) -> EndpointConfig:
     if endpoint.engine not in PULL_ENGINES:
         raise Invalid(
             "search_endpoint_id",
@@ -288,25 +358,160 @@ def pull(
         )
     if body.since is not None and body.until is not None and body.until <= body.since:
         raise Invalid("until", "until must be after since")
-    result = PullResult(
+    config = engine_config(endpoint)
+    if config.secrets_error:
+        raise PullFailed(config.secrets_error)
+    try:
+        asyncio.run(check_destination(current_policy(), engine_base(config.url), config.safe_url))
+    except RelevoError as exc:
+        raise PullFailed(exc.message) from exc
+    except Exception as exc:  # the policy's refusals (Unreachable) and the like
+        message = getattr(exc, "message", None) or f"cannot connect to {config.safe_url}"
+        raise PullFailed(str(message)) from exc
+    return config
+
+
+def start(
+    *,
+    session: Session,
+    log: ClickLog,
+    endpoint: SearchEndpoint,
+    body: PullBody,
+    poll_url: str | None = None,
+) -> PullResult:
+    """Check a pull and record it, queued, on the log; 409 if one is under way.
+
+    Call it from a worker thread (the policy's check resolves the engine's host). The
+    caller launches the job once the request commits (``launch_after_commit``).
+    """
+    _check(endpoint, body)
+    # Writing the row first holds its lock (PostgreSQL) or the database's write lock
+    # (SQLite) to the end of the request: two pulls started at once are seen one by one.
+    session.execute(
+        update(ClickLog)
+        .where(ClickLog.id == log.id)
+        .values(id=ClickLog.id)
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(log)
+    running = current_pull(log)
+    if running is not None and under_way(running):
+        raise Conflict(
+            f"A pull of this click log is {running.status} (started "
+            f"{_aware(running.at).isoformat(timespec='seconds')}); wait for it to end."
+        )
+    state = PullResult(
+        id=uuid.uuid4().hex,
+        status="queued",
         search_endpoint_id=endpoint.id,
         at=utcnow(),
         queries=PulledIndex(index=body.queries_index),
         events=PulledIndex(index=body.events_index),
+        poll_url=poll_url,
+        request=body,
     )
-    config = engine_config(endpoint)
-    try:
-        asyncio.run(_pull(session, log, config, body, result))
-    except PullFailed as exc:
-        session.rollback()
-        result.status, result.error = "failed", exc.message
-    log.last_pull = result.model_dump(
-        mode="json", exclude={"queries": {"refused"}, "events": {"refused"}}
+    _save(log, state)
+    session.flush()
+    return state
+
+
+def execute_pull(
+    session_factory: sessionmaker[Session], *, click_log_id: int, pull_id: str
+) -> None:
+    """Do a queued pull to its end (blocking: call it in a thread, not in an event loop).
+
+    A pull that is not the log's queued one (done already, superseded) is left alone.
+    """
+    with session_scope(session_factory) as session:
+        log = session.get(ClickLog, click_log_id)
+        state = None if log is None else current_pull(log)
+        if log is None or state is None or state.id != pull_id or state.status != "queued":
+            return
+        state.status = "running"
+        state.updated_at = utcnow()
+        _save(log, state)
+        session.commit()
+        endpoint = session.get(SearchEndpoint, state.search_endpoint_id)
+        try:
+            if endpoint is None:
+                raise PullFailed("its search endpoint was deleted")
+            asyncio.run(_pull(session, log, engine_config(endpoint), state))
+            state.status = "finished"
+        except _Superseded:
+            session.rollback()
+            return
+        except PullFailed as exc:
+            session.rollback()
+            state.status, state.error = "failed", _failure(state, exc.message)
+        except Exception:
+            logger.exception("pull %s of click log %s failed", pull_id, click_log_id)
+            session.rollback()
+            state.status, state.error = "failed", _failure(state, "an internal error")
+        try:
+            _check_still_ours(session, click_log_id, pull_id)
+        except _Superseded:
+            return
+        state.finished_at = state.updated_at = utcnow()
+        _save(log, state)
+
+
+def _failure(state: PullResult, message: str) -> str:
+    stored = state.queries.stored + state.events.stored
+    return f"{message} ({stored} records were stored before it stopped; pull again to resume)"
+
+
+class PullQueue(Protocol):
+    """The run manager's queue, as far as pulls use it: its job queue."""
+
+    @property
+    def jobs(self) -> Deferrer: ...
+
+
+class PullManager(Protocol):
+    """The run manager, as far as pulls use it (app.runs.manager.RunManager provides it)."""
+
+    @property
+    def queue(self) -> PullQueue | None: ...
+
+    @property
+    def session_factory(self) -> sessionmaker[Session]: ...
+
+    def spawn(
+        self, work: Callable[[], Coroutine[Any, Any, None]]
+    ) -> concurrent.futures.Future[None]: ...
+
+
+async def run_in_thread(
+    session_factory: sessionmaker[Session], *, click_log_id: int, pull_id: str
+) -> None:
+    """Do the pull in a thread of its own (its database work blocks), awaiting its end."""
+    await asyncio.to_thread(
+        execute_pull, session_factory, click_log_id=click_log_id, pull_id=pull_id
     )
-    session.commit()
-    if result.error is not None:
-        stored = result.queries.stored + result.events.stored
-        raise PullFailed(
-            f"{result.error} ({stored} records were stored before it stopped; pull again to resume)"
-        )
-    return result
+
+
+def launch(
+    *, manager: PullManager, click_log_id: int, pull_id: str
+) -> concurrent.futures.Future[None]:
+    """Start a queued pull: put it in the job queue, or do it in this process."""
+    queue = manager.queue
+    if queue is not None:
+
+        async def enqueue() -> None:
+            await queue.jobs.defer(PULL_TASK, click_log_id=click_log_id, pull_id=pull_id)
+
+        return manager.spawn(enqueue)
+
+    async def work() -> None:
+        await run_in_thread(manager.session_factory, click_log_id=click_log_id, pull_id=pull_id)
+
+    return manager.spawn(work)
+
+
+def launch_after_commit(
+    session: Session, manager: PullManager, *, click_log_id: int, pull_id: str
+) -> None:
+    """Launch the pull once the request has committed it (its job reads it elsewhere)."""
+    after_commit(
+        session, lambda: launch(manager=manager, click_log_id=click_log_id, pull_id=pull_id)
+    )

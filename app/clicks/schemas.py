@@ -200,15 +200,29 @@ class PulledIndex(Out):
     cursor: datetime | None = None
 
 
-class PullResult(Out):
-    """A pull runs at once (`status` "finished"); a failed one keeps what it stored."""
+PullStatus = Literal["queued", "running", "finished", "failed"]
 
-    status: Literal["finished", "failed"] = "finished"
+
+class PullResult(Out):
+    """A pull: answered at once "queued", then a job reads page by page ("running", its
+    counts growing) until it ends "finished", or "failed" with `error` (what it stored stays).
+
+    Poll `poll_url` (the log's `GET …/pull`) until `status` is "finished" or "failed".
+    """
+
+    id: str
+    status: PullStatus = "queued"
     search_endpoint_id: int
     at: datetime
+    # When the pull last made progress (a page stored); a running pull silent for
+    # PULL_STALE_S seconds counts as abandoned and another may start.
+    updated_at: datetime | None = None
+    finished_at: datetime | None = None
     queries: PulledIndex
     events: PulledIndex
     error: str | None = None
+    poll_url: str | None = None
+    request: PullBody
 
 
 class SlicesQuery(Window):

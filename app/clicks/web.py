@@ -12,9 +12,9 @@ from app import access
 from app.accounts.deps import WebUser
 from app.clicks import flows, judging, pull
 from app.clicks import pages as page_data
-from app.clicks.deps import WebClickLogDep
+from app.clicks.deps import PullManagerDep, WebClickLogDep
 from app.clicks.schemas import EstimateQuery, FromLogBody, JudgementsBody, PullBody, SampleBody
-from app.errors import Invalid, NotFound
+from app.errors import Conflict, Invalid, NotFound
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute, error_page
@@ -126,9 +126,10 @@ def pull_submit(
     user: WebUser,
     session: SessionDep,
     form: FormDep,
+    manager: PullManagerDep,
     _csrf: CsrfChecked,
 ) -> Response:
-    """Pull the chosen endpoint's UBI indexes; the page then shows how the pull went."""
+    """Start pulling the chosen endpoint's UBI indexes; the page then shows its progress."""
     values = {
         name: field_text(form, name)
         for name in ("search_endpoint_id", "queries_index", "events_index")
@@ -139,11 +140,24 @@ def pull_submit(
         endpoint = access.visible_endpoint(
             session=session, user=user, endpoint_id=body.search_endpoint_id
         )
-        pull.pull(session=session, log=log, endpoint=endpoint, body=body)
+        poll_url = str(request.url_for("get_pull", click_log_id=log.id))
+        state = pull.start(
+            session=session, log=log, endpoint=endpoint, body=body, poll_url=poll_url
+        )
+        pull.launch_after_commit(session, manager, click_log_id=log.id, pull_id=state.id)
     except FormErrors as exc:
         return error_page(request, 422, "; ".join(exc.errors.values()))
-    except (Invalid, NotFound) as exc:
+    except (Invalid, NotFound, Conflict, pull.PullFailed) as exc:
         return error_page(request, exc.status_code, exc.message)
-    except pull.PullFailed:
-        pass  # the log's last pull says what went wrong
     return see_other(str(request.url_for("click_log_page", click_log_id=log.id)) + "#pull")
+
+
+@router.get("/click-logs/{click_log_id}/pull", name="click_log_pull_partial")
+def pull_partial(request: Request, log: WebClickLogDep) -> Response:
+    """The log's last pull, as the page shows it (polled while the pull is under way)."""
+    page = {
+        "log": {"id": log.id},
+        "last_pull": page_data.last_pull(log),
+        "pull_active": pull.under_way(pull.current_pull(log)),
+    }
+    return render(request, "clicks/partials/last_pull.html", {"page": page})

@@ -1,20 +1,61 @@
-"""Pulling a UBI plugin's indexes from the embedded engine: paged, resumable, idempotent."""
+"""Pulling a UBI plugin's indexes from the embedded engine: paged, resumable, idempotent.
+
+A pull is a job: the POST answers 202 with the pull queued, and the tests poll its
+`poll_url` until it ends (``_pulled``).
+"""
 
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from app.clicks import pull
+from app.clicks.schemas import PullBody, PulledIndex, PullResult
 from app.outbound.policy import OutboundPolicy, current_policy, install_policy
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import ApiUser
 from tests.support.api import make_endpoint
 from tests.support.clicks import make_log
 from tests.support.pages import login, one, soup
+
+# Pulls run in the app's run manager, on their own connections: rows must be committed.
+pytestmark = pytest.mark.runner
+
+WAIT_S = 60  # the longest a test waits for a pull to end
+
+
+def _wait(api: ApiUser, poll_url: str) -> dict[str, Any]:
+    """Poll a pull until it is finished or failed (at most WAIT_S seconds)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        state: dict[str, Any] = api.get(poll_url).json()
+        if state["status"] in ("finished", "failed"):
+            return state
+        assert time.monotonic() < deadline, f"the pull did not end: {state}"
+        time.sleep(0.05)
+
+
+def _pulled(api: ApiUser, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Start a pull, check the 202 it answers, and return the pull once it has ended."""
+    answer = api.post(url, json=body)
+    assert answer.status_code == 202, answer.text
+    started = answer.json()
+    assert started["status"] in ("queued", "running", "finished")
+    assert answer.headers["location"] == started["poll_url"]
+    assert started["poll_url"].endswith(url)
+    ended = _wait(api, started["poll_url"])
+    assert ended["id"] == started["id"]
+    return ended
+
 
 MAPPING = {"mappings": {"properties": {"timestamp": {"type": "date"}}}}
 
@@ -73,9 +114,7 @@ def test_pull_pages_then_fetches_only_new_records(api: ApiUser, ubi_indexes: Mov
     log = make_log(api, position_base=0)
     url = f"/api/v1/click-logs/{log['id']}/pull"
     body = {"search_endpoint_id": endpoint["id"], "page_size": 10}
-    first = api.post(url, json=body)
-    assert first.status_code == 202, first.text
-    got = first.json()
+    got = _pulled(api, url, body)
     assert got["status"] == "finished"
     assert (got["queries"]["fetched"], got["queries"]["stored"]) == (3, 3)
     events_pulled = got["events"]
@@ -90,14 +129,14 @@ def test_pull_pages_then_fetches_only_new_records(api: ApiUser, ubi_indexes: Mov
     assert summary["distinct_queries"] == 3
 
     # Again: only the records of the cursor's millisecond come back, and none is stored twice.
-    again = api.post(url, json=body).json()
+    again = _pulled(api, url, body)
     assert (again["queries"]["fetched"], again["queries"]["stored"]) == (1, 0)
     assert again["queries"]["duplicates"] == 1
     assert (again["events"]["fetched"], again["events"]["stored"]) == (1, 0)
     assert again["events"]["refused_count"] == 1  # the bad one is at the cursor itself
 
     _index(ubi_indexes, "ubi_events", [_event(i, "impression") for i in range(40, 44)])
-    more = api.post(url, json=body).json()
+    more = _pulled(api, url, body)
     assert (more["events"]["fetched"], more["events"]["stored"]) == (5, 4)
     assert more["events"]["cursor"].startswith("2025-03-01T10:00:43")
     summary = api.get(f"/api/v1/click-logs/{log['id']}/summary").json()
@@ -106,7 +145,7 @@ def test_pull_pages_then_fetches_only_new_records(api: ApiUser, ubi_indexes: Mov
     assert [r["rank"] for r in summary["ctr_by_rank"]] == [1, 2, 3, 4]
 
     # `since` overrides the cursor: everything from then on is read again (nothing stored).
-    since = api.post(url, json={**body, "since": "2025-03-01T00:00:00Z"}).json()
+    since = _pulled(api, url, {**body, "since": "2025-03-01T00:00:00Z"})
     assert (since["events"]["fetched"], since["events"]["stored"]) == (29, 0)
     # The log remembers the last pull for its page.
     read = api.get(f"/api/v1/pages/click-logs/{log['id']}").json()
@@ -123,7 +162,7 @@ def test_pull_window_and_missing_index(api: ApiUser, ubi_indexes: MoviesEngine) 
         "until": "2025-03-01T10:00:05Z",
         "queries_index": "ubi_queries_elsewhere",
     }
-    got = api.post(f"/api/v1/click-logs/{log['id']}/pull", json=body).json()
+    got = _pulled(api, f"/api/v1/click-logs/{log['id']}/pull", body)
     assert got["queries"]["missing"] is True and got["queries"]["fetched"] == 0
     # 10:00:02, :03 and :04; ordinals 2..4 are 1-based here.
     assert (got["events"]["fetched"], got["events"]["stored"]) == (3, 3)
@@ -144,9 +183,10 @@ def test_pull_refuses_bad_input_and_reports_a_down_engine(
         api.post(url, json={"search_endpoint_id": down["id"], "events_index": "UBI/x"}).status_code
         == 422
     )
-    failed = api.post(url, json={"search_endpoint_id": down["id"]})
-    assert failed.status_code == 502
-    assert "cannot connect" in failed.json()["detail"]
+    assert api.get(url).status_code == 404  # never pulled
+    failed = _pulled(api, url, {"search_endpoint_id": down["id"]})
+    assert failed["status"] == "failed" and failed["finished_at"] is not None
+    assert "cannot connect" in failed["error"] and "0 records were stored" in failed["error"]
     page = api.get(f"/api/v1/pages/click-logs/{log['id']}").json()
     assert page["last_pull"]["status"] == "failed"
     assert (
@@ -184,6 +224,8 @@ def test_pull_button_on_the_log_page(
     )
     assert answer.status_code == 303
     assert answer.headers["location"].endswith(f"/click-logs/{log['id']}#pull")
+    poll_url = f"/api/v1/click-logs/{log['id']}/pull"
+    _wait(api, poll_url)
     page = soup(client.get(f"/click-logs/{log['id']}"))
     assert one(page, "#last-pull")["data-status"] == "finished"
     assert one(page, "#last-pull tr[data-index=events] .stored").get_text() == "12"
@@ -195,7 +237,11 @@ def test_pull_button_on_the_log_page(
         follow_redirects=False,
     )
     assert again.status_code == 303
-    page = soup(client.get(f"/click-logs/{log['id']}"))
+    _wait(api, poll_url)
+    # The pull's block alone, as the page polls it while a pull is under way.
+    page = soup(client.get(f"/click-logs/{log['id']}/pull"))
+    assert one(page, "#last-pull")["data-status"] == "finished"
+    assert not one(page, "#last-pull").has_attr("hx-get")  # ended: no more polling
     assert one(page, "#last-pull tr[data-index=events] .fetched").get_text() == "1"
     assert one(page, "#last-pull tr[data-index=events] .stored").get_text() == "0"
     bad = client.post(
@@ -221,8 +267,9 @@ def test_pull_obeys_the_outbound_policy(api: ApiUser, ubi_indexes: MoviesEngine)
     assert refused.status_code == 502
     assert "not allowed on this server" in refused.json()["detail"]
     assert api.get(f"/api/v1/click-logs/{log['id']}/summary").json()["events"] == 0
-    allowed = api.post(url, json={"search_endpoint_id": endpoint["id"]})
-    assert allowed.status_code == 202 and allowed.json()["events"]["stored"] == 3
+    assert api.get(url).status_code == 404  # refused before anything was recorded
+    allowed = _pulled(api, url, {"search_endpoint_id": endpoint["id"]})
+    assert allowed["status"] == "finished" and allowed["events"]["stored"] == 3
 
 
 def test_pull_epoch_millisecond_timestamps_without_a_mapping(
@@ -238,8 +285,116 @@ def test_pull_epoch_millisecond_timestamps_without_a_mapping(
     log = make_log(api, position_base=0)
     body = {"search_endpoint_id": endpoint["id"], "events_index": index, "page_size": 10}
     url = f"/api/v1/click-logs/{log['id']}/pull"
-    first = api.post(url, json=body).json()["events"]
+    first = _pulled(api, url, body)["events"]
     assert (first["fetched"], first["stored"], first["pages"]) == (12, 12, 2)
     assert first["cursor"].startswith("2025-01-01T00:00:12")
-    again = api.post(url, json=body).json()["events"]
+    again = _pulled(api, url, body)["events"]
     assert (again["fetched"], again["stored"], again["duplicates"]) == (1, 0, 1)
+
+
+class _GatedEngine:
+    """An OpenSearch-shaped engine whose searches wait until the test opens its gate."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.searches: list[str] = []
+        engine = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                engine.searches.append(self.path.split("?")[0])
+                engine.gate.wait(WAIT_S)
+                hits = []
+                if self.path.startswith("/ubi_events/"):
+                    hits = [{"_id": "e1", "_source": _event(1)}]
+                body = json.dumps({"hits": {"hits": hits}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def index_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}/movies"
+
+
+@pytest.fixture
+def gated_engine() -> Iterator[_GatedEngine]:
+    engine = _GatedEngine()
+    engine.thread.start()
+    try:
+        yield engine
+    finally:
+        engine.gate.set()
+        engine.server.shutdown()
+        engine.server.server_close()
+
+
+def test_the_pull_answers_before_it_ends_and_one_runs_at_a_time(
+    api: ApiUser, client: TestClient, gated_engine: _GatedEngine
+) -> None:
+    endpoint = make_endpoint(api, gated_engine.index_url)
+    log = make_log(api, position_base=0)
+    url = f"/api/v1/click-logs/{log['id']}/pull"
+    body = {"search_endpoint_id": endpoint["id"]}
+    # The engine answers nothing until the gate opens: the 202 comes back before that.
+    first = api.post(url, json=body)
+    assert first.status_code == 202, first.text
+    assert first.json()["status"] == "queued"
+    assert first.json()["request"]["queries_index"] == "ubi_queries"
+    assert api.get(url).json()["status"] in ("queued", "running")
+    # A second pull, over the API or the page, while the first one is under way: 409.
+    second = api.post(url, json=body)
+    assert second.status_code == 409, second.text
+    assert "wait for it to end" in second.json()["detail"]
+    token = login(client)
+    page = soup(client.get(f"/click-logs/{log['id']}"))
+    block = one(page, "#last-pull")
+    assert block["data-status"] in ("queued", "running")
+    assert str(block["hx-get"]).endswith(f"/click-logs/{log['id']}/pull")  # it polls itself
+    from_page = client.post(
+        f"/click-logs/{log['id']}/pull",
+        data={"csrf_token": token, "search_endpoint_id": str(endpoint["id"])},
+        follow_redirects=False,
+    )
+    assert from_page.status_code == 409
+    assert api.get(url).json()["id"] == first.json()["id"]  # still the first pull
+
+    gated_engine.gate.set()
+    ended = _wait(api, url)
+    assert ended["id"] == first.json()["id"] and ended["status"] == "finished"
+    assert (ended["queries"]["fetched"], ended["events"]["stored"]) == (0, 1)
+    assert gated_engine.searches == ["/ubi_queries/_search", "/ubi_events/_search"]
+    # Once it has ended, the next pull may start.
+    again = _pulled(api, url, body)
+    assert again["id"] != ended["id"] and again["events"]["duplicates"] == 1
+
+
+def test_a_silent_pull_counts_as_abandoned() -> None:
+    now = datetime.now(UTC)
+    state = PullResult(
+        id="p",
+        status="running",
+        search_endpoint_id=1,
+        at=now - timedelta(hours=1),
+        updated_at=now - timedelta(seconds=10),
+        queries=PulledIndex(index="ubi_queries"),
+        events=PulledIndex(index="ubi_events"),
+        request=PullBody(search_endpoint_id=1),
+    )
+    assert pull.under_way(state)
+    state.updated_at = now - timedelta(seconds=pull.PULL_STALE_S + 1)
+    assert not pull.under_way(state)  # another pull may start
+    state.updated_at, state.status = now, "failed"
+    assert not pull.under_way(state)

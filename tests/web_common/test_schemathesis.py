@@ -27,7 +27,7 @@ def test_no_route_answers_5xx(app: FastAPI, api: ApiUser) -> None:
         if operation.path.endswith("/runs") and operation.method.upper() == "POST":
             continue  # starting runs calls engines; covered by the run tests
         if operation.path.endswith("/pull"):
-            continue  # a click log's pull calls engines (502 when down): tests/clicks/test_pull.py
+            continue  # a pull starts a job that calls engines: tests/clicks/test_pull.py
 
         @settings(
             max_examples=EXAMPLES_PER_OPERATION,
