@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.models import AlertEvent, Run, Sweep
+from app.models import Alert, AlertEvent, Run, Sweep
 from app.schedules.evaluate import evaluate_run
 from app.schedules.ticks import evaluate_missed
 from app.vocabulary import RunStatus
@@ -48,6 +48,11 @@ def test_a_sweep_run_fires_no_alert_and_is_no_baseline(
     _alert(api, case_id, kind="below", threshold=50)
     _alert(api, case_id, kind="run_failed")
     now = datetime.now(UTC)
+    # The rules are older than the runs (a rule never judges a run that ended before it).
+    db.execute(
+        update(Alert).where(Alert.case_id == case_id).values(created_at=now - timedelta(hours=1))
+    )
+    db.commit()
     own = add_run(db, case_id, queries, [70, 70], finished_at=now - timedelta(minutes=9))
     poor = add_run(db, case_id, queries, [10, 20], finished_at=now - timedelta(minutes=8))
     broken = add_run(
