@@ -78,9 +78,9 @@ def test_an_id_no_row_can_have_is_missing_in_every_body(api: ApiUser, bad: int) 
     ]
     assert patched.json()["detail"] == f"Case {world['case']} has no query {bad}."
     sync = f"/api/v1/cases/{world['case']}/books/{world['book']}/sync"
-    # An unknown rater syncs nothing; an unknown judge is a 404 like another user's judge.
+    # An unknown rater is a 404 (as an unknown clicks rater is), and so is an unknown judge,
+    # like another user's judge.
     synced = api.post(sync, json={"method": "rater", "user_id": bad})
-    assert synced.status_code == 200, synced.text
-    assert synced.json()["ratings_set"] == 0
+    assert (synced.status_code, synced.json()) == (404, {"detail": "No such rater in this book."})
     judged = api.post(sync, json={"method": "rater", "judge_id": bad})
     assert (judged.status_code, judged.json()) == (404, {"detail": "No such judge."})
