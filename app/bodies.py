@@ -115,3 +115,15 @@ class Out(BaseModel):
 
 
 PositiveTimeout = Annotated[float, Field(gt=0, le=300)]
+
+
+def _in_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the time is out of range once in UTC") from None
+
+
+UtcTime = Annotated[datetime, AfterValidator(_in_utc)]

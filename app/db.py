@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,8 @@ def _drop_after_commit(session: Session, transaction: SessionTransaction) -> Non
     # deferred work is dropped. After a commit the list is already empty.
     if transaction.parent is None:
         session.info.pop(AFTER_COMMIT, None)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """Return the moment as an aware UTC datetime (SQLite hands back naive ones)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

@@ -42,13 +42,13 @@ from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
 from app.main import create_app
 from app.models import Case, Query, Rating, Run, RunQuery, Scorer, User
-from app.models.scorers import config_of
 from app.outbound.policy import OutboundPolicy, install_policy
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.runs.plan import score_with_metrics
 from app.runs.scoring_input import stored_input
 from app.runtime import tune_gc
+from app.scorers.config import config_of
 
 # Its engines and models listen on loopback, which Relevo refuses unless allowed.
 LOOPBACK = ("127.0.0.0/8",)
@@ -182,7 +182,7 @@ def scoring_only(factory: sessionmaker[Session], run_id: int, repeat: int) -> tu
         run = session.get(Run, run_id)
         assert run is not None
         rows = run_service.run_queries(session=session, run=run)
-        from app.runs.case_data import ratings_of
+        from app.queries.service import ratings_of
 
         ratings = ratings_of(session=session, query_ids=[r.query_id or 0 for r in rows])
         ids = presets(session)

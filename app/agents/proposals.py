@@ -11,9 +11,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import access
+from app.agents.flows import AGENT_TRIGGER, Actor, agent_run, case_of, note, require
 from app.agents.heldout import HalfReport, half_report, held_out_ids
 from app.agents.schemas import DraftRead, ProposalAll, ProposalRead
-from app.agents.service import AGENT_TRIGGER, Actor, agent_run, case_of, note, require
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.compare import service as compare_service

@@ -8,8 +8,8 @@ from fastapi import Depends
 
 from app import access
 from app.accounts.deps import owned
+from app.cases.tries import get_try
 from app.models import Case, Try
-from app.runs.case_data import get_try
 
 __all__ = ["CaseDep", "TryDep", "WebCaseDep"]
 

@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AllowInfNan, Field
 
-from app.bodies import Body, Name, Options, Out, TeamIds
-from app.schedules.schemas import ScheduleBody
+from app.bodies import Body, Name, Options, Out, TeamIds, UtcTime
 from app.search.models import DEFAULT_FIELD_SPEC
 
 Knobs = dict[str, float]
@@ -40,6 +39,11 @@ MAX_ROWS = 500
 MAX_METRICS = 12
 Aggregate = Literal["mean", "weighted_mean"]
 MetricScorerIds = Annotated[list[int], Field(max_length=MAX_METRICS)]
+
+
+class ScheduleBody(Body):
+    cron: str = Field(min_length=1, max_length=100, description="5 cron fields in UTC or a preset")
+    try_number: int | None = Field(default=None, ge=1, le=2**31 - 1)
 
 
 class CaseCreate(Body):
@@ -103,3 +107,32 @@ class TryRead(Out):
     rows: int
     knobs: Knobs
     created_at: datetime
+
+
+class AnnotationCreate(Body):
+    text: str = Field(min_length=1, max_length=2000)
+    at: UtcTime | None = None
+    run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
+
+
+class AnnotationUpdate(Body):
+    text: str | None = Field(default=None, min_length=1, max_length=2000)
+    at: UtcTime | None = None
+
+
+class AnnotationRead(Out):
+    id: int
+    case_id: int
+    text: str
+    at: datetime
+    run_id: int | None
+    auto: bool
+    agent: str | None = Field(
+        default=None,
+        description="The name of the API key of the agent that wrote it (trigger agent)",
+    )
+    near_run_id: int | None = Field(
+        default=None,
+        description="The ended run the note's marker sits on in the history: its run, else "
+        "the first run that ended at or after its time (null: none yet)",
+    )

@@ -13,13 +13,13 @@ from sqlalchemy.orm import Session
 # Another user's id answers 404 like a missing one, in bodies as in paths.
 from app import access
 from app.access import visible_cases, visible_endpoint, visible_scorer
+from app.cases import notes
+from app.cases.case_runs import case_run
 from app.cases.schemas import CaseCreate, CaseRead, CaseUpdate
+from app.cases.totals import refresh_case_totals
+from app.cases.tries import get_try
 from app.errors import Invalid
 from app.models import Case, Query, Run, Try, User
-from app.runs.case_data import get_try
-from app.runs.stored import case_run
-from app.runs.totals import refresh_case_totals
-from app.schedules import notes
 from app.scorers import service as scorer_service
 from app.search import (
     FieldSpecError,

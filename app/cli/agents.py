@@ -9,7 +9,7 @@ import contextlib
 import os
 import sys
 
-from app.agents import service
+from app.agents import flows as service
 from app.agents.api import Runtime, build_server
 from app.cli.database import session_factory
 from app.config import Settings

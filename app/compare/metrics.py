@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 from app.compare.metric_schemas import MetricCompareRead, TagDeltaRead
 from app.metrics import QueryScores, compare_metrics
 from app.models import Case, Query, RunQuery, Scorer
-from app.models.scorers import config_of
 from app.runs.metrics import metric_defs, weighted
+from app.scorers.config import config_of
 from app.scoring import Outcome, ScorerConfig
 from app.scoring.significance import SEED
 from app.vocabulary import QueryStatus

@@ -8,15 +8,14 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
-from app.cases.history import effective_knobs
 from app.compare.rows import stored_rows, top_docs
 from app.compare.schemas import DocMark, QuerySideBySide, SideDoc
 from app.compare.stats import query_overlap
 from app.models import Case, Scorer
 from app.queries import service as query_service
-from app.runs import case_data
+from app.queries.service import ratings_of
 from app.runs import service as run_service
-from app.runs.stored import doc_title, field_spec_of
+from app.runs.stored import doc_title, effective_knobs, field_spec_of
 from app.scorers import service as scorer_service
 from app.search import FieldSpec
 
@@ -35,7 +34,7 @@ def side_by_side(
     k = scorer_service.scorer_k(
         scorer, rows=case_service.current_try(session=session, case=case).rows
     )
-    ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
+    ratings = ratings_of(session=session, query_ids=[query.id])[query.id]
     base_top = top_docs(stored_rows(session, base.id, query.id).get(query.id), k)
     other_top = top_docs(stored_rows(session, other.id, query.id).get(query.id), k)
     base_spec = field_spec_of(session=session, case=case, run=base)

@@ -13,7 +13,6 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
-from app.cases.history import effective_knobs
 from app.compare.metrics import compare_case_metrics, comparison_seed, extra_metric_configs
 from app.compare.rows import QueryInfo, StoredRow, docs_of, query_infos, stored_rows
 from app.compare.schemas import (
@@ -29,12 +28,12 @@ from app.compare.stats import case_overlap, compare_stats, decide, query_overlap
 from app.errors import Conflict
 from app.metrics import aggregate_mean
 from app.models import Case, Run
-from app.models.scorers import config_of
-from app.runs import case_data
+from app.queries.service import ratings_of
 from app.runs import service as run_service
 from app.runs.metrics import weighted
-from app.runs.stored import doc_title, engine_answered, field_spec_of
+from app.runs.stored import doc_title, effective_knobs, engine_answered, field_spec_of
 from app.scorers import service as scorer_service
+from app.scorers.config import config_of
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, tally
 from app.scoring.scoring import score_pass
 from app.scoring.types import StoredDocs
@@ -107,7 +106,7 @@ def compare_runs(
     other_rows = base_rows if other_run is None else stored_rows(session, other_run.id, docs=whole)
     query_ids = sorted(set(base_rows) | set(other_rows))
     infos = query_infos(session, query_ids)
-    ratings = case_data.ratings_of(session=session, query_ids=query_ids)
+    ratings = ratings_of(session=session, query_ids=query_ids)
     rescore = _Rescorer(config, extra, infos, ratings, case.options or {}, case.owner_id)
     base = _side(session, case, base_run, base_rows, rescore if other_run is not None else None)
     other = _side(session, case, other_run or base_run, other_rows, rescore)

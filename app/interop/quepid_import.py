@@ -29,9 +29,9 @@ from app.interop.quepid_parse import (
 from app.interop.quepid_values import MAX_NAME_CHARS, _number, _path, decode
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
-from app.models.scorers import build_config, config_of
 from app.queries.bulk_lines import from_options
 from app.scorers import service as scorer_service
+from app.scorers.config import build_config, config_of
 from app.scoring.presets import is_builtin_name
 from app.scoring.quepid_scorers import ShippedScorer, shipped_scorer
 from app.search import extract_knobs

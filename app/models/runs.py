@@ -75,7 +75,7 @@ class Run(Base):
     metric_scorer_ids: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
     recorded_metrics: Mapped[list[Any] | None] = mapped_column(JsonType, default=None)
     # A draft: the query template this run searched with instead of its try's (an agent's
-    # proposed try). Such a run never speaks for the case (app.runs.stored.case_run).
+    # proposed try). Such a run never speaks for the case (app.cases.case_runs.case_run).
     query_template: Mapped[str | None] = mapped_column(Text, default=None)
     # The name of the API key of the agent that started it (trigger "agent"), else None.
     agent: Mapped[str | None] = mapped_column(String(200), default=None)

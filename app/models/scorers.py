@@ -1,9 +1,7 @@
-"""Scorers: built-in metrics with parameters, or a user's JavaScript; a stored scorer's
-scoring config."""
+"""Scorers: built-in metrics with parameters, or a user's JavaScript."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -13,9 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 if TYPE_CHECKING:
     from app.models.teams import Team
 
-from app.errors import Invalid
 from app.models.base import Base, JsonType, utcnow
-from app.scoring import ScorerConfig, ScorerConfigError, validate_scorer
 from app.vocabulary import ScorerKind
 
 
@@ -45,41 +41,3 @@ class Scorer(Base):
     def is_builtin_preset(self) -> bool:
         """Return whether this is a shared preset rather than a user's scorer."""
         return self.owner_id is None
-
-
-def build_config(
-    *,
-    kind: str,
-    params: Mapping[str, Any] | None,
-    scale: list[float],
-    scale_labels: Mapping[str, str] | None,
-    code: str | None,
-    max_score: float | None,
-    environment: str | None = None,
-) -> ScorerConfig:
-    """Return a validated scorer config; a bad value is a 422 naming its field."""
-    try:
-        return validate_scorer(
-            kind=kind,
-            params=params,
-            scale=scale,
-            scale_labels=scale_labels,
-            code=code,
-            max_score=max_score,
-            environment=environment,
-        )
-    except ScorerConfigError as exc:
-        raise Invalid(exc.field, exc.message) from exc
-
-
-def config_of(scorer: Scorer) -> ScorerConfig:
-    """Return the scoring config of a stored scorer."""
-    return build_config(
-        kind=scorer.kind,
-        params=scorer.params,
-        scale=list(scorer.scale),
-        scale_labels=scorer.scale_labels,
-        code=scorer.code,
-        max_score=scorer.max_score,
-        environment=scorer.environment,
-    )

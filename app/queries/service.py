@@ -11,11 +11,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
+from app.cases.totals import refresh_case_totals
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Case, Query, Rating, Scorer, User
 from app.queries.bulk_lines import BulkLine, clean_tags, parse_line
 from app.queries.schemas import QueriesPatch, QueryCreate, QueryUpdate, RatingIn
-from app.runs.totals import refresh_case_totals
 from app.scorers.service import rating_bounds
 
 T = TypeVar("T")
@@ -300,3 +300,16 @@ def ratings_with_raters(
         .order_by(Rating.doc_id)
     )
     return [(rating, user_id, email) for rating, user_id, email in session.execute(stmt)]
+
+
+def ratings_of(*, session: Session, query_ids: Sequence[int]) -> dict[int, dict[str, float]]:
+    """Return every rating of these queries: query id → doc id → rating."""
+    result: dict[int, dict[str, float]] = {qid: {} for qid in query_ids}
+    if not query_ids:
+        return result
+    stmt = select(Rating.query_id, Rating.doc_id, Rating.rating).where(
+        Rating.query_id.in_(query_ids)
+    )
+    for query_id, doc_id, rating in session.execute(stmt):
+        result[query_id][doc_id] = rating
+    return result

@@ -13,12 +13,12 @@ from app.cases.deps import WebCaseDep
 from app.cases.pages import score_panel
 from app.errors import Invalid
 from app.models import Query
-from app.queries import rated_missing as missing_service
-from app.queries import ratings as rating_service
-from app.queries import results as result_service
+from app.queries import flows as rating_service
 from app.queries import service as query_service
 from app.queries.deps import WebQueryDep
 from app.queries.forms import NotesForm
+from app.queries.pages import rated_missing as missing_service
+from app.queries.pages import results as result_service
 from app.queries.schemas import RatingIn
 from app.web_common.confirm import Doomed, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep

@@ -1,7 +1,7 @@
 """Runs: the change of a case's score since its previous run, on one basis (issue 35).
 
 A change is always between two numbers of the same kind: the run and the case's previous
-run (a case run, ``stored.case_run``: never a sweep's combination or an agent's draft),
+run (a case run, ``case_runs.case_run``: never a sweep's combination or an agent's draft),
 both re-scored from their stored rankings with today's ratings, the case's metric set,
 query weights and aggregate. The metric panel's tiles, the dashboard's "since the run
 before" and the alert rules all read it, so they agree with each other and with compare's
@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases.case_runs import case_run
 from app.metrics import MetricDef, QueryScores, summarize
 from app.models import Case, Query, Run, RunQuery, Scorer
-from app.models.scorers import config_of
 from app.runs.metrics import metric_ids, scores_of_row, weighted
 from app.runs.plan import score_metrics
 from app.runs.scoring_input import stored_inputs
-from app.runs.stored import case_run, has_ranking
+from app.runs.stored import has_ranking
+from app.scorers.config import config_of
 from app.vocabulary import RunStatus
 
 __all__ = ["BASIS", "Change", "RunScores", "change_since", "previous_case_run", "rescored"]
@@ -95,7 +96,7 @@ class Change:
 
 
 def previous_case_run(*, session: Session, run: Run) -> Run | None:
-    """Return the case's finished case run before this one (``stored.case_run``), if any."""
+    """Return the case's finished case run before this one (``case_runs.case_run``), if any."""
     return session.scalar(
         select(Run)
         .where(

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.metrics import MetricDef, MetricSummary, QueryScores, summarize
 from app.models import Case, Query, Run, RunQuery, Scorer
-from app.models.scorers import config_of
+from app.scorers.config import config_of
 from app.scoring import ScorerConfig
 from app.vocabulary import QueryStatus
 
@@ -114,7 +114,7 @@ def run_metrics(
     rows = query_scores(session=session, run=run, tag=tag).values()
     summaries = summarize(defs, rows, weighted=weighted(case))
     if tag is None and summaries and summaries[0].scorer_id == run.scorer_id:
-        # The primary's case score is the run's stored one (app.runs.totals, the one place
+        # The primary's case score is the run's stored one (app.cases.totals, the one place
         # it is written), not a second sum of the same rows: PostgreSQL adds the weighted
         # terms in another order, and the badge read 91.38836091666734 while the panel
         # read ...735 (found by tests/runs/test_score_state_machine.py).

@@ -13,15 +13,16 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from app.cases.case_runs import case_run
+from app.cases.totals import refresh_totals
 from app.errors import NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, Try
-from app.models.scorers import config_of
 from app.runs.metrics import metric_configs
 from app.runs.plan import score_with_metrics
 from app.runs.scoring_input import stored_inputs
 from app.runs.service import run_queries
-from app.runs.stored import case_run, has_ranking
-from app.runs.totals import refresh_totals
+from app.runs.stored import has_ranking
+from app.scorers.config import config_of
 from app.scoring import Outcome
 from app.vocabulary import QueryStatus
 

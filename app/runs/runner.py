@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.errors import NotFound, public_message
-from app.runs import case_data
+from app.queries.service import ratings_of
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.events import RUN_ENDED, RunEnded
@@ -241,7 +241,7 @@ async def _ratings_when(
     ready: asyncio.Event, db: sessionmaker[Session], query_ids: list[int]
 ) -> dict[int, dict[str, float]]:
     await ready.wait()
-    return await in_thread(db, case_data.ratings_of, query_ids=query_ids)
+    return await in_thread(db, ratings_of, query_ids=query_ids)
 
 
 async def _heartbeat(

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.models import Case, Query, RunQuery
-from app.runs import case_data
+from app.queries.service import ratings_of
 from app.scoring import QueryInput
 from app.scoring.types import StoredDocs
 
@@ -55,7 +55,7 @@ def stored_inputs(
             session.execute(select(Query.id, Query.options).where(Query.id.in_(query_ids))).all()
         )
     return StoredInputs(
-        ratings=case_data.ratings_of(session=session, query_ids=query_ids),
+        ratings=ratings_of(session=session, query_ids=query_ids),
         query_options=query_options,
         case_options=case.options or {},
     )

@@ -14,9 +14,10 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
+from app.cases.case_runs import case_run
+from app.cases.tries import get_try
 from app.errors import Conflict, NotFound
 from app.models import Case, Query, Run, RunQuery
-from app.runs import case_data
 from app.runs.metrics import run_metrics
 from app.runs.schemas import (
     MetricRead,
@@ -27,7 +28,6 @@ from app.runs.schemas import (
     RunSummary,
     TagRead,
 )
-from app.runs.stored import case_run
 from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES
@@ -51,7 +51,7 @@ def create_run(
     ``knobs`` override the try's knob values for this run only (a sweep's combination).
     """
     number = try_number or case.current_try_number
-    case_data.get_try(session=session, case=case, number=number)
+    get_try(session=session, case=case, number=number)
     total = session.scalar(select(func.count()).select_from(Query).where(Query.case_id == case.id))
     run = Run(
         case_id=case.id,

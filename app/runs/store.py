@@ -17,15 +17,15 @@ from sqlalchemy.exc import DataError, DBAPIError, StatementError
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
+from app.cases.totals import refresh_totals
+from app.cases.tries import get_try
 from app.endpoints import results as static_results
 from app.endpoints.service import engine_config
 from app.errors import NotFound
 from app.models import Case, Query, Run, RunQuery, Scorer, SearchEndpoint
-from app.models.scorers import config_of
-from app.runs import case_data
 from app.runs.metrics import metric_configs, recorded, run_metrics
 from app.runs.plan import FetchedQuery, MetricScores, QueryPlan, RunPlan, RunSetupError
-from app.runs.totals import refresh_totals
+from app.scorers.config import config_of
 from app.scoring import Outcome
 from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, QueryStatus, RunStatus
 
@@ -45,7 +45,7 @@ def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None 
     run = _run(session, run_id)
     case = session.get(Case, run.case_id)
     assert case is not None
-    chosen = case_data.get_try(session=session, case=case, number=run.try_number)
+    chosen = get_try(session=session, case=case, number=run.try_number)
     endpoint = session.get(SearchEndpoint, chosen.search_endpoint_id)
     scorer = session.get(Scorer, run.scorer_id) if run.scorer_id else None
     if endpoint is None or scorer is None:

@@ -1,75 +1,32 @@
 """Reading what a finished run stored: a query's row, its ranking, its docs' display text.
 
-A leaf of the services: of the other page and run modules it imports only
-app.runs.case_data, so that the run pipeline, the pages and the comparison can all read
-stored rankings the same way.
+Of the domains it reads only the cases core (a run's try), so that the run pipeline, the
+pages and the comparison can all read stored rankings the same way.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases.tries import get_try
 from app.models import Case, Query, Run, RunQuery, Try
-from app.runs import case_data
 from app.search import FieldSpec, FieldSpecError, parse_field_spec
-from app.vocabulary import QueryStatus, RunStatus
+from app.vocabulary import QueryStatus
 
 __all__ = [
-    "case_run",
     "doc_title",
     "engine_answered",
     "field_spec_of",
     "has_ranking",
-    "has_results",
-    "is_of_case",
     "latest_row",
-    "of_case",
     "shown_text",
     "spec_of",
 ]
-
-
-def has_results() -> Any:
-    """Return the condition of a run that stored every query's outcome: finished, or failed
-    because every query errored (its errors are its results; a run that failed as a whole,
-    before any query, has none).
-
-    The case's latest such run is the one its pages show, so a run where every query
-    errored shows no score and its errors rather than the run before it.
-    """
-    return or_(
-        Run.status == RunStatus.FINISHED, and_(Run.status == RunStatus.FAILED, Run.errors > 0)
-    )
-
-
-def of_case() -> Any:
-    """Return the condition of a run that is the case's own: not a combination of a knob
-    sweep (whatever its status; ``is_of_case`` is the same test on a loaded run).
-
-    A sweep's combinations search with knobs the case does not have (until one is applied,
-    which adds a run of its own): they stay in the history, but the case's latest run (its
-    badge, the cases list, the dashboard, the run a rating re-scores) and its alerts (their
-    evaluation, the run they compare with) never come from them. Nor from a draft (an agent's
-    proposed try, ``Run.query_template``), which searched with a template the case does not
-    have.
-    """
-    return and_(Run.sweep_id.is_(None), Run.query_template.is_(None))
-
-
-def is_of_case(run: Run) -> bool:
-    """Return whether a loaded run is the case's own (``of_case``)."""
-    return run.sweep_id is None and run.query_template is None
-
-
-def case_run() -> Any:
-    """Return the condition of a run that speaks for the case as it is set: one with results
-    (``has_results``) of the case's own (``of_case``)."""
-    return and_(has_results(), of_case())
 
 
 def latest_row(*, session: Session, run: Run | None, query: Query) -> RunQuery | None:
@@ -93,7 +50,7 @@ def has_ranking(row: RunQuery) -> bool:
 
 def field_spec_of(*, session: Session, case: Case, run: Run) -> FieldSpec:
     """Return the field spec the run's try displayed docs with (empty if it no longer parses)."""
-    return spec_of(case_data.get_try(session=session, case=case, number=run.try_number))
+    return spec_of(get_try(session=session, case=case, number=run.try_number))
 
 
 def spec_of(chosen: Try) -> FieldSpec:
@@ -118,3 +75,16 @@ def shown_text(value: Any) -> str:
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+def effective_knobs(
+    *, session: Session, case_id: int, runs: Sequence[Run]
+) -> dict[int, dict[str, Any]]:
+    """Return the knob values each run searched with, by run id: its own (a sweep's), else
+    its try's, so that two runs can be told apart by what they tried."""
+    numbers = {r.try_number for r in runs if not r.knobs}
+    tries: dict[int, dict[str, Any]] = {}
+    if numbers:
+        stmt = select(Try.number, Try.knobs).where(Try.case_id == case_id, Try.number.in_(numbers))
+        tries = {number: knobs or {} for number, knobs in session.execute(stmt)}
+    return {r.id: dict(r.knobs or tries.get(r.try_number) or {}) for r in runs}

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
+from app.db import as_utc
 from app.errors import Invalid, NotFound
 from app.models import Alert, AlertEvent, Case, Delivery, Run, User
 from app.schedules import webhooks
@@ -19,7 +20,6 @@ from app.schedules.schemas import (
     DeliveryRead,
     EventRead,
 )
-from app.schedules.service import as_utc
 from app.scoring.significance import FLIPS
 
 __all__ = [

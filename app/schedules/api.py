@@ -5,8 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from app.accounts.deps import CurrentUser
+from app.cases import notes
 from app.cases.deps import CaseDep
-from app.schedules import alerts, notes, service, webhooks
+from app.cases.schemas import AnnotationCreate, AnnotationRead, AnnotationUpdate, ScheduleBody
+from app.schedules import alerts, service, webhooks
 from app.schedules.dashboard import dashboard
 from app.schedules.delivery import current_config
 from app.schedules.deps import AlertDep, AnnotationDep, WebhookDep
@@ -15,12 +17,8 @@ from app.schedules.schemas import (
     AlertCreate,
     AlertRead,
     AlertUpdate,
-    AnnotationCreate,
-    AnnotationRead,
-    AnnotationUpdate,
     Dashboard,
     EventRead,
-    ScheduleBody,
     ScheduleRead,
     WatchPage,
     WebhookCreate,

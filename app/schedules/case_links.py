@@ -7,11 +7,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases.schemas import ScheduleBody
+from app.db import as_utc
 from app.errors import Invalid
 from app.models import Case, CaseSchedule
 from app.schedules import service
 from app.schedules.cron import normalise
-from app.schedules.schemas import ScheduleBody
 
 __all__ = ["apply_schedule", "check_new_schedule", "schedule_fields"]
 
@@ -50,7 +51,7 @@ def schedule_fields(*, session: Session, case_ids: list[int]) -> dict[int, dict[
     return {
         s.case_id: {
             "schedule": ScheduleBody.model_construct(cron=s.cron, try_number=s.try_number),
-            "next_run_at": service.as_utc(s.next_run_at),
+            "next_run_at": as_utc(s.next_run_at),
         }
         for s in rows
     }

@@ -13,12 +13,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.accounts import service as user_service
+from app.cases.schemas import ScheduleBody
 from app.config import Settings
 from app.db import session_scope
 from app.errors import NotFound
 from app.models import Case, CaseSchedule, User
 from app.schedules import alerts, service, webhooks
-from app.schedules.schemas import AlertCreate, ScheduleBody, WebhookCreate
+from app.schedules.schemas import AlertCreate, WebhookCreate
 
 __all__ = ["register"]
 

@@ -15,11 +15,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app import access
+from app.cases import case_runs
+from app.db import as_utc
 from app.models import Alert, AlertCheck, AlertEvent, Case, Run, User
-from app.runs import stored
 from app.runs.change import change_since, rescored
 from app.schedules.schemas import Dashboard, DashboardAlert, DashboardCase
-from app.schedules.service import as_utc, next_runs
+from app.schedules.service import next_runs
 from app.vocabulary import RunStatus
 
 __all__ = ["SPARKLINE_RUNS", "dashboard"]
@@ -138,7 +139,7 @@ def dashboard(*, session: Session, user: User, now: datetime | None = None) -> D
             .where(
                 Run.case_id.in_(ids),
                 Run.status.in_([RunStatus.FINISHED, RunStatus.FAILED]),
-                stored.of_case(),  # not a sweep's combinations, nor an agent's drafts
+                case_runs.of_case(),  # not a sweep's combinations, nor an agent's drafts
             )
             .order_by(Run.id)
         ).all()

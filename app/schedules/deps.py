@@ -8,9 +8,9 @@ from fastapi import Depends
 
 from app.accounts.deps import owned
 from app.cases.deps import CaseDep, WebCaseDep
+from app.cases.notes import get_annotation
 from app.models import Alert, Annotation, Webhook
 from app.schedules.alerts import get_alert
-from app.schedules.notes import get_annotation
 from app.schedules.webhooks import visible_webhook
 
 __all__ = ["AlertDep", "AnnotationDep", "WebAlertDep", "WebWebhookDep", "WebhookDep"]

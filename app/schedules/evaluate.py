@@ -21,10 +21,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.cases import case_runs
+from app.db import as_utc
 from app.models import Alert, AlertCheck, AlertEvent, Case, Delivery, Run, RunQuery, Webhook
-from app.runs import stored
 from app.runs.change import BASIS, Change, change_since
-from app.schedules.service import as_utc
 from app.scoring.significance import paired_stats
 from app.vocabulary import RunStatus
 
@@ -151,7 +151,7 @@ def evaluate_run(*, session: Session, run_id: int, base_url: str, email_enabled:
     # A sweep's combinations (and an agent's drafts) search with knobs or a template the case
     # does not have: a poor one is an experiment, not a drop of the case (the run adopted by
     # Apply is the case's own).
-    if run is None or run.status not in ENDED or not stored.is_of_case(run):
+    if run is None or run.status not in ENDED or not case_runs.is_of_case(run):
         return 0
     check = AlertCheck(run_id=run.id)
     session.add(check)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from app.cases import notes
 from app.models import Case, User
-from app.schedules import alerts, notes, service, webhooks
+from app.schedules import alerts, service, webhooks
 from app.schedules.delivery import current_config
 from app.schedules.schemas import WatchPage
 

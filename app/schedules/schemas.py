@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from datetime import datetime
+from typing import Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
 from app.bodies import Body, Name, Out, TeamIds
-
-
-def _in_utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("the time is out of range once in UTC") from None
-
+from app.cases.schemas import AnnotationRead
 
 # A time given with or without an offset (none: UTC), kept in UTC.
-UtcTime = Annotated[datetime, AfterValidator(_in_utc)]
 
 AlertKind = Literal["drop", "drop_from_baseline", "significant_drop", "below", "run_failed"]
 Email = Field(max_length=20)
-
-
-class ScheduleBody(Body):
-    cron: str = Field(min_length=1, max_length=100, description="5 cron fields in UTC or a preset")
-    try_number: int | None = Field(default=None, ge=1, le=2**31 - 1)
 
 
 class ScheduleRead(Out):
@@ -122,35 +107,6 @@ class WebhookRead(Out):
     has_basic_auth: bool = False  # the URL's user:password@, kept sealed apart
     team_ids: list[int]
     created_at: datetime
-
-
-class AnnotationCreate(Body):
-    text: str = Field(min_length=1, max_length=2000)
-    at: UtcTime | None = None
-    run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
-
-
-class AnnotationUpdate(Body):
-    text: str | None = Field(default=None, min_length=1, max_length=2000)
-    at: UtcTime | None = None
-
-
-class AnnotationRead(Out):
-    id: int
-    case_id: int
-    text: str
-    at: datetime
-    run_id: int | None
-    auto: bool
-    agent: str | None = Field(
-        default=None,
-        description="The name of the API key of the agent that wrote it (trigger agent)",
-    )
-    near_run_id: int | None = Field(
-        default=None,
-        description="The ended run the note's marker sits on in the history: its run, else "
-        "the first run that ended at or after its time (null: none yet)",
-    )
 
 
 class DashboardAlert(Out):

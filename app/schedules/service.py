@@ -17,16 +17,17 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.cases.schemas import ScheduleBody
+from app.cases.tries import get_try
+from app.db import as_utc
 from app.errors import NotFound
 from app.models import Case, CaseSchedule, ScheduleFiring
-from app.runs import case_data
 from app.runs import service as run_service
 from app.schedules.cron import next_after, normalise
-from app.schedules.schemas import ScheduleBody, ScheduleRead
+from app.schedules.schemas import ScheduleRead
 
 __all__ = [
     "Fired",
-    "as_utc",
     "delete_schedule",
     "fire_due",
     "get_schedule",
@@ -38,11 +39,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 SCHEDULE_TRIGGER = "schedule"
-
-
-def as_utc(moment: datetime) -> datetime:
-    """Return the moment as an aware UTC datetime (SQLite hands back naive ones)."""
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def get_schedule(*, session: Session, case: Case) -> CaseSchedule | None:
@@ -64,7 +60,7 @@ def set_schedule(
     """Create or replace the case's schedule; its next run is the first due time after now."""
     cron = normalise(body.cron)
     if body.try_number is not None:
-        case_data.get_try(session=session, case=case, number=body.try_number)
+        get_try(session=session, case=case, number=body.try_number)
     moment = now or datetime.now(UTC)
     schedule = session.get(CaseSchedule, case.id)
     if schedule is None:

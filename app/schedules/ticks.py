@@ -17,9 +17,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.cases import case_runs
 from app.db import session_scope
 from app.models import Alert, AlertCheck, AlertEvent, Run
-from app.runs import stored
 from app.schedules import delivery
 from app.schedules.evaluate import ENDED, evaluate_run
 from app.schedules.service import Fired, fire_due
@@ -117,7 +117,7 @@ def evaluate_missed(
                 select(Run.id)
                 .where(
                     Run.status.in_(ENDED),
-                    stored.of_case(),  # a sweep's runs and drafts are never evaluated
+                    case_runs.of_case(),  # a sweep's runs and drafts are never evaluated
                     Run.finished_at >= moment - MISSED_WITHIN,
                     Run.finished_at <= moment - MISSED_AFTER,
                     # A rule judges only the runs that ended once it existed.

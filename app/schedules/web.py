@@ -12,21 +12,17 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
 from app.accounts.deps import WebUser
+from app.cases import notes
 from app.cases.deps import WebCaseDep
+from app.cases.schemas import AnnotationCreate, ScheduleBody
 from app.errors import Invalid, RelevoError
 from app.models import Case, User
 from app.runs.metrics import metric_defs
-from app.schedules import alerts, notes, service, webhooks
+from app.schedules import alerts, service, webhooks
 from app.schedules.dashboard import dashboard
 from app.schedules.deps import WebAlertDep, WebWebhookDep
 from app.schedules.pages import watch_page
-from app.schedules.schemas import (
-    AlertCreate,
-    AlertRead,
-    AnnotationCreate,
-    ScheduleBody,
-    WebhookCreate,
-)
+from app.schedules.schemas import AlertCreate, AlertRead, WebhookCreate
 from app.teams import service as teams
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked

@@ -13,7 +13,7 @@ from app import access
 from app.access import visible_clause, visible_scorer
 from app.errors import Conflict, Invalid
 from app.models import Book, Case, Scorer, User
-from app.models.scorers import build_config, config_of
+from app.scorers.config import build_config, config_of
 from app.scorers.schemas import (
     ScaleEntry,
     ScorerCreate,

@@ -9,8 +9,8 @@ from starlette.datastructures import FormData
 from app.accounts.deps import WebUser
 from app.errors import Invalid
 from app.models import User
-from app.models.scorers import build_config
 from app.scorers import service as scorer_service
+from app.scorers.config import build_config
 from app.scorers.deps import WebScorerDep
 from app.scorers.forms import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerForm
 from app.scorers.pages import data as scorer_pages

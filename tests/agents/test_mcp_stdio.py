@@ -15,9 +15,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from sqlalchemy import select
 
+from app.cases import notes
 from app.models import Case, Run, Try
 from app.runs import service as run_service
-from app.schedules import notes
 from tests.agents.conftest import AgentWorld
 
 

@@ -14,7 +14,7 @@ import pytest
 from app.db import session_scope
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
-from app.runs import case_data
+from app.queries.service import ratings_of
 from app.web_common.templating import NO_VALUE
 from tests.browser.live import ARTIFACTS, QUERIES, LiveApp
 from tests.browser.live import login as _login
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.browser
 
 def _ratings(app: LiveApp, query_id: int) -> dict[str, float]:
     with session_scope(app.session_factory) as session:
-        return case_data.ratings_of(session=session, query_ids=[query_id])[query_id]
+        return ratings_of(session=session, query_ids=[query_id])[query_id]
 
 
 def test_run_then_rate_with_the_keyboard(browser: Any, live_app: LiveApp) -> None:
@@ -147,7 +147,7 @@ def test_switching_the_scorer_rescores_the_shown_scores_at_once(
     from playwright.sync_api import expect
 
     from app.models import Case, Run, Scorer
-    from app.queries import ratings as rating_service
+    from app.queries import flows as rating_service
     from app.runs import service as run_service
     from app.web_common.templating import fmt_score
 

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.models.scorers import build_config
+from app.scorers.config import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
 from tests.support.pages import (

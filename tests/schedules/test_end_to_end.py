@@ -12,10 +12,10 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import session_scope
+from app.cases.schemas import ScheduleBody
+from app.db import as_utc, session_scope
 from app.models import Run
-from app.schedules.schemas import ScheduleBody
-from app.schedules.service import as_utc, get_schedule, set_schedule
+from app.schedules.service import get_schedule, set_schedule
 from app.schedules.ticks import fire_and_deliver
 from tests.engine_fixtures import MoviesEngine
 from tests.fixtures.users import ApiUser

@@ -12,9 +12,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases.schemas import ScheduleBody
 from app.models import Alert, AlertCheck, AlertEvent, Annotation, Case, Try
 from app.schedules import service
-from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import add_run, new_case
 from tests.support.pages import attr, login, one

@@ -12,12 +12,12 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.cases.schemas import ScheduleBody
 from app.db import session_scope
 from app.jobs.hooks import Hook
 from app.models import Alert, Case, Delivery
 from app.schedules import delivery
 from app.schedules.delivery import DeliveryConfig, header_text
-from app.schedules.schemas import ScheduleBody
 from app.schedules.service import set_schedule
 from app.schedules.ticks import evaluate_ended, fire_and_deliver
 from app.secret_box import Keyring, install_keyring

@@ -10,13 +10,13 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import session_scope
+from app.cases.schemas import ScheduleBody
+from app.db import as_utc, session_scope
 from app.jobs.queue import MINUTE_TASK, build_job_app
 from app.jobs.registry import MINUTE
 from app.models import Case, Run
 from app.registration import register_jobs
 from app.schedules import service
-from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import new_case
 
@@ -43,7 +43,7 @@ def test_two_processes_firing_the_same_due_time_start_one_run(
         case = db.get(Case, case_id)
         assert case is not None
         schedule = service.set_schedule(session=db, case=case, body=ScheduleBody(cron="@hourly"))
-        due = service.as_utc(schedule.next_run_at)
+        due = as_utc(schedule.next_run_at)
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(2)
     claimed: multiprocessing.Queue[int] = context.Queue()

@@ -9,13 +9,13 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import session_scope
+from app.cases.schemas import ScheduleBody
+from app.db import as_utc, session_scope
 from app.errors import Invalid
 from app.models import Case, CaseSchedule, Run, ScheduleFiring, Sweep
 from app.runs import service as run_service
 from app.schedules import service
 from app.schedules.cron import next_after, normalise
-from app.schedules.schemas import ScheduleBody
 from tests.fixtures.users import ApiUser
 from tests.schedules.helpers import new_case
 
@@ -91,7 +91,7 @@ def test_a_due_time_fires_once_and_a_missed_stretch_runs_once(api: ApiUser, db: 
     assert [(r.trigger, r.status, r.total) for r in runs] == [("schedule", "queued", 2)] * 2
     schedule = db.get(CaseSchedule, case_id)
     assert schedule is not None
-    assert service.as_utc(schedule.next_run_at) == datetime(2026, 3, 2, 12, 15, tzinfo=UTC)
+    assert as_utc(schedule.next_run_at) == datetime(2026, 3, 2, 12, 15, tzinfo=UTC)
 
 
 def test_a_pinned_try_is_the_one_run(api: ApiUser, db: Session) -> None:
@@ -115,7 +115,7 @@ def test_processes_racing_for_one_due_time_start_one_run(
         case = db.get(Case, case_id)
         assert case is not None
         schedule = service.set_schedule(session=db, case=case, body=ScheduleBody(cron="@daily"))
-        due = service.as_utc(schedule.next_run_at)
+        due = as_utc(schedule.next_run_at)
     barrier = threading.Barrier(4)
     claimed: list[int] = []
 

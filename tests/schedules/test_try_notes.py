@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.cases.notes import describe_try
 from app.models import Try
-from app.schedules.notes import describe_try
 
 
 def _try(number: int, knobs: dict[str, float], template: str = "q=#$query##") -> Try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.models.scorers import build_config
+from app.scorers.config import build_config
 from app.scoring import QueryInput, ScoreDoc, score_query
 from app.scoring.coverage import bands, rating_impacts, unrated_top
 

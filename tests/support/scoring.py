@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from app.models.scorers import build_config
+from app.scorers.config import build_config
 from app.scoring import Outcome, QueryInput, ScoreDoc, score_query
 from tests.fixtures.users import ApiUser
 

@@ -10,14 +10,14 @@ from pydantic import Field
 from sqlalchemy.orm import Session
 
 from app import access
-from app.agents import service
+from app.agents import flows as service
 from app.agents.api.tooling import (
     CaseId,
     Runtime,
     in_session,
     read_only,
 )
-from app.agents.service import Actor
+from app.agents.flows import Actor
 from app.errors import Invalid
 from app.judges import launch as judge_launch
 from app.judges.schemas import JudgeRunCreate

@@ -11,7 +11,7 @@ from pydantic import Field
 from sqlalchemy.orm import Session
 
 from app import access
-from app.agents import service
+from app.agents import flows as service
 from app.agents.api.tooling import (
     CaseId,
     RunId,
@@ -21,7 +21,7 @@ from app.agents.api.tooling import (
     read_only,
     wait_for_runs,
 )
-from app.agents.service import Actor
+from app.agents.flows import Actor
 from app.cases import service as case_service
 from app.endpoints import trying
 from app.endpoints.schemas import TryRequest, TryResult

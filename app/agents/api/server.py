@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app.agents import service
+from app.agents import flows as service
 from app.agents.api import judging, reading, tuning
 from app.agents.api.tooling import INSTRUCTIONS, Runtime
 from app.errors import RelevoError

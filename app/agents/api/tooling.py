@@ -13,8 +13,8 @@ from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.agents import service
-from app.agents.service import Actor
+from app.agents import flows as service
+from app.agents.flows import Actor
 from app.db import session_scope
 from app.errors import RelevoError
 from app.runs.manager import RunManager

@@ -10,7 +10,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 from sqlalchemy.orm import Session
 
-from app.agents import proposals, service
+from app.agents import flows as service
+from app.agents import proposals
 from app.agents.api.tooling import (
     CaseId,
     RatingArg,
@@ -20,8 +21,8 @@ from app.agents.api.tooling import (
     in_session,
     wait_for_runs,
 )
+from app.agents.flows import Actor
 from app.agents.schemas import ProposalRead
-from app.agents.service import Actor
 from app.db import session_scope
 from app.queries.schemas import RatingIn
 from app.sweeps import service as sweep_service

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.cases import coverage as coverage_service
-from app.cases import history as history_service
 from app.cases.coverage_schemas import CaseCoverage
 from app.cases.deps import CaseDep
 from app.cases.history_schemas import QueryHistory
+from app.cases.pages import coverage as coverage_service
+from app.cases.pages import history as history_service
 from app.queries.deps import QueryDep
 from app.web_common.deps import SessionDep
 

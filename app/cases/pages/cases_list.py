@@ -10,10 +10,10 @@ from sqlalchemy.orm import Session
 
 from app import access
 from app.cases import service as case_service
+from app.cases.case_runs import case_run
 from app.cases.pages.schemas import CaseRow, CasesPage, ScorePoint, TeamOption
 from app.endpoints import service as endpoint_service
 from app.models import Case, Run, User
-from app.runs.stored import case_run
 from app.schedules import service as schedule_service
 from app.scorers import service as scorer_service
 from app.teams import service as team_service

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.books import sync as book_sync
-from app.cases import history as history_service
+from app.cases import notes
 from app.cases import service as case_service
 from app.cases.pages.metric_panel import metric_panel
 from app.cases.pages.query_list import query_list
@@ -25,7 +25,7 @@ from app.models import Case, Query, Rating, Run, Scorer, User
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs
 from app.runs.schemas import RunSummary
-from app.schedules import notes
+from app.runs.stored import effective_knobs
 from app.scorers import service as scorer_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 
@@ -143,7 +143,7 @@ def case_history(*, session: Session, case: Case, metric: int | None = None) -> 
             if r.status in (RunStatus.FINISHED, RunStatus.FAILED)
         ],
         runs=[run_service.summary(r) for r in runs],
-        knobs=history_service.effective_knobs(session=session, case_id=case.id, runs=runs),
+        knobs=effective_knobs(session=session, case_id=case.id, runs=runs),
         scorer_names=_scorer_names(
             session=session, ids={r.recorded_scorer_id for r in runs} | {r.scorer_id for r in runs}
         ),

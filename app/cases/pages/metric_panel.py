@@ -17,10 +17,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.bodies import Out
+from app.cases.case_runs import case_run
 from app.models import Case, Query, Run
 from app.runs.change import change_since
 from app.runs.metrics import run_metrics
-from app.runs.stored import case_run
 from app.vocabulary import RunStatus
 
 __all__ = ["MetricPanel", "metric_panel", "tag_query_ids"]

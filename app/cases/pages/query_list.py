@@ -10,13 +10,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.cases import history as history_service
 from app.cases import service as case_service
 from app.cases.history_schemas import QueryScorePoint
+from app.cases.pages import history as history_service
 from app.cases.pages.metric_panel import tag_query_ids
 from app.cases.pages.schemas import PER_PAGE, QueryList, QueryRow, QuerySort
 from app.models import Case, Query, Run, RunQuery
-from app.runs import case_data
+from app.queries.service import ratings_of
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs, metric_ids, scores_of_row
 from app.scorers import service as scorer_service
@@ -199,7 +199,7 @@ def _unrated_counts(
             RunQuery.run_id == run_id, RunQuery.query_id.in_(query_ids)
         )
     ).all()
-    ratings = case_data.ratings_of(session=session, query_ids=query_ids)
+    ratings = ratings_of(session=session, query_ids=query_ids)
     result: dict[int, int] = {}
     for query_id, docs in ranked:
         if query_id is None:

@@ -12,10 +12,9 @@ from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
 from app.cases.pages.metric_panel import MetricPanel
 from app.cases.pages.score_panel import CaseScore
-from app.cases.schemas import CaseRead, TryRead
+from app.cases.schemas import AnnotationRead, CaseRead, TryRead
 from app.endpoints.schemas import EndpointOption
 from app.runs.schemas import RunSummary
-from app.schedules.schemas import AnnotationRead
 from app.scorers.schemas import ScaleEntry, ScorerOption, ScorerRead
 from app.vocabulary import Engine, QueryStatus
 

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from app.accounts.deps import WebUser
-from app.cases import coverage as coverage_service
-from app.cases import history as history_service
 from app.cases.deps import WebCaseDep
+from app.cases.pages import coverage as coverage_service
+from app.cases.pages import history as history_service
 from app.queries.deps import WebQueryDep
 from app.web_common.deps import SessionDep
 from app.web_common.html_errors import HtmlErrorRoute

@@ -6,10 +6,10 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from app.cases.deps import CaseDep
-from app.queries import rated_missing as missing_service
-from app.queries import results as result_service
 from app.queries.deps import QueryDep
-from app.queries.pages import QueryResults, RatedMissing
+from app.queries.pages import rated_missing as missing_service
+from app.queries.pages import results as result_service
+from app.queries.pages.schemas import QueryResults, RatedMissing
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/pages", tags=["pages"])

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from app.accounts.deps import CurrentUser
 from app.cases.deps import CaseDep
-from app.queries import ratings as rating_service
+from app.queries import flows as rating_service
 from app.queries import service as service
 from app.queries.deps import QueryDep
 from app.queries.schemas import (

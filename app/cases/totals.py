@@ -1,4 +1,4 @@
-"""Runs: a run's totals (per-status counts and the case score) recounted from its rows.
+"""A run's stored totals (per-status counts and the case score), recounted from its rows.
 
 The one place a run's ``case_score`` is written. It is a function of the run's stored
 per-query scores and the case's current aggregate and weights, the same function the metric

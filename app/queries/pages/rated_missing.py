@@ -14,13 +14,13 @@ from typing import Any
 import httpx
 from sqlalchemy.orm import Session
 
+from app.cases.tries import get_try
 from app.endpoints import service as endpoint_service
 from app.models import Case, Query
 from app.outbound.transport import engine_http_client
 from app.queries import service as query_service
-from app.queries.pages import RatedMissing, ResultDoc
-from app.queries.results import result_doc
-from app.runs import case_data
+from app.queries.pages.results import result_doc
+from app.queries.pages.schemas import RatedMissing, ResultDoc
 from app.runs import service as run_service
 from app.runs.stored import latest_row, spec_of
 from app.scorers import service as scorer_service
@@ -69,7 +69,7 @@ def plan_rated_missing(*, session: Session, case: Case, query: Query) -> Missing
     )
     if run is None or row is None or not ids:
         return MissingLookup(base=base)
-    chosen = case_data.get_try(session=session, case=case, number=run.try_number)
+    chosen = get_try(session=session, case=case, number=run.try_number)
     raters = {rating.doc_id: email for rating, _user_id, email in rated}
     return MissingLookup(
         base=base,

@@ -20,19 +20,19 @@ from app import access
 from app.accounts import service as accounts
 from app.accounts.scopes import split_scopes
 from app.agents.heldout import held_out_ids
-from app.cases import coverage as case_coverage
+from app.cases import notes
 from app.cases import service as case_service
+from app.cases.pages import coverage as case_coverage
+from app.cases.schemas import AnnotationCreate
 from app.compare import service as compare_service
 from app.compare.schemas import RunComparison
 from app.errors import Forbidden, NotFound, RelevoError
 from app.models import Annotation, Case, JudgeRun, Rating, Run, RunQuery, Sweep, User
-from app.queries import ratings as rating_service
+from app.queries import flows as rating_service
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
 from app.runs import service as run_service
 from app.runs.stored import doc_title, field_spec_of
-from app.schedules import notes
-from app.schedules.schemas import AnnotationCreate
 from app.sweeps import service as sweep_service
 from app.sweeps.schemas import SweepCreate
 

@@ -10,10 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.access import valid_id
+from app.cases.schemas import AnnotationCreate, AnnotationRead, AnnotationUpdate
+from app.db import as_utc
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Annotation, Case, Run, Try, User
-from app.schedules.schemas import AnnotationCreate, AnnotationRead, AnnotationUpdate
-from app.schedules.service import as_utc
 
 __all__ = [
     "annotate_try",

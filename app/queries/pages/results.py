@@ -7,11 +7,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.cases.tries import get_try
 from app.models import Case, Query, Run, RunQuery, Try
 from app.queries import service as query_service
-from app.queries.pages import DocField, QueryResults, ResultDoc
+from app.queries.pages.schemas import DocField, QueryResults, ResultDoc
 from app.queries.schemas import QueryRead
-from app.runs import case_data
+from app.queries.service import ratings_of
 from app.runs import service as run_service
 from app.runs.stored import doc_title, latest_row, shown_text, spec_of
 from app.scorers import service as scorer_service
@@ -26,7 +27,7 @@ def query_results(*, session: Session, case: Case, query: Query) -> QueryResults
     """Return one query's ranked docs from the latest finished run with current ratings."""
     run = run_service.latest_finished_run(session=session, case=case)
     row = latest_row(session=session, run=run, query=query)
-    ratings = case_data.ratings_of(session=session, query_ids=[query.id])[query.id]
+    ratings = ratings_of(session=session, query_ids=[query.id])[query.id]
     return results_of(session=session, case=case, query=query, run=run, row=row, ratings=ratings)
 
 
@@ -63,7 +64,7 @@ def results_of(
         return base
     # One look-up of the run's try serves both the field spec and the top k.
     if chosen is None or chosen.number != run.try_number:
-        chosen = case_data.get_try(session=session, case=case, number=run.try_number)
+        chosen = get_try(session=session, case=case, number=run.try_number)
     spec = spec_of(chosen)
     k = scorer_service.scorer_k(scorer, rows=chosen.rows)
     docs = [result_doc(d, spec, ratings) for d in row.docs or []]

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cases.case_runs import has_results
 from app.cases.history_schemas import QueryHistory, QueryHistoryPoint, QueryScorePoint
-from app.models import Case, Query, Run, RunQuery, Try
+from app.models import Case, Query, Run, RunQuery
 from app.runs.metrics import metric_defs
-from app.runs.stored import has_results
+from app.runs.stored import effective_knobs
 from app.vocabulary import QueryStatus
 
-__all__ = ["SPARKLINE_RUNS", "effective_knobs", "query_history", "score_histories"]
+__all__ = ["SPARKLINE_RUNS", "query_history", "score_histories"]
 
 SPARKLINE_RUNS = 20
 
@@ -24,19 +24,6 @@ def _finished_runs(session: Session, case_id: int, limit: int | None) -> list[Ru
     if limit is not None:
         stmt = stmt.limit(limit)
     return list(reversed(session.scalars(stmt).all()))
-
-
-def effective_knobs(
-    *, session: Session, case_id: int, runs: Sequence[Run]
-) -> dict[int, dict[str, Any]]:
-    """Return the knob values each run searched with, by run id: its own (a sweep's), else
-    its try's, so that two runs can be told apart by what they tried."""
-    numbers = {r.try_number for r in runs if not r.knobs}
-    tries: dict[int, dict[str, Any]] = {}
-    if numbers:
-        stmt = select(Try.number, Try.knobs).where(Try.case_id == case_id, Try.number.in_(numbers))
-        tries = {number: knobs or {} for number, knobs in session.execute(stmt)}
-    return {r.id: dict(r.knobs or tries.get(r.try_number) or {}) for r in runs}
 
 
 def score_histories(

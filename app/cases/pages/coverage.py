@@ -11,11 +11,11 @@ from sqlalchemy.orm import Session
 from app.cases import service as case_service
 from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
-from app.models.scorers import config_of
 from app.runs import service as run_service
 from app.runs.scoring_input import stored_inputs
 from app.runs.stored import doc_title, field_spec_of
 from app.scorers import service as scorer_service
+from app.scorers.config import config_of
 from app.scoring import case_score, score_queries
 from app.scoring.coverage import bands, rating_impacts
 from app.search import FieldSpec
