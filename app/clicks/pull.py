@@ -1,54 +1,48 @@
 """Pull UBI records from an OpenSearch or Elasticsearch endpoint's `ubi_queries` and `ubi_events`.
 
-A pull reads each index in pages (a scroll sorted by `timestamp`, `page_size` hits a page,
-so memory holds one page), stores each page as an ingest does (idempotent: a record already
-stored is skipped) and remembers, per endpoint and index, the latest timestamp it stored.
-The next pull without `since` asks only for records from that timestamp on: the records of
-that very millisecond come again and are counted as duplicates, nothing is missed or stored
-twice. A pull that breaks off keeps what it stored and its cursor; pulling again resumes.
-A record indexed later with a timestamp older than the cursor is not seen (give `since`).
+A pull reads each index in pages (``pull_paging``: the engine's side), stores each page as
+an ingest does (idempotent: a record already stored is skipped) and remembers, per endpoint
+and index, the latest timestamp it stored. The next pull without `since` asks only for
+records from that timestamp on: the records of that very millisecond come again and are
+counted as duplicates, nothing is missed or stored twice. A pull that breaks off keeps what
+it stored and its cursor; pulling again resumes. A record indexed later with a timestamp
+older than the cursor is not seen (give `since`).
 
-A pull is a job: the request checks it (an endpoint of OpenSearch or Elasticsearch the
-caller may use, a destination the outbound policy allows), records it on the log's
+A pull is a job: the request checks it (``pull_checks``), records it on the log's
 `last_pull` ("queued") and answers at once; after the request commits, the pull runs on a
 worker (PostgreSQL's job queue, task ``PULL_TASK``) or in this process (SQLite). It commits
 each page with its cursor and its progress, and ends "finished" or "failed". A log has one
 pull under way at a time; one silent for ``PULL_STALE_S`` counts as abandoned.
-
-Every request goes through the outbound client and policy that runs use
-(``app.outbound.transport``, ``app.outbound.policy``), with the endpoint's headers, basic auth
-and timeout; answers are read up to the policy's size cap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import httpx
-import orjson
 import pydantic
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.clicks import ingest, service
-from app.clicks.schemas import MAX_REFUSED, PullBody, PulledIndex, PullResult
+from app.clicks import pull_paging, service
+from app.clicks.pull_checks import check_request
+from app.clicks.pull_paging import EngineClient, PullFailed, cursor_time, millis
+from app.clicks.schemas import MAX_REFUSED, IngestResult, PullBody, PulledIndex, PullResult
 from app.db import after_commit, session_scope
 from app.endpoints.service import engine_config
-from app.errors import Conflict, Invalid, RelevoError
+from app.errors import Conflict
 from app.jobs.registry import Deferrer
 from app.models import ClickLog, SearchEndpoint
 from app.models.base import utcnow
-from app.outbound.policy import check_destination, current_policy
 from app.outbound.transport import engine_http_client
 from app.search.models import EndpointConfig
-from app.vocabulary import Engine
 
 __all__ = [
     "PULL_STALE_S",
@@ -56,7 +50,6 @@ __all__ = [
     "PullFailed",
     "PullManager",
     "current_pull",
-    "engine_base",
     "execute_pull",
     "launch",
     "launch_after_commit",
@@ -66,8 +59,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-PULL_ENGINES = (Engine.OPENSEARCH, Engine.ELASTICSEARCH)
-SCROLL = "2m"
 # A pull is one job: it reads page after page until its indexes are read.
 PULL_TASK = "relevo.click_pull"
 # A queued or running pull that made no progress for this long is taken as abandoned (its
@@ -76,242 +67,7 @@ PULL_STALE_S = 300
 UNDER_WAY = ("queued", "running")
 
 
-class PullFailed(RelevoError):
-    """The engine could not be read (unreachable, refused by policy, or an error answer)."""
-
-    status_code = 502
-
-
-def engine_base(url: str) -> httpx.URL:
-    """Return the engine's root from an endpoint's URL (`http://host:9200/movies` → host)."""
-    parsed = httpx.URL(url)
-    parts = [p for p in parsed.path.split("/") if p]
-    if parts and parts[-1] == "_search":
-        parts.pop()
-    if parts:  # the endpoint's own index
-        parts.pop()
-    return httpx.URL(
-        scheme=parsed.scheme, host=parsed.host, port=parsed.port, path="/" + "/".join(parts)
-    )
-
-
-def _join(base: httpx.URL, *parts: str) -> httpx.URL:
-    return base.copy_with(path=base.path.rstrip("/") + "/" + "/".join(parts))
-
-
-class _Engine:
-    """Raw JSON requests to one endpoint's engine, guarded like every outbound call."""
-
-    def __init__(self, http: httpx.AsyncClient, config: EndpointConfig) -> None:
-        self._http = http
-        self._config = config
-        self._policy = current_policy()
-        user, _, password = (config.basic_auth or "").partition(":")
-        self._auth = httpx.BasicAuth(user, password) if config.basic_auth else None
-
-    async def send(self, method: str, url: httpx.URL, body: Any) -> tuple[int, Any]:
-        """Return the answer's status and JSON body; raise PullFailed when nothing came."""
-        where = self._config.safe_url
-        if self._config.secrets_error:
-            raise PullFailed(self._config.secrets_error)
-        try:
-            await check_destination(self._policy, url, where)
-            headers = {**self._config.headers, "content-type": "application/json"}
-            request = self._http.build_request(
-                method, url, content=orjson.dumps(body), headers=headers
-            )
-            async with asyncio.timeout(self._config.timeout_s):
-                response = await self._http.send(request, auth=self._auth, stream=True)
-                try:
-                    content = await self._read(response)
-                finally:
-                    await response.aclose()
-        except RelevoError:
-            raise
-        except TimeoutError as exc:
-            raise PullFailed(f"no answer from {where} within {self._config.timeout_s:g} s") from exc
-        except httpx.HTTPError as exc:
-            raise PullFailed(f"cannot connect to {where}") from exc
-        except Exception as exc:  # the policy's refusals (EngineUnavailable) and the like
-            message = getattr(exc, "message", None) or f"cannot connect to {where}"
-            raise PullFailed(str(message)) from exc
-        try:
-            return response.status_code, orjson.loads(content) if content else None
-        except orjson.JSONDecodeError as exc:
-            raise PullFailed(f"{where} answered {response.status_code} with no JSON") from exc
-
-    async def _read(self, response: httpx.Response) -> bytes:
-        cap = self._policy.max_response_bytes
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > cap:
-                raise PullFailed(
-                    f"an answer of {self._config.safe_url} is larger than {cap} bytes: "
-                    "pull with a smaller page_size"
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-
-def _reason(body: Any) -> str:
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        causes = error.get("root_cause") or []
-        first = causes[0] if causes and isinstance(causes[0], dict) else error
-        return str(first.get("reason") or first.get("type") or error.get("type"))[:300]
-    return str(error or body)[:300]
-
-
-def _missing(body: Any) -> bool:
-    error = body.get("error") if isinstance(body, dict) else None
-    return isinstance(error, dict) and error.get("type") == "index_not_found_exception"
-
-
-async def _pages(
-    engine: _Engine,
-    base: httpx.URL,
-    index: str,
-    *,
-    since_ms: int | None,
-    until_ms: int | None,
-    size: int,
-) -> AsyncIterator[list[dict[str, Any]] | None]:
-    """Yield the index's hits a page at a time, oldest first; None once if there is no index."""
-    stamp: dict[str, int] = {}
-    if since_ms is not None:
-        stamp["gte"] = since_ms
-    if until_ms is not None:
-        stamp["lt"] = until_ms
-    query = {"range": {"timestamp": stamp}} if stamp else {"match_all": {}}
-    body = {
-        "size": size,
-        "query": query,
-        "sort": [{"timestamp": {"order": "asc", "unmapped_type": "date"}}],
-    }
-    search = _join(base, index, "_search").copy_merge_params({"scroll": SCROLL})
-    status, answer = await engine.send("POST", search, body)
-    if status == 404 and _missing(answer):
-        yield None
-        return
-    scroll_id: str | None = None
-    try:
-        while True:
-            if status >= 400 or not isinstance(answer, dict):
-                raise PullFailed(f"{index}: the engine answered {status}: {_reason(answer)}")
-            scroll_id = answer.get("_scroll_id") or scroll_id
-            hits = (answer.get("hits") or {}).get("hits") or []
-            if not hits:
-                return
-            yield hits
-            if scroll_id is None or len(hits) < size:
-                return
-            status, answer = await engine.send(
-                "POST", _join(base, "_search", "scroll"), {"scroll": SCROLL, "scroll_id": scroll_id}
-            )
-    finally:
-        if scroll_id is not None:
-            # The engine frees the scroll at once rather than when it expires.
-            with contextlib.suppress(PullFailed):
-                await engine.send(
-                    "DELETE", _join(base, "_search", "scroll"), {"scroll_id": [scroll_id]}
-                )
-
-
-def _millis(value: datetime | None) -> int | None:
-    if value is None:
-        return None
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return int(aware.timestamp() * 1000)
-
-
-def _stamp_ms(source: Any) -> int | None:
-    try:
-        stamp = source.get("timestamp") if isinstance(source, dict) else None
-        return None if stamp is None else _millis(ingest.parse_timestamp(stamp))
-    except ingest.BadRecord:
-        return None
-
-
-async def _pull_index(
-    *,
-    session: Session,
-    log: ClickLog,
-    engine: _Engine,
-    base: httpx.URL,
-    kind: service.Kind,
-    index: str,
-    key: str,
-    state: PullResult,
-    found: PulledIndex,
-) -> None:
-    body = state.request
-    assert body is not None
-    cursor = log.pull_cursors.get(key)
-    since_ms = _millis(body.since) if body.since is not None else cursor
-    pages = _pages(
-        engine, base, index, since_ms=since_ms, until_ms=_millis(body.until), size=body.page_size
-    )
-    async for hits in pages:
-        if hits is None:
-            found.missing = True
-            return
-        found.pages += 1
-        ids: dict[int, str] = {}
-        records = []
-        latest = cursor
-        for hit in hits:
-            found.fetched += 1
-            source = hit.get("_source") if isinstance(hit, dict) else None
-            ids[found.fetched] = str(hit.get("_id", "")) if isinstance(hit, dict) else ""
-            records.append(ingest.Record(line=found.fetched, value=source))
-            stamp = _stamp_ms(source)
-            if stamp is not None and (latest is None or stamp > latest):
-                latest = stamp
-        # A page is stored (and committed) before the next is asked for: one page in memory.
-        stored = service.ingest_records(session=session, log=log, kind=kind, records=records)
-        found.stored += stored.stored
-        found.duplicates += stored.duplicates
-        found.refused_count += stored.refused_count
-        for refusal in stored.refused[: MAX_REFUSED - len(found.refused)]:
-            refusal.message = f"{index} document {ids.get(refusal.line, '?')}: {refusal.message}"
-            found.refused.append(refusal)
-        if latest is not None and latest != cursor:
-            cursor = latest
-            log.pull_cursors = {**log.pull_cursors, key: latest}
-        if cursor is not None:
-            found.cursor = datetime.fromtimestamp(cursor / 1000, tz=UTC)
-        # The page, the cursor and the progress are committed together.
-        _check_still_ours(session, log.id, state.id)
-        state.updated_at = utcnow()
-        _save(log, state)
-        session.commit()
-    if cursor is not None:
-        found.cursor = datetime.fromtimestamp(cursor / 1000, tz=UTC)
-
-
-async def _pull(session: Session, log: ClickLog, config: EndpointConfig, state: PullResult) -> None:
-    body = state.request
-    assert body is not None
-    base = engine_base(config.url)
-    async with engine_http_client() as http:
-        engine = _Engine(http, config)
-        for kind, index, found in (
-            ("queries", body.queries_index, state.queries),
-            ("events", body.events_index, state.events),
-        ):
-            await _pull_index(
-                session=session,
-                log=log,
-                engine=engine,
-                base=base,
-                kind=kind,  # type: ignore[arg-type]
-                index=index,
-                key=f"{body.search_endpoint_id}:{index}",
-                state=state,
-                found=found,
-            )
+# The pull's state, kept on its log.
 
 
 class _Superseded(Exception):
@@ -350,25 +106,7 @@ def under_way(state: PullResult | None) -> bool:
     return utcnow() - heard < timedelta(seconds=PULL_STALE_S)
 
 
-def _check(endpoint: SearchEndpoint, body: PullBody) -> EndpointConfig:
-    if endpoint.engine not in PULL_ENGINES:
-        raise Invalid(
-            "search_endpoint_id",
-            f"a pull reads OpenSearch or Elasticsearch indexes; this endpoint is {endpoint.engine}",
-        )
-    if body.since is not None and body.until is not None and body.until <= body.since:
-        raise Invalid("until", "until must be after since")
-    config = engine_config(endpoint)
-    if config.secrets_error:
-        raise PullFailed(config.secrets_error)
-    try:
-        asyncio.run(check_destination(current_policy(), engine_base(config.url), config.safe_url))
-    except RelevoError as exc:
-        raise PullFailed(exc.message) from exc
-    except Exception as exc:  # the policy's refusals (Unreachable) and the like
-        message = getattr(exc, "message", None) or f"cannot connect to {config.safe_url}"
-        raise PullFailed(str(message)) from exc
-    return config
+# Starting a pull: the request's part.
 
 
 def start(
@@ -384,23 +122,17 @@ def start(
     Call it from a worker thread (the policy's check resolves the engine's host). The
     caller launches the job once the request commits (``launch_after_commit``).
     """
-    _check(endpoint, body)
-    # Writing the row first holds its lock (PostgreSQL) or the database's write lock
-    # (SQLite) to the end of the request: two pulls started at once are seen one by one.
-    session.execute(
-        update(ClickLog)
-        .where(ClickLog.id == log.id)
-        .values(id=ClickLog.id)
-        .execution_options(synchronize_session=False)
-    )
-    session.refresh(log)
-    running = current_pull(log)
-    if running is not None and under_way(running):
-        raise Conflict(
-            f"A pull of this click log is {running.status} (started "
-            f"{_aware(running.at).isoformat(timespec='seconds')}); wait for it to end."
-        )
-    state = PullResult(
+    check_request(endpoint=endpoint, body=body)
+    _lock(session, log)
+    _refuse_if_under_way(log)
+    state = _queued_state(endpoint, body, poll_url)
+    _save(log, state)
+    session.flush()
+    return state
+
+
+def _queued_state(endpoint: SearchEndpoint, body: PullBody, poll_url: str | None) -> PullResult:
+    return PullResult(
         id=uuid.uuid4().hex,
         status="queued",
         search_endpoint_id=endpoint.id,
@@ -410,9 +142,30 @@ def start(
         poll_url=poll_url,
         request=body,
     )
-    _save(log, state)
-    session.flush()
-    return state
+
+
+def _lock(session: Session, log: ClickLog) -> None:
+    # Writing the row first holds its lock (PostgreSQL) or the database's write lock
+    # (SQLite) to the end of the request: two pulls started at once are seen one by one.
+    session.execute(
+        update(ClickLog)
+        .where(ClickLog.id == log.id)
+        .values(id=ClickLog.id)
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(log)
+
+
+def _refuse_if_under_way(log: ClickLog) -> None:
+    running = current_pull(log)
+    if running is not None and under_way(running):
+        raise Conflict(
+            f"A pull of this click log is {running.status} (started "
+            f"{_aware(running.at).isoformat(timespec='seconds')}); wait for it to end."
+        )
+
+
+# The job: reading the indexes page by page.
 
 
 def execute_pull(
@@ -423,31 +176,16 @@ def execute_pull(
     A pull that is not the log's queued one (done already, superseded) is left alone.
     """
     with session_scope(session_factory) as session:
-        log = session.get(ClickLog, click_log_id)
-        state = None if log is None else current_pull(log)
-        if log is None or state is None or state.id != pull_id or state.status != "queued":
+        queued = _queued(session, click_log_id, pull_id)
+        if queued is None:
             return
+        log, state = queued
         state.status = "running"
-        state.updated_at = utcnow()
-        _save(log, state)
+        _touch(log, state)
         session.commit()
         endpoint = session.get(SearchEndpoint, state.search_endpoint_id)
         try:
-            if endpoint is None:
-                raise PullFailed("its search endpoint was deleted")
-            asyncio.run(_pull(session, log, engine_config(endpoint), state))
-            state.status = "finished"
-        except _Superseded:
-            session.rollback()
-            return
-        except PullFailed as exc:
-            session.rollback()
-            state.status, state.error = "failed", _failure(state, exc.message)
-        except Exception:
-            logger.exception("pull %s of click log %s failed", pull_id, click_log_id)
-            session.rollback()
-            state.status, state.error = "failed", _failure(state, "an internal error")
-        try:
+            _run(session, log, endpoint, state, click_log_id=click_log_id)
             _check_still_ours(session, click_log_id, pull_id)
         except _Superseded:
             return
@@ -455,9 +193,137 @@ def execute_pull(
         _save(log, state)
 
 
-def _failure(state: PullResult, message: str) -> str:
+def _queued(
+    session: Session, click_log_id: int, pull_id: str
+) -> tuple[ClickLog, PullResult] | None:
+    log = session.get(ClickLog, click_log_id)
+    state = None if log is None else current_pull(log)
+    if log is None or state is None or state.id != pull_id or state.status != "queued":
+        return None
+    return log, state
+
+
+def _touch(log: ClickLog, state: PullResult) -> None:
+    state.updated_at = utcnow()
+    _save(log, state)
+
+
+def _run(
+    session: Session,
+    log: ClickLog,
+    endpoint: SearchEndpoint | None,
+    state: PullResult,
+    *,
+    click_log_id: int,
+) -> None:
+    """Read the indexes and mark the pull finished, or failed with why; what it committed stays."""
+    try:
+        if endpoint is None:
+            raise PullFailed("its search endpoint was deleted")
+        asyncio.run(_pull(session, log, engine_config(endpoint), state))
+        state.status = "finished"
+    except _Superseded:
+        session.rollback()
+        raise
+    except PullFailed as exc:
+        _fail(session, state, exc.message)
+    except Exception:
+        logger.exception("pull %s of click log %s failed", state.id, click_log_id)
+        _fail(session, state, "an internal error")
+
+
+def _fail(session: Session, state: PullResult, message: str) -> None:
+    session.rollback()
     stored = state.queries.stored + state.events.stored
-    return f"{message} ({stored} records were stored before it stopped; pull again to resume)"
+    state.status = "failed"
+    state.error = (
+        f"{message} ({stored} records were stored before it stopped; pull again to resume)"
+    )
+
+
+async def _pull(session: Session, log: ClickLog, config: EndpointConfig, state: PullResult) -> None:
+    body = state.request
+    assert body is not None
+    base = pull_paging.engine_base(config.url)
+    indexes: tuple[tuple[service.Kind, str, PulledIndex], ...] = (
+        ("queries", body.queries_index, state.queries),
+        ("events", body.events_index, state.events),
+    )
+    async with engine_http_client() as http:
+        engine = EngineClient(http, config)
+        for kind, index, found in indexes:
+            index_pull = _IndexPull(session, log, state, kind=kind, index=index, found=found)
+            await index_pull.read(engine, base)
+
+
+@dataclass
+class _IndexPull:
+    """One index's part of a pull: its pages stored, its cursor moved, its counts kept."""
+
+    session: Session
+    log: ClickLog
+    state: PullResult
+    kind: service.Kind
+    index: str
+    found: PulledIndex
+
+    async def read(self, engine: EngineClient, base: httpx.URL) -> None:
+        """Store the index's pages one by one, each committed with the cursor and progress."""
+        body = self.state.request
+        assert body is not None
+        key = pull_paging.cursor_key(body.search_endpoint_id, self.index)
+        cursor = self.log.pull_cursors.get(key)
+        since_ms = millis(body.since) if body.since is not None else cursor
+        search = pull_paging.search_body(
+            since_ms=since_ms, until_ms=millis(body.until), size=body.page_size
+        )
+        pages = pull_paging.pages(engine, base, self.index, search)
+        async for hits in pages:
+            if hits is None:
+                self.found.missing = True
+                return
+            cursor = self._advance(key, cursor, self._store(hits))
+            # The page, the cursor and the progress are committed together.
+            _check_still_ours(self.session, self.log.id, self.state.id)
+            _touch(self.log, self.state)
+            self.session.commit()
+        if cursor is not None:
+            self.found.cursor = cursor_time(cursor)
+
+    def _store(self, hits: list[dict[str, Any]]) -> int | None:
+        """Store a page as an ingest does and count it; return its newest timestamp."""
+        found = self.found
+        found.pages += 1
+        page = pull_paging.read_hits(hits, first_line=found.fetched + 1)
+        found.fetched += len(hits)
+        # A page is stored (and committed) before the next is asked for: one page in memory.
+        stored = service.ingest_records(
+            session=self.session, log=self.log, kind=self.kind, records=page.records
+        )
+        self._count(stored, page.doc_ids)
+        return page.newest_ms
+
+    def _count(self, stored: IngestResult, doc_ids: dict[int, str]) -> None:
+        found = self.found
+        found.stored += stored.stored
+        found.duplicates += stored.duplicates
+        found.refused_count += stored.refused_count
+        for refusal in stored.refused[: MAX_REFUSED - len(found.refused)]:
+            document = doc_ids.get(refusal.line, "?")
+            refusal.message = f"{self.index} document {document}: {refusal.message}"
+            found.refused.append(refusal)
+
+    def _advance(self, key: str, cursor: int | None, newest: int | None) -> int | None:
+        """Move the cursor to the page's newest timestamp if that is later; return the cursor."""
+        if newest is not None and (cursor is None or newest > cursor):
+            cursor = newest
+            self.log.pull_cursors = {**self.log.pull_cursors, key: newest}
+        if cursor is not None:
+            self.found.cursor = cursor_time(cursor)
+        return cursor
+
+
+# Launching the job: on the queue's workers or in this process.
 
 
 class PullQueue(Protocol):
