@@ -13,13 +13,13 @@ from typing import Any
 import httpx
 import pytest
 
-from app import secret_box
 from app.cli import build_parser, main
 from app.config import Settings
 from app.demo.run import DEMO_ENGINE_PORT, serve_demo, taken_ports
 from app.demo.setup import DemoInfo
 from app.outbound.errors import Unreachable
 from app.outbound.policy import OutboundPolicy, check_destination, current_policy
+from app.secret_box import installed as installed_keys
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_the_demo_allows_its_own_engine_and_nothing_else_private(
     monkeypatch.setattr("uvicorn.run", serve_app)
     # The demo installs its policy and (through create_app) its key ring: both go back after.
     monkeypatch.setattr("app.outbound.policy._installed", current_policy())
-    monkeypatch.setattr("app.secret_box._installed", secret_box._installed)
+    monkeypatch.setattr("app.secret_box.installed.ring", installed_keys.ring)
     settings = Settings(data_dir=tmp_path, secret_key="demo-test")  # the defaults
     code = serve_demo(
         settings=settings, host="127.0.0.1", port=_free_port(), engine_port=engine_port
