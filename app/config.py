@@ -57,7 +57,7 @@ class Settings:
     alert_email_from: str = "relevo@localhost"
     # How often a server that fires schedules itself (no job queue) looks for due ones.
     schedule_tick_s: float = 15.0
-    # Fernet keys for secrets at rest: the first seals, all unseal (app/secret_box.py);
+    # Fernet keys for secrets at rest: the first seals, all unseal (app/secret_box/);
     # none: a key generated once and kept in the data directory.
     encryption_keys: tuple[str, ...] = field(default=(), repr=False)
 

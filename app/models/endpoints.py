@@ -26,7 +26,7 @@ class SearchEndpoint(Base):
     url: Mapped[str] = mapped_column(Text)
     method: Mapped[HttpMethod] = mapped_column(default=HttpMethod.GET)
     # Secrets: written by the owner, sent to the engine, never returned by the API; sealed
-    # at rest (app/secret_box.py): header values and basic auth are stored encrypted.
+    # at rest (app/secret_box/): header values and basic auth are stored encrypted.
     headers: Mapped[dict[str, Any]] = mapped_column(default=dict)
     basic_auth: Mapped[str | None] = mapped_column(Text, default=None)
     timeout_s: Mapped[float] = mapped_column(default=10.0)

@@ -1,7 +1,7 @@
 """sealed secrets: search endpoints' header values and basic auth encrypted at rest
 
 Values stored in plaintext before this revision are sealed with the newest key
-(app/secret_box.py); the columns keep their types (headers stays a JSON object whose values
+(app/secret_box/); the columns keep their types (headers stays a JSON object whose values
 are sealed strings, so the header names stay readable). The downgrade stores plaintext
 again, for code that cannot read sealed values.
 

@@ -1,7 +1,7 @@
 """bound secrets: every sealed value bound to its row and column; URL credentials sealed
 
 Sealed values become ``sealed:v2:`` (AES-GCM whose associated data is the table, column, row
-id and header name, app/secret_box.py), so a value copied elsewhere opens nowhere: this
+id and header name, app/secret_box/), so a value copied elsewhere opens nowhere: this
 revision re-seals the ``sealed:v1:`` values (and any plaintext left) of every column that
 holds secrets. Values no configured key opens are left as they are; ``relevo secrets
 rotate`` re-seals them once their key is back (they still open meanwhile).
