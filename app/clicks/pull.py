@@ -47,8 +47,8 @@ from app.models import ClickLog, SearchEndpoint
 from app.models.base import utcnow
 from app.outbound.policy import check_destination, current_policy
 from app.outbound.transport import engine_http_client
+from app.search.engines import ADAPTERS
 from app.search.models import EndpointConfig
-from app.vocabulary import Engine
 
 __all__ = [
     "PULL_STALE_S",
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-PULL_ENGINES = (Engine.OPENSEARCH, Engine.ELASTICSEARCH)
+PULL_ENGINES = tuple(engine for engine, adapter in ADAPTERS.items() if adapter.holds_ubi_logs)
 SCROLL = "2m"
 # A pull is one job: it reads page after page until its indexes are read.
 PULL_TASK = "relevo.click_pull"
