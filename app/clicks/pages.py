@@ -22,7 +22,7 @@ from app.clicks.schemas import (
 )
 from app.endpoints import service as endpoints
 from app.models import ClickLog, User
-from app.vocabulary import Engine
+from app.search import adapter_for
 
 __all__ = ["ClickLogPage", "ClickLogsPage", "click_log_page", "click_logs_page"]
 
@@ -79,7 +79,7 @@ def click_log_page(
     pullable = [
         Choice(id=e.id, name=e.name)
         for e in endpoints.list_endpoints(session=session, user=user)
-        if e.engine in (Engine.OPENSEARCH, Engine.ELASTICSEARCH)
+        if adapter_for(e.engine).holds_ubi_logs
     ]
     return ClickLogPage(
         log=service.to_read(log),

@@ -15,12 +15,12 @@ from app.endpoints.service import engine_config
 from app.errors import Invalid, RelevoError
 from app.models import SearchEndpoint
 from app.outbound.policy import check_destination, current_policy
+from app.search.engines import ADAPTERS
 from app.search.models import EndpointConfig
-from app.vocabulary import Engine
 
 __all__ = ["PULL_ENGINES", "check_request"]
 
-PULL_ENGINES = (Engine.OPENSEARCH, Engine.ELASTICSEARCH)
+PULL_ENGINES = tuple(engine for engine, adapter in ADAPTERS.items() if adapter.holds_ubi_logs)
 
 
 def check_request(*, endpoint: SearchEndpoint, body: PullBody) -> EndpointConfig:

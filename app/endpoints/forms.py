@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from app.endpoints.schemas import EndpointCreate, EndpointRead, EndpointUpdate
+from app.search import adapter_for
 from app.vocabulary import Engine, HttpMethod
 from app.web_common.forms import WebForm
 
@@ -94,9 +95,10 @@ class EndpointForm(WebForm):
             result["headers"] = headers
         if self.values["basic_auth"]:
             result["basic_auth"] = self.values["basic_auth"]
-        # Only a search API endpoint has mapper code; others send none (a field left over
-        # from switching the engine in the form is not kept).
-        if result.get("engine", self.text("engine")) == Engine.SEARCHAPI:
+        # Only an endpoint read by a mapper (a search API) has mapper code; others send none
+        # (a field left over from switching the engine in the form is not kept).
+        engine = result.get("engine", self.text("engine"))
+        if engine in tuple(Engine) and adapter_for(engine).needs_mapper:
             result["mapper_code"] = str(self.values.get("mapper_code") or "")
         return result
 

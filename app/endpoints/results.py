@@ -16,9 +16,9 @@ from sqlalchemy.orm import Session
 
 from app.errors import ImportRejected, Invalid
 from app.models import SearchEndpoint, StaticResult
+from app.search import adapter_for
 from app.search.models import Doc, SearchResult
 from app.search.static import ResultFormat, ResultLine, read_results
-from app.vocabulary import Engine
 
 __all__ = ["ResultsSummary", "has_results", "results_for", "store_results"]
 
@@ -68,7 +68,7 @@ def store_results(
     *, session: Session, endpoint: SearchEndpoint, stream: IO[str], fmt: ResultFormat
 ) -> ResultsSummary:
     """Replace the endpoint's results with the file's, all or nothing; return what was stored."""
-    if endpoint.engine != Engine.STATIC:
+    if not adapter_for(endpoint.engine).answers_from_file:
         raise Invalid("engine", "Only a static endpoint takes a result file.")
     endpoint_id = endpoint.id
     replaced = has_results(session=session, endpoint_id=endpoint_id)

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
 from app.outbound.destinations import url_problem
+from app.search import adapter_for
 from app.search.models import DEFAULT_FIELD_SPEC
 from app.vocabulary import Engine, HttpMethod
 
@@ -101,10 +102,11 @@ class EndpointUpdate(Body):
 
 def engine_problem(engine: Engine, url: str, mapper_code: str | None) -> str | None:
     """Return why these settings do not make an endpoint of that engine, or None."""
-    if engine != Engine.STATIC and not url:
+    adapter = adapter_for(engine)
+    if not adapter.answers_from_file and not url:
         return f"a {engine} endpoint needs a url (http:// or https://)"
-    if engine == Engine.SEARCHAPI and not (mapper_code or "").strip():
-        return "a searchapi endpoint needs mapper_code defining docsMapper(data)"
+    if adapter.needs_mapper and not (mapper_code or "").strip():
+        return f"a {engine} endpoint needs mapper_code defining docsMapper(data)"
     return None
 
 

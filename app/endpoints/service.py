@@ -23,46 +23,25 @@ from app.endpoints.schemas import (
 from app.errors import Conflict, Invalid
 from app.models import Case, SearchEndpoint, Try, User
 from app.outbound.transport import engine_http_client
-from app.search import (
-    DEFAULT_FIELD_SPEC,
-    ConnectionReport,
-    EndpointConfig,
-    SearchRequest,
-    try_connection,
-)
+from app.search import ConnectionReport, EndpointConfig, SearchRequest, adapter_for, try_connection
+from app.search.engines import ADAPTERS
 from app.secret_box import SecretUnreadable, opened
 from app.teams import service as teams
 from app.vocabulary import Engine, HttpMethod
 
-_JSON_TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}'
+# Each engine's adapter declares its default template and test field spec; these tables
+# gather them, by engine, for the pages and forms that offer every engine.
 DEFAULT_TEMPLATES: dict[Engine, str] = {
-    Engine.SOLR: "q=#$query##",
-    Engine.ELASTICSEARCH: _JSON_TEMPLATE,
-    Engine.OPENSEARCH: _JSON_TEMPLATE,
-    Engine.SEARCHAPI: "q=#$query##",
-    Engine.VESPA: '{"yql": "select * from sources * where userQuery()", "query": "#$query##"}',
-    # A result file is read by the query text, never rendered: the template says just that.
-    Engine.STATIC: "#$query##",
+    engine: adapter.default_template(HttpMethod.GET) for engine, adapter in ADAPTERS.items()
 }
-# A POST search API is sent its template as a JSON body, so its default is JSON.
-SEARCHAPI_POST_TEMPLATE = '{"q": "#$query##"}'
-# What the endpoint page's connection test shows unless told otherwise: Solr's unique key
-# is a stored field, the others' is the document's _id.
 TEST_FIELD_SPECS: dict[Engine, str] = {
-    Engine.SOLR: "id:id title:title",
-    Engine.ELASTICSEARCH: DEFAULT_FIELD_SPEC,
-    Engine.OPENSEARCH: DEFAULT_FIELD_SPEC,
-    Engine.SEARCHAPI: "id:id title:title",
-    Engine.VESPA: "id:id title:title",
-    Engine.STATIC: "id:id",
+    engine: adapter.test_field_spec for engine, adapter in ADAPTERS.items()
 }
 
 
 def default_template(engine: Engine | str, method: HttpMethod | str = HttpMethod.GET) -> str:
     """Return the template a new case on such an endpoint starts with."""
-    if engine == Engine.SEARCHAPI and method == HttpMethod.POST:
-        return SEARCHAPI_POST_TEMPLATE
-    return DEFAULT_TEMPLATES[Engine(engine)]
+    return adapter_for(engine).default_template(HttpMethod(method))
 
 
 def list_endpoints(*, session: Session, user: User) -> list[SearchEndpoint]:
@@ -169,7 +148,7 @@ def to_read(endpoint: SearchEndpoint) -> EndpointRead:
 
 def _has_results(endpoint: SearchEndpoint) -> bool:
     session = object_session(endpoint)
-    if endpoint.engine != Engine.STATIC or session is None:
+    if not adapter_for(endpoint.engine).answers_from_file or session is None:
         return False
     return results.has_results(session=session, endpoint_id=endpoint.id)
 
@@ -249,7 +228,8 @@ async def check_after_save(
     Another is sent one query with the template of the user's latest case on it (knobs
     included), or else the template a new case on it would start with.
     """
-    if endpoint.engine == Engine.STATIC:
+    adapter = adapter_for(endpoint.engine)
+    if adapter.answers_from_file:
         if results.has_results(session=session, endpoint_id=endpoint.id):
             return SaveCheck()
         return SaveCheck(note="No results stored yet: upload a result file below.")
@@ -268,7 +248,7 @@ async def check_after_save(
         endpoint=endpoint,
         query="test",
         template=latest.query_template if latest is not None else None,
-        field_spec=TEST_FIELD_SPECS[Engine(endpoint.engine)],
+        field_spec=adapter.test_field_spec,
         timeout_s=timeout_s,
         knobs=dict(latest.knobs) if latest is not None else None,
     )

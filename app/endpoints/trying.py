@@ -14,11 +14,10 @@ from sqlalchemy.orm import Session
 
 from app.endpoints import results
 from app.endpoints.schemas import TryDoc, TryRequest, TryResult
-from app.endpoints.service import TEST_FIELD_SPECS, default_template, engine_config
+from app.endpoints.service import default_template, engine_config
 from app.models import SearchEndpoint
 from app.outbound.transport import engine_http_client
-from app.search import SearchClient, SearchError, SearchRequest, SearchResult
-from app.vocabulary import Engine
+from app.search import SearchClient, SearchError, SearchRequest, SearchResult, adapter_for
 
 __all__ = ["RAW_CHARS", "try_endpoint", "try_static"]
 
@@ -60,11 +59,10 @@ async def try_endpoint(
 
     ``user_id``: the caller, whose share of the JavaScript sandbox a mapper takes.
     """
-    engine = Engine(endpoint.engine)
     request = SearchRequest(
-        template=body.template or default_template(engine, endpoint.method),
+        template=body.template or default_template(endpoint.engine, endpoint.method),
         query_text=body.query_text,
-        field_spec=body.field_spec or TEST_FIELD_SPECS[engine],
+        field_spec=body.field_spec or adapter_for(endpoint.engine).test_field_spec,
         rows=body.rows,
     )
     config = engine_config(endpoint, sandbox_owner=user_id)

@@ -22,7 +22,7 @@ from app.endpoints.forms import EndpointForm
 from app.endpoints.schemas import EndpointRead, TryRequest, TryResult
 from app.errors import ImportRejected, Invalid
 from app.models import SearchEndpoint, User
-from app.search import ConnectionReport
+from app.search import ConnectionReport, adapter_for
 from app.search.static import ResultFormat
 from app.vocabulary import Engine
 from app.web_common import parked
@@ -140,7 +140,7 @@ async def test_endpoint(
     """Send one query and show the hit count and a sample doc, or the engine's error."""
     query = field_text(form, "query").strip() or "test"
     field_spec = (
-        field_text(form, "field_spec").strip() or endpoint_service.TEST_FIELD_SPECS[endpoint.engine]
+        field_text(form, "field_spec").strip() or adapter_for(endpoint.engine).test_field_spec
     )
     report = await endpoint_service.check_connection(
         endpoint=endpoint, query=query, template=None, field_spec=field_spec
@@ -171,7 +171,7 @@ async def try_endpoint(
         "template": field_text(form, "template").strip(),
     }
     body = TryRequest(query_text=typed["query_text"][:2000], template=typed["template"] or None)
-    if endpoint.engine == Engine.STATIC:
+    if adapter_for(endpoint.engine).answers_from_file:
         tried = await run_in_threadpool(
             trying.try_static, session=session, endpoint=endpoint, body=body
         )
@@ -260,7 +260,7 @@ def _form(
 ) -> Response:
     engine = editor.values.get("engine") or Engine.OPENSEARCH
     known = engine in tuple(Engine)
-    test_spec = endpoint_service.TEST_FIELD_SPECS[Engine(engine)] if known else ""
+    test_spec = adapter_for(engine).test_field_spec if known else ""
     context = {
         "user": user,
         "endpoint": endpoint,

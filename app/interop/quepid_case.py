@@ -20,7 +20,9 @@ engine and URL), the scorer (reused when the user has an identical one), the cas
 queries and ratings are all written, or nothing is.
 
 The work is split along its seams: quepid_values (reading values), quepid_parse (the export
-into plain data, no database), quepid_import and quepid_export; this module is their front.
+into plain data, no database), quepid_import (writing the case, its endpoint and queries)
+with quepid_import_scorer (its scorer and metrics), and quepid_export; this module is
+their front.
 """
 
 from app.interop.quepid_export import export_case

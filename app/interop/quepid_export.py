@@ -10,13 +10,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
-from app.interop.quepid_import import _shipped
+from app.interop.quepid_import_scorer import quepid_shipped
 from app.interop.quepid_parse import QUEPID_ENGINE_NAMES, QUEPID_SUFFIX, READ_BATCH, RELEVO_KEY
 from app.models import Case, Query, Rating, Scorer
 from app.scoring.presets import is_builtin_name
 from app.scoring.quepid_code import builtin_code
 from app.scoring.quepid_scorers import QUEPID_NAMES, ShippedScorer
-from app.vocabulary import Engine, ScorerKind
+from app.search import adapter_for
+from app.vocabulary import Engine, HttpMethod, ScorerKind
 
 
 def _json_number(value: float) -> int | float:
@@ -25,7 +26,7 @@ def _json_number(value: float) -> int | float:
 
 def _same_in_quepid(scorer: Scorer) -> ShippedScorer | None:
     """Return Quepid's shipped scorer when this one is it: its code, run as Quepid runs it."""
-    shipped = _shipped(scorer.name)
+    shipped = quepid_shipped(scorer.name)
     if (
         shipped is None
         or scorer.kind != ScorerKind.JAVASCRIPT
@@ -99,7 +100,7 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
     scorer = case.scorer
     scorer_out = quepid_scorer(scorer)
     engine = Engine(endpoint.engine)
-    url = endpoint.url if engine == Engine.SOLR else endpoint.url.rstrip("/") + "/_search"
+    adapter = adapter_for(engine)
     head: dict[str, Any] = {
         "case_name": case.name,
         "owner_email": case.owner.email,
@@ -119,9 +120,9 @@ def export_case(session: Session, case: Case) -> Iterator[str]:
             ],
             "search_endpoint": {
                 "name": endpoint.name,
-                "endpoint_url": url,
+                "endpoint_url": adapter.search_url(endpoint.url),
                 "search_engine": QUEPID_ENGINE_NAMES[engine],
-                "api_method": "POST" if engine != Engine.SOLR else str(endpoint.method),
+                "api_method": str(adapter.query_method(HttpMethod(endpoint.method))),
                 # Headers and basic auth are secrets: never written out.
                 "custom_headers": None,
                 "basic_auth_credential": None,

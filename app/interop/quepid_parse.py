@@ -8,7 +8,6 @@ from typing import Any
 
 import httpx
 
-from app.endpoints.service import TEST_FIELD_SPECS
 from app.errors import Invalid
 from app.interop.quepid_values import (
     MAX_NAME_CHARS,
@@ -28,7 +27,7 @@ from app.interop.quepid_values import (
     _wrong,
 )
 from app.queries.bulk_lines import from_options
-from app.search import FieldSpecError, parse_field_spec
+from app.search import FieldSpecError, adapter_for, parse_field_spec
 from app.vocabulary import Engine, HttpMethod
 
 QUEPID_ENVIRONMENT = "quepid"
@@ -238,13 +237,14 @@ def _endpoint(the_try: dict[str, Any]) -> QuepidEndpoint:
             "Relevo searches Solr, Elasticsearch, OpenSearch, Vespa, search APIs and result "
             f'files; this case uses a "{quepid_engine}" endpoint, which Relevo cannot search.',
         )
-    if engine == Engine.STATIC:  # a result file: whatever URL Quepid kept is not called
-        return _static_endpoint(source, nested is not None)
+    adapter = adapter_for(engine)
+    if adapter.answers_from_file:  # whatever URL Quepid kept is not called
+        return _file_endpoint(source, nested is not None, engine)
     url = _text(_required(source, url_key, loc), (*loc, url_key))
     assert url is not None
     url = _index_url(url.strip(), engine, (*loc, url_key))
     mapper_code = None
-    if engine == Engine.SEARCHAPI:
+    if adapter.needs_mapper:
         mapper_loc = (*loc, "mapper_code")
         mapper_code = _text(_required(source, "mapper_code", loc), mapper_loc)
         if not mapper_code or not mapper_code.strip():
@@ -276,12 +276,12 @@ def _endpoint(the_try: dict[str, Any]) -> QuepidEndpoint:
     )
 
 
-def _static_endpoint(source: dict[str, Any], nested: bool) -> QuepidEndpoint:
+def _file_endpoint(source: dict[str, Any], nested: bool, engine: Engine) -> QuepidEndpoint:
     """Return a result-file endpoint: no URL, no secrets; its file is uploaded in Relevo."""
     name = source.get("name") if nested else None
     return QuepidEndpoint(
         name=name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else None,
-        engine=Engine.STATIC,
+        engine=engine,
         url="",
         method=HttpMethod.GET,
         headers={},
@@ -291,21 +291,15 @@ def _static_endpoint(source: dict[str, Any], nested: bool) -> QuepidEndpoint:
 
 
 def _index_url(url: str, engine: Engine, loc: Loc) -> str:
-    """Return Relevo's endpoint URL: Quepid's Elasticsearch/OpenSearch URL ends in /_search."""
+    """Return Relevo's endpoint URL from the URL Quepid searches: the engine's adapter takes
+    off what it adds itself (Elasticsearch's /_search, Vespa's /search/)."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError) as exc:
         raise _wrong(loc, "an http:// or https:// URL") from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise _wrong(loc, "an http:// or https:// URL")
-    if engine != Engine.SOLR:
-        path = parsed.raw_path.decode("ascii").partition("?")[0].rstrip("/")
-        if path.endswith("/_search"):
-            trimmed = path[: -len("/_search")]
-            query = parsed.query.decode("ascii")
-            raw_path = trimmed + (f"?{query}" if query else "")
-            url = str(parsed.copy_with(raw_path=raw_path.encode()))
-    return url.rstrip("/")
+    return adapter_for(engine).endpoint_url(url).rstrip("/")
 
 
 def options_warnings(left_out: list[tuple[str, list[str]]], shown: int = 10) -> list[str]:
@@ -381,7 +375,7 @@ def _field_spec(value: Any, engine: Engine, warnings: list[str]) -> str:
     """Return the field spec in Relevo's terms (`sub:`, `media:`… become plain fields)."""
     text = _text(value, ("try", "field_spec"), optional=True)
     if text is None or not text.strip():
-        return TEST_FIELD_SPECS[engine]
+        return adapter_for(engine).test_field_spec
     tokens: list[str] = []
     dropped: list[str] = []
     for token in re.split(r"[\s,]+", text.strip()):
@@ -401,7 +395,7 @@ def _field_spec(value: Any, engine: Engine, warnings: list[str]) -> str:
             "The field spec's " + ", ".join(f'"{t}"' for t in dropped) + " cannot be shown by "
             "Relevo and was left out."
         )
-    return " ".join(tokens) if tokens else TEST_FIELD_SPECS[engine]
+    return " ".join(tokens) if tokens else adapter_for(engine).test_field_spec
 
 
 def _rows(value: Any, warnings: list[str]) -> int:

@@ -27,7 +27,8 @@ from app.runs.metrics import metric_configs, recorded, run_metrics
 from app.runs.plan import FetchedQuery, MetricScores, QueryPlan, RunPlan, RunSetupError
 from app.scorers.config import config_of
 from app.scoring import Outcome
-from app.vocabulary import ACTIVE_RUN_STATUSES, Engine, QueryStatus, RunStatus
+from app.search import adapter_for
+from app.vocabulary import ACTIVE_RUN_STATUSES, QueryStatus, RunStatus
 
 ACTIVE = ACTIVE_RUN_STATUSES
 
@@ -61,7 +62,7 @@ def load_plan(*, session: Session, run_id: int, query_ids: Sequence[int] | None 
         for qid, text, position, options in session.execute(stmt.order_by(Query.position, Query.id))
     ]
     shared: dict[str, Any] = {} if query_ids is None or run.lease is None else {"lease": run.lease}
-    if endpoint.engine == Engine.STATIC:  # a result file: read now, nothing to fetch
+    if adapter_for(endpoint.engine).answers_from_file:  # read now, nothing to fetch
         shared["static_results"] = static_results.results_for(
             session=session,
             endpoint_id=endpoint.id,

@@ -11,10 +11,16 @@ spec problem met while building one query's request is raised as
 :class:`RequestBuildError`. Template rules are documented in :mod:`app.search.templates`.
 """
 
+from app.search.adapter import EngineAdapter
 from app.search.client import SearchClient
 from app.search.connection import ConnectionReport, try_connection
 from app.search.elastic import build_es_body, es_error_message, parse_es_response
-from app.search.engines import build_http_request, build_ids_http_request, validate_template
+from app.search.engines import (
+    adapter_for,
+    build_http_request,
+    build_ids_http_request,
+    validate_template,
+)
 from app.search.errors import (
     EngineError,
     EngineHTTPError,
@@ -49,6 +55,7 @@ __all__ = [
     "Doc",
     "EndpointConfig",
     "Engine",
+    "EngineAdapter",
     "EngineError",
     "EngineHTTPError",
     "EngineResponseError",
@@ -62,6 +69,7 @@ __all__ = [
     "SearchRequest",
     "SearchResult",
     "TemplateError",
+    "adapter_for",
     "build_es_body",
     "build_es_ids_body",
     "build_http_request",

@@ -6,7 +6,6 @@ a fraction of the cost of a check against the Mapping ABC, for every field of ev
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,10 +14,17 @@ import httpx
 from app.search.answers import Answer, json_body
 from app.search.errors import EngineResponseError
 from app.search.fieldspec import FieldSpec, build_doc, is_missing, lookup_field, parse_field_spec
-from app.search.http_request import headers_of, json_post
+from app.search.http_request import headers_of, json_post, suffixed_url, unsuffixed_url
 from app.search.lookup import build_es_ids_body
-from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
+from app.search.models import (
+    DEFAULT_FIELD_SPEC,
+    EndpointConfig,
+    Engine,
+    SearchRequest,
+    SearchResult,
+)
 from app.search.templates import RenderContext, parse_json_body, render_json_template
+from app.vocabulary import HttpMethod
 
 __all__ = ["ElasticAdapter", "build_es_body", "es_error_message", "parse_es_response"]
 
@@ -117,30 +123,45 @@ def parse_es_response(body: Any, spec: FieldSpec) -> SearchResult:
     return SearchResult(docs=docs, num_found=_total(hits, len(docs)))
 
 
-@functools.lru_cache(maxsize=256)
-def _search_url(url: str) -> httpx.URL:
-    base = httpx.URL(url)
-    return base.copy_with(path=base.path.rstrip("/") + "/_search")
+_SEARCH = "/_search"
+_LABELS = {Engine.ELASTICSEARCH: "Elasticsearch", Engine.OPENSEARCH: "OpenSearch"}
+_TEMPLATE = '{"query": {"multi_match": {"query": "#$query##", "fields": ["title"]}}}'
 
 
 class ElasticAdapter:
     """Elasticsearch and OpenSearch: a JSON body POSTed to the index's ``_search``."""
 
-    over_http = True
+    answers_from_file = False
+    needs_mapper = False
+    holds_ubi_logs = True  # the UBI plugin's ubi_queries and ubi_events indexes
+    test_field_spec = DEFAULT_FIELD_SPEC  # a hit's id is its _id
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.label = _LABELS[engine]
+
+    def default_template(self, method: HttpMethod) -> str:
+        return _TEMPLATE
+
+    def query_method(self, method: HttpMethod) -> HttpMethod:
+        return HttpMethod.POST  # a JSON body, whatever the endpoint says
+
+    def search_url(self, url: str) -> str:
+        return str(suffixed_url(url, _SEARCH))
+
+    def endpoint_url(self, search_url: str) -> str:
+        return unsuffixed_url(search_url, _SEARCH)
 
     def build_request(
         self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
     ) -> httpx.Request:
-        url = _search_url(endpoint.url)
+        url = suffixed_url(endpoint.url, _SEARCH)
         return json_post(http, endpoint, url, build_es_body(request), headers_of(endpoint))
 
     def build_ids_request(
         self, http: httpx.AsyncClient, endpoint: EndpointConfig, ids: list[str], spec: FieldSpec
     ) -> httpx.Request:
-        url = _search_url(endpoint.url)
+        url = suffixed_url(endpoint.url, _SEARCH)
         return json_post(http, endpoint, url, build_es_ids_body(ids, spec), headers_of(endpoint))
 
     async def parse(

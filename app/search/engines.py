@@ -1,7 +1,8 @@
 """The registry of engine adapters, and what the client asks of whichever engine it calls.
 
 Each engine's module holds its adapter (``adapter.EngineAdapter``); nothing else in the
-search package asks which engine an endpoint is.
+search package asks which engine an endpoint is, and the rest of the app asks the adapter
+(``adapter_for(endpoint.engine).answers_from_file``, say) instead of comparing engines.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def validate_template(
 ) -> None:
     """Raise TemplateError if ``template`` cannot be rendered into a request for ``engine``."""
     adapter = adapter_for(engine)
-    if not adapter.over_http:
+    if adapter.answers_from_file:
         return  # a result file: the template is never rendered
     if not template.strip():
         raise TemplateError("template is empty")

@@ -22,7 +22,9 @@ __all__ = [
     "json_bytes",
     "json_post",
     "params_request",
+    "suffixed_url",
     "timeout_of",
+    "unsuffixed_url",
 ]
 
 FORM = "application/x-www-form-urlencoded"
@@ -33,6 +35,25 @@ FORM = "application/x-www-form-urlencoded"
 def base_url(url: str) -> httpx.URL:
     """The endpoint's URL, parsed once."""
     return httpx.URL(url)
+
+
+@functools.lru_cache(maxsize=256)
+def suffixed_url(url: str, suffix: str) -> httpx.URL:
+    """The endpoint's URL with ``suffix`` ending its path (its query kept), parsed once."""
+    base = base_url(url)
+    return base.copy_with(path=base.path.rstrip("/") + suffix)
+
+
+def unsuffixed_url(url: str, suffix: str) -> str:
+    """The URL without ``suffix`` ending its path (a trailing slash aside, its query kept);
+    a URL whose path does not end so is returned as it is."""
+    parsed = httpx.URL(url)
+    path = parsed.raw_path.decode("ascii").partition("?")[0].rstrip("/")
+    if not path.endswith(suffix):
+        return url
+    query = parsed.query.decode("ascii")
+    raw_path = path[: -len(suffix)] + (f"?{query}" if query else "")
+    return str(parsed.copy_with(raw_path=raw_path.encode()))
 
 
 def headers_of(endpoint: EndpointConfig, accept: str = "application/json") -> dict[str, str]:

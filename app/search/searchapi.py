@@ -28,6 +28,7 @@ from app.search.templates import (
     render_json_template,
     render_solr_pairs,
 )
+from app.vocabulary import HttpMethod
 
 __all__ = [
     "SearchApiAdapter",
@@ -88,8 +89,25 @@ class SearchApiAdapter:
     """Any JSON or HTML API (GET parameters or a POSTed JSON body), read by the endpoint's
     JavaScript mapper."""
 
-    over_http = True
     engine = Engine.SEARCHAPI
+    label = "Search API"
+    answers_from_file = False
+    needs_mapper = True  # docsMapper(data) and numberOfResultsMapper(data)
+    holds_ubi_logs = False
+    test_field_spec = "id:id title:title"
+
+    def default_template(self, method: HttpMethod) -> str:
+        # POST sends the template as a JSON body, GET as query parameters.
+        return '{"q": "#$query##"}' if method == HttpMethod.POST else "q=#$query##"
+
+    def query_method(self, method: HttpMethod) -> HttpMethod:
+        return method
+
+    def search_url(self, url: str) -> str:
+        return url  # the service's own URL, called as it is
+
+    def endpoint_url(self, search_url: str) -> str:
+        return search_url
 
     def build_request(
         self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest

@@ -14,6 +14,7 @@ from app.search.http_request import headers_of, params_request
 from app.search.lookup import build_solr_ids_params
 from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext, render_solr_pairs
+from app.vocabulary import HttpMethod
 
 __all__ = ["SolrAdapter", "build_solr_params", "parse_solr_response", "solr_error_message"]
 
@@ -80,8 +81,25 @@ def parse_solr_response(body: Any, spec: FieldSpec, *, explain: bool) -> SearchR
 class SolrAdapter:
     """Solr: a query's parameters from its template, sent as GET or as a POST form."""
 
-    over_http = True
     engine = Engine.SOLR
+    label = "Solr"
+    answers_from_file = False
+    needs_mapper = False
+    holds_ubi_logs = False
+    # Solr's unique key is a stored field, named in the schema (most often "id").
+    test_field_spec = "id:id title:title"
+
+    def default_template(self, method: HttpMethod) -> str:
+        return "q=#$query##"  # the same parameters, in the URL or as a POSTed form
+
+    def query_method(self, method: HttpMethod) -> HttpMethod:
+        return method
+
+    def search_url(self, url: str) -> str:
+        return url  # the request handler itself (…/select)
+
+    def endpoint_url(self, search_url: str) -> str:
+        return search_url
 
     def build_request(
         self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest

@@ -31,6 +31,7 @@ from app.search.errors import RequestBuildError
 from app.search.fieldspec import FieldSpec
 from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext
+from app.vocabulary import HttpMethod
 
 __all__ = [
     "MAX_DOC_ID_CHARS",
@@ -216,7 +217,23 @@ class StaticAdapter:
     """A result file: read from the file uploaded, never over HTTP; no template is rendered."""
 
     engine = Engine.STATIC
-    over_http = False
+    label = "Result file"
+    answers_from_file = True
+    needs_mapper = False
+    holds_ubi_logs = False
+    test_field_spec = "id:id"
+
+    def default_template(self, method: HttpMethod) -> str:
+        return "#$query##"  # never rendered: the file is read by the query text, as it says
+
+    def query_method(self, method: HttpMethod) -> HttpMethod:
+        return method  # nothing is sent
+
+    def search_url(self, url: str) -> str:
+        return url  # no URL: nothing is called
+
+    def endpoint_url(self, search_url: str) -> str:
+        return search_url
 
     def build_request(
         self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest

@@ -17,9 +17,10 @@ import httpx
 from app.search.answers import Answer, json_body
 from app.search.errors import EngineResponseError, RequestBuildError
 from app.search.fieldspec import FieldSpec, build_doc, is_missing, lookup_field
-from app.search.http_request import base_url, headers_of, json_post
+from app.search.http_request import headers_of, json_post, suffixed_url, unsuffixed_url
 from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext, parse_json_body, render_json_template
+from app.vocabulary import HttpMethod
 
 __all__ = ["VespaAdapter", "build_vespa_body", "parse_vespa_response", "vespa_error_message"]
 
@@ -102,14 +103,29 @@ def parse_vespa_response(body: Any, spec: FieldSpec, *, explain: bool = False) -
 class VespaAdapter:
     """Vespa: a JSON body POSTed to the endpoint's ``/search/``."""
 
-    over_http = True
     engine = Engine.VESPA
+    label = "Vespa"
+    answers_from_file = False
+    needs_mapper = False
+    holds_ubi_logs = False
+    test_field_spec = "id:id title:title"
+
+    def default_template(self, method: HttpMethod) -> str:
+        return '{"yql": "select * from sources * where userQuery()", "query": "#$query##"}'
+
+    def query_method(self, method: HttpMethod) -> HttpMethod:
+        return HttpMethod.POST  # the query API's JSON body
+
+    def search_url(self, url: str) -> str:
+        return str(suffixed_url(url, "/search/"))
+
+    def endpoint_url(self, search_url: str) -> str:
+        return unsuffixed_url(search_url, "/search")
 
     def build_request(
         self, http: httpx.AsyncClient, endpoint: EndpointConfig, request: SearchRequest
     ) -> httpx.Request:
-        base = base_url(endpoint.url)
-        url = base.copy_with(path=base.path.rstrip("/") + "/search/")
+        url = suffixed_url(endpoint.url, "/search/")
         return json_post(http, endpoint, url, build_vespa_body(request), headers_of(endpoint))
 
     def build_ids_request(

@@ -16,7 +16,7 @@ def test_every_engine_has_its_own_adapter() -> None:
     assert set(ADAPTERS) == set(Engine)
     assert all(adapter.engine == engine for engine, adapter in ADAPTERS.items())
     assert adapter_for("opensearch") is ADAPTERS[Engine.OPENSEARCH]
-    assert [e for e, a in ADAPTERS.items() if not a.over_http] == [Engine.STATIC]
+    assert [e for e, a in ADAPTERS.items() if a.answers_from_file] == [Engine.STATIC]
     with pytest.raises(ValueError):
         adapter_for("lucene")
 
