@@ -144,6 +144,7 @@ def test_listing_200_shared_cases_takes_a_constant_number_of_statements(
     one_case = count_listing()
     for n in range(199):
         make_case(api, endpoint["id"], name=f"Case {n}", team_ids=[team["id"]])
+    count_listing()  # on a slow machine the key's last use may be due again by now
     many = count_listing()
     assert one_case[0] == 1 and many[0] == 200
     assert many[1] == one_case[1] <= LIST_BUDGET
