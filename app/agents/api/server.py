@@ -25,7 +25,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.agents import flows as service
 from app.agents.api import judging, reading, tuning
-from app.agents.api.tooling import INSTRUCTIONS, Runtime
+from app.agents.api.tooling import INSTRUCTIONS, Runtime, add_tools
 from app.errors import RelevoError
 
 __all__ = ["McpEndpoint", "build_server", "http_server", "mount"]
@@ -33,14 +33,18 @@ __all__ = ["McpEndpoint", "build_server", "http_server", "mount"]
 MCP_PATH = "/mcp"
 
 
-def build_server(rt: Runtime) -> MCPServer[Any]:
+def build_server(rt: Runtime) -> MCPServer[Runtime]:
     """Return the MCP server with every tool of API.md "Agents"."""
     # WARNING: the SDK configures the root logger at this level when none is set up.
-    mcp: MCPServer[Any] = MCPServer(
-        name="relevo", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING"
+    mcp: MCPServer[Runtime] = MCPServer(
+        name="relevo",
+        instructions=INSTRUCTIONS,
+        version="0.1.0",
+        log_level="WARNING",
+        # The lifespan state is what each tool's context carries: here, the runtime.
+        lifespan=lambda _server: contextlib.nullcontext(rt),
     )
-    for tools in (reading, tuning, judging):
-        tools.register(mcp, rt)
+    add_tools(mcp, (*reading.TOOLS, *tuning.TOOLS, *judging.TOOLS))
     return mcp
 
 

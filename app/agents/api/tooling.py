@@ -1,13 +1,15 @@
-"""What every MCP tool shares: the runtime, argument types, one session per call, refusals."""
+"""What every MCP tool shares: the runtime, argument types, one session per call, refusals,
+and the entry that registers a tool (its function and annotations)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, NamedTuple, TypeVar
 
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
@@ -23,13 +25,17 @@ __all__ = [
     "INSTRUCTIONS",
     "MAX_WAIT_S",
     "CaseId",
+    "Ctx",
     "RatingArg",
     "RunId",
     "Runtime",
+    "ToolEntry",
     "WaitS",
+    "add_tools",
     "in_session",
     "read_only",
     "refusal",
+    "runtime",
     "wait_for_runs",
 ]
 
@@ -63,7 +69,33 @@ class Runtime:
 
     session_factory: Callable[[], sessionmaker[Session]]
     run_manager: Callable[[], RunManager]
-    key_of: Callable[[Context | None], str]
+    key_of: Callable[[Context[Any, Any] | None], str]
+
+
+# The server hands its Runtime to every tool as the lifespan state of the tool's context.
+Ctx = Context[Runtime, Any]
+
+
+class ToolEntry(NamedTuple):
+    """One tool as the server lists it: its function (name, docstring, typed parameters)
+    and its annotations."""
+
+    fn: Callable[..., Awaitable[Any]]
+    annotations: ToolAnnotations | None = None
+
+
+def add_tools(mcp: MCPServer[Runtime], entries: Iterable[ToolEntry]) -> None:
+    """Register each entry's function as a tool, described by its cleaned docstring."""
+    for entry in entries:
+        # Cleaned, so a description reads the same whatever the function's indentation
+        # (and whichever Python compiled it: 3.13 dedents docstrings itself).
+        description = inspect.cleandoc(entry.fn.__doc__ or "")
+        mcp.add_tool(entry.fn, description=description, annotations=entry.annotations)
+
+
+def runtime(ctx: Ctx) -> Runtime:
+    """Return the runtime the server was built with."""
+    return ctx.request_context.lifespan_context
 
 
 def refusal(exc: BaseException) -> ToolError:
@@ -76,8 +108,9 @@ def refusal(exc: BaseException) -> ToolError:
     return ToolError(f"{type(exc).__name__}: {exc}")
 
 
-async def in_session(rt: Runtime, ctx: Context | None, work: Callable[[Session, Actor], T]) -> T:
+async def in_session(ctx: Ctx, work: Callable[[Session, Actor], T]) -> T:
     """Run ``work`` with a session and the caller's actor, in a thread; errors are tool errors."""
+    rt = runtime(ctx)
 
     def call() -> T:
         # One tool call, one transaction: committed when the work returns, rolled back if
