@@ -26,7 +26,7 @@ from app.cases import service as case_service
 from app.endpoints import trying
 from app.endpoints.schemas import TryRequest, TryResult
 from app.runs import service as run_service
-from app.vocabulary import Engine
+from app.search import adapter_for
 
 __all__ = ["TOOLS"]
 
@@ -145,7 +145,7 @@ def _plan_search(
         field_spec=current.field_spec,
         rows=rows,
     )
-    if endpoint.engine == Engine.STATIC:
+    if adapter_for(endpoint.engine).answers_from_file:
         return trying.try_static(session=s, endpoint=endpoint, body=body), body, a.user_id
     s.expunge(endpoint)
     return endpoint, body, a.user_id
