@@ -1,5 +1,6 @@
 """Every mutating route runs in one transaction: made to fail right after its first write
-(an INSERT, UPDATE or DELETE reached the database), a request leaves every table as it was.
+(an INSERT, UPDATE or DELETE of one of the app's tables reached the database), a request
+leaves every table as it was.
 
 The routes are enumerated from the built app, so a new route fails here until it is given a
 request below (ROUTES) or a written reason (SKIPPED).
@@ -8,6 +9,7 @@ request below (ROUTES) or a written reason (SKIPPED).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +24,16 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import session_scope
 from app.models import Base, JudgeRun, Run, Sweep, User
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
+from tests.judges.fake_llm import FakeLLM, fake_llm
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
+from tests.support.atomicity import (
+    QUEPID_BOOK,
+    RATINGS_CSV,
+    TREC_RUN,
+    add_click_events,
+    add_judge_failure,
+    add_model_judge,
+)
 from tests.support.clicks import ndjson, ubi_event
 from tests.support.pages import finished_run, login, one, soup
 from tests.support.quepid import fixture as quepid_fixture
@@ -59,6 +70,7 @@ class Call:
     selector: str | None = None  # that form, when its action does not end with the path
     content: str | None = None  # a raw body (an upload), sent with content_type
     content_type: str = "text/csv"
+    upload: tuple[str, str] | None = None  # a file (name, text) the form sends as "file"
 
 
 # {method path}: the request made, its path parameters filled from the world (W).
@@ -229,14 +241,57 @@ ROUTES: dict[str, Call] = {
         form={}, path={"endpoint_id": "spare_endpoint_id"}
     ),
     "POST /books/{book_id}/delete": Call(form={}),
+    # Uploads: a Quepid case or book, a ratings file, a result file.
+    "POST /api/v1/books/import": Call(json=json.loads(QUEPID_BOOK)),
+    "POST /books/import": Call(form={}, upload=("book.json", QUEPID_BOOK)),
+    "POST /cases/import": Call(form={}, upload=("case.json", QUEPID_CASE)),
+    "POST /cases/{case_id}/ratings/import": Call(
+        form={"format": "csv", "action": "import"}, upload=("ratings.csv", RATINGS_CSV)
+    ),
+    "POST /endpoints/{endpoint_id}/results": Call(
+        form={"format": "trec"},
+        upload=("run.txt", TREC_RUN),
+        path={"endpoint_id": "static_endpoint_id"},
+    ),
+    # Page forms, sent as the page shows them with the fields a user fills in.
+    "POST /cases": Call(page="/", selector="#new-case-form", form={"name": "c2"}),
+    "POST /endpoints": Call(
+        page="/endpoints/new",
+        selector="#endpoint-form",
+        form={"name": "e2", "engine": "opensearch", "url": URL},
+    ),
+    "POST /cases/{case_id}/sweeps": Call(
+        page="/cases/{case_id}", selector="#sweep-form", form={"sweep.titleBoost": "1, 2"}
+    ),
+    # Judging: a rater's rating, a judge run started or retried, a judge tried on pairs.
+    "POST /books/{book_id}/judge": Call(
+        page="/books/{book_id}/judge?pair_id={pair_id}",
+        selector="#judge-form",
+        form={"rating": "0"},
+    ),
+    "POST /books/{book_id}/judging": Call(
+        page="/books/{book_id}/judging",
+        selector="#judge-run-form",
+        form={"judge_id": "{judge_id}", "pairs": "all", "action": "start"},
+    ),
+    "POST /books/{book_id}/judge-runs/{run_id}/retry": Call(
+        form={}, path={"run_id": "judge_run_id"}
+    ),
+    "POST /judges/{judge_id}/test": Call(
+        form={"book_id": "{book_id}", "n": "1"}, path={"judge_id": "model_judge_id"}
+    ),
+    # Click logs: a click model's judgements into the book, a sample added to the case.
+    "POST /api/v1/click-logs/{click_log_id}/judgements": Call(
+        json={"book_id": "{book_id}", "model": "coec", "min_impressions": 1}
+    ),
+    "POST /click-logs/{click_log_id}/judgements": Call(
+        page="/click-logs/{click_log_id}", selector="#judge-form", form={"min_impressions": "1"}
+    ),
+    "POST /click-logs/{click_log_id}/sample": Call(
+        page="/click-logs/{click_log_id}?design=uniform&size=1&seed=5", selector="#sample-add-form"
+    ),
 }
 
-# Not yet exercised here (the world below lacks what they need): each is a follow-up.
-FORMS = "a page form with fields not described here yet (its JSON twin, if any, is above)"
-UPLOADS = "an upload whose file is not described here yet"
-JUDGES = "a judging form or body not described here yet (the world has a judge, a book)"
-SWEEPS = "the sweep form (a grid per knob) is not described here yet; its JSON twin is above"
-CLICKS = "needs a click log with events, not in the world yet"
 # {method path}: why the route is not exercised here.
 SKIPPED: dict[str, str] = {
     "POST /login": "a failed login writes nothing; a successful one only starts a session",
@@ -246,25 +301,9 @@ SKIPPED: dict[str, str] = {
     "POST /endpoints/{endpoint_id}/test": "asks the engine: it writes nothing",
     "POST /endpoints/{endpoint_id}/try": "asks the engine: it writes nothing",
     "POST /api/v1/judges/{judge_id}/test": "asks the judge: it writes nothing",
-    "POST /judges/{judge_id}/test": (
-        "asks the judge (no model in the world here) and keeps the trial for its result page;"
-        " tests/judges cover the page and that a reload asks nothing"
+    "POST /api/v1/click-logs/{click_log_id}/sample": (
+        "draws a sample of the log's queries and answers it: it writes nothing"
     ),
-    "POST /api/v1/books/import": UPLOADS,
-    "POST /api/v1/click-logs/{click_log_id}/judgements": JUDGES,
-    "POST /api/v1/click-logs/{click_log_id}/sample": CLICKS,
-    "POST /click-logs/{click_log_id}/judgements": JUDGES,
-    "POST /click-logs/{click_log_id}/sample": CLICKS,
-    "POST /books/import": UPLOADS,
-    "POST /books/{book_id}/judge": JUDGES,
-    "POST /books/{book_id}/judge-runs/{run_id}/retry": JUDGES,
-    "POST /books/{book_id}/judging": JUDGES,
-    "POST /cases": FORMS,
-    "POST /cases/import": UPLOADS,
-    "POST /cases/{case_id}/ratings/import": UPLOADS,
-    "POST /cases/{case_id}/sweeps": SWEEPS,
-    "POST /endpoints": FORMS,
-    "POST /endpoints/{endpoint_id}/results": UPLOADS,
 }
 
 
@@ -299,7 +338,7 @@ def _made(response: Any) -> dict[str, Any]:
     return body
 
 
-def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> World:
+def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session], llm_url: str) -> World:
     with session_scope(factory) as session:
         user = session.get(User, api.id)
         assert user is not None
@@ -358,9 +397,11 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
         session.add(paused)
         session.flush()
         judge_run_id = paused.id
+    add_judge_failure(factory, run_id=judge_run_id, judge_id=judge_id, pair_id=pair_id)
     log_id = _made(api.post("/api/v1/click-logs", json={"name": "shop"}))["id"]
     logged = [{"query_id": "a0", "user_query": "shoes"}]
     _made(api.post(f"/api/v1/click-logs/{log_id}/queries", json=logged))
+    add_click_events(api, log_id)
     static = {"name": "offline", "engine": "static"}
     static_id = _made(api.post("/api/v1/search-endpoints", json=static))["id"]
     ids = {
@@ -369,6 +410,7 @@ def _world(api: ApiUser, other: ApiUser, factory: sessionmaker[Session]) -> Worl
         "kind": "book",
         "user_id": other.id,
         "judge_id": judge_id,
+        "model_judge_id": add_model_judge(api, llm_url),
         "endpoint_id": endpoint["id"],
         "spare_endpoint_id": make_endpoint(api, URL, name="spare")["id"],  # no case uses it
         "case_id": case["id"],
@@ -412,15 +454,27 @@ def _fill(value: Any, ids: dict[str, int]) -> Any:
     return value
 
 
+# The table an INSERT, UPDATE or DELETE writes to.
+WRITTEN = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(\w+)', re.IGNORECASE)
+
+
+def _writes_a_table(statement: str) -> bool:
+    """Whether the statement writes to one of the app's tables (not a temporary one, such as
+    the staging tables of a ratings import, which no snapshot sees)."""
+    found = WRITTEN.match(statement)
+    return found is not None and found.group(1) in Base.metadata.tables
+
+
 class FailAfterFirstWrite:
-    """Armed, it raises InjectedFailure right after the first write statement executed."""
+    """Armed, it raises InjectedFailure right after the first statement that wrote to one of
+    the app's tables."""
 
     def __init__(self) -> None:
         self.armed = False
         self.fired = False
 
     def __call__(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if self.armed and statement.lstrip().upper().startswith(WRITES):
+        if self.armed and _writes_a_table(statement):
             self.armed, self.fired = False, True
             raise InjectedFailure(statement.split("\n")[0][:80])
 
@@ -448,8 +502,8 @@ def _shown_form(client: TestClient, page: str, action: str) -> dict[str, str]:
         values[str(area["name"])] = area.get_text()
     for select_tag in form.select("select[name]"):
         chosen = select_tag.select_one("option[selected]") or select_tag.select_one("option")
-        if chosen is not None:
-            values[str(select_tag["name"])] = str(chosen.get("value", ""))
+        if chosen is not None:  # an option without a value sends its text
+            values[str(select_tag["name"])] = str(chosen.get("value", chosen.get_text(strip=True)))
     return values
 
 
@@ -475,27 +529,40 @@ def _request(route: str, api: ApiUser, client: TestClient, world: World) -> Any:
     path = template.format(**{**world.ids, **{k: world.ids[v] for k, v in call.path.items()}})
     if call.page is not None:
         shown = _shown_form(client, call.page.format(**world.ids), call.selector or path)
-        data = {**shown, "csrf_token": world.csrf, **(call.form or {})}
+        filled = {k: str(_fill(v, world.ids)) for k, v in (call.form or {}).items()}
+        data = {**shown, "csrf_token": world.csrf, **filled}
         return client.request(method, path, data=data, follow_redirects=False)
     if call.form is not None:
         data = {
             "csrf_token": world.csrf,
             **{k: str(_fill(v, world.ids)) for k, v in call.form.items()},
         }
-        return client.request(method, path, data=data, follow_redirects=False)
+        files = None if call.upload is None else {"file": call.upload}
+        return client.request(method, path, data=data, files=files, follow_redirects=False)
     if call.content is not None:
         headers = {**api.headers, "content-type": call.content_type}
         return api.client.request(method, path, content=call.content, headers=headers)
     return api.client.request(method, path, json=_fill(call.json, world.ids), headers=api.headers)
 
 
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeLLM]:
+    """A language model on loopback, for the judge that is tried on the book's pairs."""
+    with fake_llm() as server:
+        yield server
+
+
 @pytest.fixture
 def world(
-    api: ApiUser, other_api: ApiUser, client: TestClient, session_factory: sessionmaker[Session]
+    api: ApiUser,
+    other_api: ApiUser,
+    client: TestClient,
+    session_factory: sessionmaker[Session],
+    model: FakeLLM,
 ) -> World:
     """One of everything; the API key's first use already recorded (not during a request)."""
     make_api_user(client, session_factory, "dave@example.com")  # not yet in the team
-    made = _world(api, other_api, session_factory)
+    made = _world(api, other_api, session_factory, model.url)
     api.get("/api/v1/cases")
     return made
 
@@ -529,6 +596,9 @@ def test_a_request_failing_after_its_first_write_changes_nothing(
 # committed, which a rolled back test has none of (tests/runs/, tests/sweeps/ and
 # tests/clicks/test_pull.py start them for real).
 STARTS_RUNS = {
+    "POST /books/{book_id}/judging",
+    "POST /books/{book_id}/judge-runs/{run_id}/retry",
+    "POST /cases/{case_id}/sweeps",
     "POST /api/v1/click-logs/{click_log_id}/pull",
     "POST /click-logs/{click_log_id}/pull",
     "POST /api/v1/books/{book_id}/judge-runs",
