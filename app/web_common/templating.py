@@ -15,6 +15,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import StrictUndefined
 from starlette.responses import Response
 
+from app.search import adapter_for
 from app.search.explain import explain_view
 from app.security import new_csrf_token
 from app.vocabulary import (
@@ -185,6 +186,7 @@ def pretty_json(value: Any) -> str:
 
 templates.env.globals.update(
     url_for=url_for,
+    adapter_for=adapter_for,
     score_hue=score_hue,
     scale_hue=scale_hue,
     fmt_score=fmt_score,
