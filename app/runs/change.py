@@ -9,7 +9,8 @@ case-level delta (which re-scores both runs the same way).
 
 Nothing is written: a re-score here is read-only (``rescore.rescore_run`` is the one that
 stores). A row the engine did not answer keeps its stored outcome, and so does a metric
-whose scorer no longer exists (or a run written without one).
+whose scorer no longer exists (or a run written without one). ``rescore_rows`` is the
+re-score itself, of rows already read (``rescore_cache`` keeps what it gives).
 """
 
 from __future__ import annotations
@@ -25,12 +26,22 @@ from app.metrics import MetricDef, QueryScores, summarize
 from app.models import Case, Query, Run, RunQuery, Scorer
 from app.runs.metrics import metric_ids, scores_of_row, weighted
 from app.runs.plan import score_metrics
-from app.runs.scoring_input import stored_inputs
+from app.runs.scoring_input import StoredInputs, stored_inputs
 from app.runs.stored import has_ranking
 from app.scorers.config import config_of
+from app.scoring import ScorerConfig
 from app.vocabulary import RunStatus
 
-__all__ = ["BASIS", "Change", "RunScores", "change_since", "previous_case_run", "rescored"]
+__all__ = [
+    "BASIS",
+    "Change",
+    "RunScores",
+    "change_since",
+    "previous_case_run",
+    "primary_id",
+    "rescore_rows",
+    "rescored",
+]
 
 BASIS = "rescored"
 """How every number of a Change is made: re-scored with today's ratings and settings."""
@@ -95,6 +106,11 @@ class Change:
         return self.primary_id if scorer_id is None else scorer_id
 
 
+def primary_id(scorer_id: int | None) -> int:
+    """Return the key of a run's primary metric: its scorer's id (``_NO_SCORER`` without)."""
+    return scorer_id if scorer_id is not None else _NO_SCORER
+
+
 def previous_case_run(*, session: Session, run: Run) -> Run | None:
     """Return the case's finished case run before this one (``case_runs.case_run``), if any."""
     return session.scalar(
@@ -124,7 +140,7 @@ def change_since(
     always), today's ratings, the queries' current weights and the case's aggregate: the
     previous run's stored scores may predate a rating, weight or aggregate change.
     """
-    primary = run.scorer_id if run.scorer_id is not None else _NO_SCORER
+    primary = primary_id(run.scorer_id)
     metrics = [*metric_ids(run), *(case.metric_scorer_ids or [])]
     wanted = list(
         dict.fromkeys([primary, *(int(i) for i in (metrics if scorer_ids is None else scorer_ids))])
@@ -165,14 +181,38 @@ def rescored(
     found = {
         s.id: config_of(s) for s in session.scalars(select(Scorer).where(Scorer.id.in_(scorer_ids)))
     }
-    configs = [(i, found[i]) for i in scorer_ids if i in found]
-    answered = [(row, query) for row, query in rows if query is not None and _rescorable(row)]
+    answered = [query for row, query in rows if query is not None and _rescorable(row)]
     loaded = stored_inputs(
         session=session,
         case=case,
-        query_ids=[q.id for _, q in answered],
-        query_options={q.id: q.options for _, q in answered},
+        query_ids=[q.id for q in answered],
+        query_options={q.id: q.options for q in answered},
     )
+    return rescore_rows(
+        run_id=run.id,
+        rows=[(row, query) for row, query in rows],
+        configs=[(i, found[i]) for i in scorer_ids if i in found],
+        loaded=loaded,
+        scorer_ids=scorer_ids,
+        primary=primary,
+        weighted_mean=weighted(case),
+    )
+
+
+def rescore_rows(
+    *,
+    run_id: int,
+    rows: Sequence[tuple[RunQuery, Query | None]],
+    configs: Sequence[tuple[int, ScorerConfig]],
+    loaded: StoredInputs,
+    scorer_ids: Sequence[int],
+    primary: int,
+    weighted_mean: bool,
+) -> RunScores:
+    """Return a run's scores from its rows (by id, each with its query) re-scored with these
+    metrics' configs (a metric without one keeps its stored scores), the ratings and options
+    in ``loaded``, the queries' weights and the aggregate: ``rescored`` without the reads."""
+    answered = [(row, query) for row, query in rows if query is not None and _rescorable(row)]
     inputs = [loaded.input_of(row) for row, _ in answered]
     fresh = dict(
         zip(
@@ -195,10 +235,10 @@ def rescored(
     summaries = summarize(
         [MetricDef(scorer_id=i, name=str(i)) for i in scorer_ids],
         queries.values(),
-        weighted=weighted(case),
+        weighted=weighted_mean,
     )
     return RunScores(
-        run_id=run.id,
+        run_id=run_id,
         case_scores={m.scorer_id: m.case_score for m in summaries},
         query_scores={
             i: {qid: float(v) for qid, q in queries.items() if (v := q.scores.get(i)) is not None}
