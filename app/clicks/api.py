@@ -35,6 +35,7 @@ from app.clicks.schemas import (
 from app.errors import Invalid, NotFound
 from app.models import ClickLog
 from app.web_common.deps import SessionDep
+from app.web_common.owned import Owned, OwnedSchemas, OwnedService, RouteDocs, add_owned_routes
 from app.web_common.uploads import spooled_body
 
 router = APIRouter(tags=["click logs"])
@@ -44,36 +45,27 @@ INGEST_PATH = r"/api/v1/click-logs/[0-9]+/(queries|events)"
 NDJSON_TYPES = ("ndjson", "jsonl", "jsonlines", "json-seq")
 
 
-@router.post("/click-logs", response_model=ClickLogRead, status_code=201)
-def create_log(body: ClickLogCreate, user: CurrentUser, session: SessionDep) -> ClickLogRead:
-    """Create a click log."""
-    return service.to_read(service.create_log(session=session, user=user, body=body))
-
-
-@router.get("/click-logs", response_model=list[ClickLogRead])
-def list_logs(user: CurrentUser, session: SessionDep) -> list[ClickLogRead]:
-    """Return the click logs the caller may see."""
-    return [service.to_read(log) for log in service.list_logs(session=session, user=user)]
-
-
-@router.get("/click-logs/{click_log_id}", response_model=ClickLogRead)
-def get_log(log: ClickLogDep) -> ClickLogRead:
-    """Return a click log."""
-    return service.to_read(log)
-
-
-@router.patch("/click-logs/{click_log_id}", response_model=ClickLogRead)
-def update_log(
-    log: ClickLogDep, body: ClickLogUpdate, user: CurrentUser, session: SessionDep
-) -> ClickLogRead:
-    """Rename a log, change its position base or (its owner only) who it is shared with."""
-    return service.to_read(service.update_log(session=session, user=user, log=log, body=body))
-
-
-@router.delete("/click-logs/{click_log_id}", status_code=204)
-def delete_log(log: ClickLogDep, user: CurrentUser, session: SessionDep) -> None:
-    """Delete a click log with its queries and events (its owner only)."""
-    service.delete_log(session=session, user=user, log=log)
+add_owned_routes(
+    router,
+    Owned("log", "logs", "/click-logs/{click_log_id}", user=CurrentUser, item=ClickLogDep),
+    OwnedSchemas(read=ClickLogRead, create=ClickLogCreate, update=ClickLogUpdate),
+    OwnedService(
+        service.to_read,
+        service.list_logs,
+        service.create_log,
+        service.update_log,
+        service.delete_log,
+    ),
+    RouteDocs(
+        list="Return the click logs the caller may see.",
+        create="Create a click log.",
+        get="Return a click log.",
+        update=(
+            "Rename a log, change its position base or (its owner only) who it is shared with."
+        ),
+        delete="Delete a click log with its queries and events (its owner only).",
+    ),
+)
 
 
 @router.get("/click-logs/{click_log_id}/summary", response_model=ClickLogSummary)

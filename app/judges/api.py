@@ -23,40 +23,30 @@ from app.judges.schemas import (
     JudgeUpdate,
 )
 from app.web_common.deps import SessionDep
+from app.web_common.owned import Owned, OwnedSchemas, OwnedService, RouteDocs, add_owned_routes
 
 router = APIRouter(tags=["judges"])
 
 
-@router.get("/judges", response_model=list[JudgeRead])
-def list_judges(user: CurrentUser, session: SessionDep) -> list[JudgeRead]:
-    """Return the judges the caller may use."""
-    return [service.to_read(j) for j in service.list_judges(session=session, user=user)]
-
-
-@router.post("/judges", response_model=JudgeRead, status_code=201)
-def create_judge(body: JudgeCreate, user: CurrentUser, session: SessionDep) -> JudgeRead:
-    """Create a judge (its key and header values are stored encrypted, never returned)."""
-    return service.to_read(service.create_judge(session=session, user=user, body=body))
-
-
-@router.get("/judges/{judge_id}", response_model=JudgeRead)
-def get_judge(judge: JudgeDep) -> JudgeRead:
-    """Return one judge."""
-    return service.to_read(judge)
-
-
-@router.patch("/judges/{judge_id}", response_model=JudgeRead)
-def update_judge(
-    judge: JudgeDep, body: JudgeUpdate, user: CurrentUser, session: SessionDep
-) -> JudgeRead:
-    """Change a judge; a new host drops the key and headers unless sent again."""
-    return service.to_read(service.update_judge(session=session, user=user, judge=judge, body=body))
-
-
-@router.delete("/judges/{judge_id}", status_code=204)
-def delete_judge(judge: JudgeDep, user: CurrentUser, session: SessionDep) -> None:
-    """Delete a judge (its owner only) and its judgements."""
-    service.delete_judge(session=session, user=user, judge=judge)
+add_owned_routes(
+    router,
+    Owned("judge", "judges", "/judges/{judge_id}", user=CurrentUser, item=JudgeDep),
+    OwnedSchemas(read=JudgeRead, create=JudgeCreate, update=JudgeUpdate),
+    OwnedService(
+        service.to_read,
+        service.list_judges,
+        service.create_judge,
+        service.update_judge,
+        service.delete_judge,
+    ),
+    RouteDocs(
+        list="Return the judges the caller may use.",
+        create="Create a judge (its key and header values are stored encrypted, never returned).",
+        get="Return one judge.",
+        update="Change a judge; a new host drops the key and headers unless sent again.",
+        delete="Delete a judge (its owner only) and its judgements.",
+    ),
+)
 
 
 @router.post("/judges/{judge_id}/test", response_model=JudgeTestRead)

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
+from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
 from app.accounts.deps import WebUser, owned
@@ -23,7 +24,7 @@ from app.judges.schemas import (
     JudgeUpdate,
 )
 from app.models import Book, Judge, User
-from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.deleting import Deletable, Farewell, add_delete_routes
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute
@@ -176,33 +177,25 @@ def update_judge(
     return see_other(url)
 
 
-@router.get("/judges/{judge_id}/delete", name="judge_delete_page")
-def confirm_judge(
-    request: Request, judge: WebJudgeDep, user: WebUser, session: SessionDep
-) -> Response:
-    """Ask before deleting a judge, saying what goes with it."""
+def _judge_doom(session: Session, judge: Judge) -> str:
+    """Return what goes with a judge when it is deleted."""
     runs_count = page_data.run_count(session=session, judge=judge)
-    doomed = Doomed(
-        kind="judge",
-        name=judge.name,
-        consequence=(
-            f"Its ratings of every book and its {runs_count} "
-            f"{'run' if runs_count == 1 else 'runs'} are deleted with it (a judge with a run "
-            "under way cannot be deleted: cancel the run first); the people's ratings stay."
-        ),
-        action=str(request.url_for("judge_delete_submit", judge_id=judge.id)),
-        back=str(request.url_for("judge_model_page", judge_id=judge.id)),
+    return (
+        f"Its ratings of every book and its {runs_count} "
+        f"{'run' if runs_count == 1 else 'runs'} are deleted with it (a judge with a run "
+        "under way cannot be deleted: cancel the run first); the people's ratings stay."
     )
-    return confirm_page(request, user, doomed)
 
 
-@router.post("/judges/{judge_id}/delete", name="judge_delete_submit")
-def delete_judge(
-    request: Request, judge: WebJudgeDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
-) -> Response:
-    """Delete a judge (its owner only; 409 page while it has a run under way)."""
-    service.delete_judge(session=session, user=user, judge=judge)
-    return gone(request, str(request.url_for("judges_page")))
+add_delete_routes(
+    router,
+    Deletable("judge", "/judges/{judge_id}", WebUser, WebJudgeDep, service.delete_judge),
+    Farewell(_judge_doom, back="judge_model_page", after="judges_page"),
+    docs=(
+        "Ask before deleting a judge, saying what goes with it.",
+        "Delete a judge (its owner only; 409 page while it has a run under way).",
+    ),
+)
 
 
 @router.post("/judges/{judge_id}/test", name="judge_test_submit")

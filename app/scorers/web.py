@@ -16,7 +16,7 @@ from app.scorers.forms import ENVIRONMENTS, KIND_PRESETS, SCALE_PRESETS, ScorerF
 from app.scorers.pages import data as scorer_pages
 from app.scorers.pages.schemas import ScorerPage, TryOutcome
 from app.vocabulary import ScorerKind
-from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.deleting import Deletable, Farewell, add_delete_routes
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
@@ -152,23 +152,16 @@ def _try(session: SessionDep, user: User, editor: ScorerForm, form: FormData) ->
     return scorer_pages.try_scorer(session=session, user=user, config=config, query_id=int(raw_id))
 
 
-@router.get("/scorers/{scorer_id}/delete", name="scorer_delete_page")
-def confirm_scorer(request: Request, scorer: WebScorerDep, user: WebUser) -> Response:
-    """Ask before deleting a scorer."""
-    doomed = Doomed(
-        kind="scorer",
-        name=scorer.name,
-        consequence="Only a scorer that no case uses can be deleted.",
-        action=str(request.url_for("scorer_delete_submit", scorer_id=scorer.id)),
-        back=str(request.url_for("scorer_page", scorer_id=scorer.id)),
-    )
-    return confirm_page(request, user, doomed)
-
-
-@router.post("/scorers/{scorer_id}/delete", name="scorer_delete_submit")
-def delete_scorer(
-    request: Request, scorer: WebScorerDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
-) -> Response:
-    """Delete a scorer no case uses (409 page otherwise) and go back to the scorers."""
-    scorer_service.delete_scorer(session=session, user=user, scorer=scorer)
-    return gone(request, str(request.url_for("scorers_page")))
+add_delete_routes(
+    router,
+    Deletable(
+        "scorer", "/scorers/{scorer_id}", WebUser, WebScorerDep, scorer_service.delete_scorer
+    ),
+    Farewell(
+        "Only a scorer that no case uses can be deleted.", back="scorer_page", after="scorers_page"
+    ),
+    docs=(
+        "Ask before deleting a scorer.",
+        "Delete a scorer no case uses (409 page otherwise) and go back to the scorers.",
+    ),
+)

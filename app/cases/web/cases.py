@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated, TypedDict
+
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
@@ -23,7 +25,7 @@ from app.queries import service as query_service
 from app.scorers import service as scorer_service
 from app.search import DEFAULT_FIELD_SPEC
 from app.vocabulary import Engine
-from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.deleting import Deletable, Farewell, add_delete_routes
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, WebForm
 from app.web_common.html_errors import HtmlErrorRoute
@@ -40,6 +42,26 @@ def _metric(value: str) -> int | None:
 
 def _sort(value: str) -> QuerySort:
     return value if value in QUERY_SORTS else "position"
+
+
+class ListView(TypedDict):
+    """How the query list is shown: its sort, text filter, page, tag and metric."""
+
+    sort: QuerySort
+    q: str
+    page: int
+    tag: str
+    metric: int | None
+
+
+def list_view(
+    sort: str = "position", q: str = "", page: int = 1, tag: str = "", metric: str = ""
+) -> ListView:
+    """Return the query list's view from the page's address (unknown sort or metric: default)."""
+    return ListView(sort=_sort(sort), q=q, page=page, tag=tag, metric=_metric(metric))
+
+
+ListViewDep = Annotated[ListView, Depends(list_view)]
 
 
 @router.get("/", name="cases_page")
@@ -96,27 +118,10 @@ def create_case(
 
 @router.get("/cases/{case_id}", name="case_page")
 def case_page(
-    request: Request,
-    case: WebCaseDep,
-    user: WebUser,
-    session: SessionDep,
-    sort: str = "position",
-    q: str = "",
-    page: int = 1,
-    tag: str = "",
-    metric: str = "",
+    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, view: ListViewDep
 ) -> Response:
     """Show a case: score, run button, the query list, settings and history."""
-    data = case_pages.case_page(
-        session=session,
-        user=user,
-        case=case,
-        sort=_sort(sort),
-        q=q,
-        page=page,
-        tag=tag,
-        metric=_metric(metric),
-    )
+    data = case_pages.case_page(session=session, user=user, case=case, **view)
     saved = request.query_params.get("saved", "")
     return _render_case(request, user, data, saved=saved)
 
@@ -167,8 +172,9 @@ def _render_case(
     return render(request, "cases/case.html", context, status_code=status_code)
 
 
-def _back_to_case(request: Request, case_id: int, saved: str) -> Response:
-    # The fragment scrolls the page to the "saved" notice, beside the form just sent.
+def back_to_case(request: Request, case_id: int, saved: str) -> Response:
+    """Send the browser back to the case page, at the "saved" notice of the form just sent."""
+    # The fragment scrolls the page to that notice, beside the form.
     url = request.url_for("case_page", case_id=case_id).include_query_params(saved=saved)
     return see_other(f"{url}#{saved}-saved")
 
@@ -218,7 +224,7 @@ def save_settings(
     except (FormErrors, Invalid) as exc:
         data = case_pages.case_page(session=session, user=user, case=case)
         return _render_case(request, user, data, settings=settings.add(exc), status_code=422)
-    return _back_to_case(request, case.id, "settings")
+    return back_to_case(request, case.id, "settings")
 
 
 @router.post("/cases/{case_id}/queries", name="case_add_queries")
@@ -238,7 +244,7 @@ def add_queries(
         data = case_pages.case_page(session=session, user=user, case=case)
         return _render_case(request, user, data, queries=queries, status_code=422)
     query_service.add_queries(session=session, case=case, texts=body.queries)
-    return _back_to_case(request, case.id, "queries")
+    return back_to_case(request, case.id, "queries")
 
 
 @router.get("/cases/{case_id}/score", name="case_score_partial")
@@ -253,25 +259,10 @@ def case_score(request: Request, case: WebCaseDep, session: SessionDep) -> Respo
 
 @router.get("/cases/{case_id}/query-list", name="query_list_partial")
 def query_list(
-    request: Request,
-    case: WebCaseDep,
-    session: SessionDep,
-    sort: str = "position",
-    q: str = "",
-    page: int = 1,
-    tag: str = "",
-    metric: str = "",
+    request: Request, case: WebCaseDep, session: SessionDep, view: ListViewDep
 ) -> Response:
     """Return one page of the query list."""
-    queries = case_query_list(
-        session=session,
-        case=case,
-        sort=_sort(sort),
-        q=q,
-        page=page,
-        tag=tag,
-        metric=_metric(metric),
-    )
+    queries = case_query_list(session=session, case=case, **view)
     return render(request, "cases/partials/query_list.html", {"case": case, "queries": queries})
 
 
@@ -289,23 +280,16 @@ def case_history(
     return render(request, "cases/case_history.html", context)
 
 
-@router.get("/cases/{case_id}/delete", name="case_delete_page")
-def confirm_case(request: Request, case: WebCaseDep, user: WebUser) -> Response:
-    """Ask before deleting a case."""
-    doomed = Doomed(
-        kind="case",
-        name=case.name,
-        consequence="Its queries, ratings, tries and runs are deleted with it.",
-        action=str(request.url_for("case_delete_submit", case_id=case.id)),
-        back=str(request.url_for("case_page", case_id=case.id)),
-    )
-    return confirm_page(request, user, doomed)
-
-
-@router.post("/cases/{case_id}/delete", name="case_delete_submit")
-def delete_case(
-    request: Request, case: WebCaseDep, user: WebUser, session: SessionDep, _csrf: CsrfChecked
-) -> Response:
-    """Delete a case and go back to the cases list (its owner only)."""
-    case_service.delete_case(session=session, user=user, case=case)
-    return gone(request, str(request.url_for("cases_page")))
+add_delete_routes(
+    router,
+    Deletable("case", "/cases/{case_id}", WebUser, WebCaseDep, case_service.delete_case),
+    Farewell(
+        "Its queries, ratings, tries and runs are deleted with it.",
+        back="case_page",
+        after="cases_page",
+    ),
+    docs=(
+        "Ask before deleting a case.",
+        "Delete a case and go back to the cases list (its owner only).",
+    ),
+)

@@ -14,7 +14,7 @@ from app.accounts.deps import WebUser
 from app.cases import flows
 from app.cases.deps import WebCaseDep
 from app.cases.schemas import CaseUpdate
-from app.cases.web.cases import refused_tags
+from app.cases.web.cases import back_to_case, refused_tags
 from app.errors import Invalid
 from app.queries import service as query_service
 from app.queries.bulk_lines import BulkLineError, clean_tags
@@ -22,7 +22,6 @@ from app.queries.schemas import QueriesPatch
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, WebForm, field_text
 from app.web_common.html_errors import HtmlErrorRoute
-from app.web_common.redirects import see_other
 
 router = APIRouter(route_class=HtmlErrorRoute)
 
@@ -32,12 +31,6 @@ def _ids(form: FormData, name: str) -> list[int]:
     if any(not v.isdigit() or len(v) > 9 for v in values):
         raise Invalid((name,), "Pick from the list.")
     return [int(v) for v in values]
-
-
-def _back(request: Request, case_id: int, saved: str) -> Response:
-    # The fragment scrolls the page to the "saved" note, beside the form just sent.
-    url = request.url_for("case_page", case_id=case_id).include_query_params(saved=saved)
-    return see_other(f"{url}#{saved}-saved")
 
 
 class TagsForm(WebForm):
@@ -64,7 +57,7 @@ def save_metrics(
     except ValidationError as exc:
         raise Invalid(("metric_scorer_ids",), _first(exc)) from None
     flows.update_case(session=session, user=user, case=case, body=body)
-    return _back(request, case.id, "metrics")
+    return back_to_case(request, case.id, "metrics")
 
 
 @router.post("/cases/{case_id}/queries/tags", name="case_tag_queries")
@@ -95,7 +88,7 @@ def tag_queries(
         tags.fail("tags", message)
         return refused_tags(request, user, session, case, tags)
     query_service.patch_queries(session=session, case=case, body=body)
-    return _back(request, case.id, "tags")
+    return back_to_case(request, case.id, "tags")
 
 
 def _message(exc: ValidationError | BulkLineError | ValueError) -> str:

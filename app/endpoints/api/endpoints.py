@@ -24,43 +24,31 @@ from app.endpoints.schemas import (
 from app.errors import ImportRejected
 from app.vocabulary import Engine
 from app.web_common.deps import SessionDep
+from app.web_common.owned import Owned, OwnedSchemas, OwnedService, RouteDocs, add_owned_routes
 from app.web_common.uploads import spooled_body
 
 router = APIRouter(prefix="/search-endpoints", tags=["search endpoints"])
 
 
-@router.get("", response_model=list[EndpointRead])
-def list_endpoints(user: CurrentUser, session: SessionDep) -> list[EndpointRead]:
-    """Return the caller's search endpoints."""
-    return [service.to_read(e) for e in service.list_endpoints(session=session, user=user)]
-
-
-@router.post("", response_model=EndpointRead, status_code=201)
-def create_endpoint(body: EndpointCreate, user: CurrentUser, session: SessionDep) -> EndpointRead:
-    """Create a search endpoint."""
-    return service.to_read(service.create_endpoint(session=session, user=user, body=body))
-
-
-@router.get("/{endpoint_id}", response_model=EndpointRead)
-def get_endpoint(endpoint: EndpointDep) -> EndpointRead:
-    """Return one search endpoint (secrets as header names and has_basic_auth only)."""
-    return service.to_read(endpoint)
-
-
-@router.patch("/{endpoint_id}", response_model=EndpointRead)
-def update_endpoint(
-    body: EndpointUpdate, endpoint: EndpointDep, user: CurrentUser, session: SessionDep
-) -> EndpointRead:
-    """Change a search endpoint."""
-    return service.to_read(
-        service.update_endpoint(session=session, user=user, endpoint=endpoint, body=body)
-    )
-
-
-@router.delete("/{endpoint_id}", status_code=204)
-def delete_endpoint(endpoint: EndpointDep, user: CurrentUser, session: SessionDep) -> None:
-    """Delete a search endpoint no case uses (its owner only)."""
-    service.delete_endpoint(session=session, user=user, endpoint=endpoint)
+add_owned_routes(
+    router,
+    Owned("endpoint", "endpoints", "/{endpoint_id}", user=CurrentUser, item=EndpointDep),
+    OwnedSchemas(read=EndpointRead, create=EndpointCreate, update=EndpointUpdate),
+    OwnedService(
+        service.to_read,
+        service.list_endpoints,
+        service.create_endpoint,
+        service.update_endpoint,
+        service.delete_endpoint,
+    ),
+    RouteDocs(
+        list="Return the caller's search endpoints.",
+        create="Create a search endpoint.",
+        get="Return one search endpoint (secrets as header names and has_basic_auth only).",
+        update="Change a search endpoint.",
+        delete="Delete a search endpoint no case uses (its owner only).",
+    ),
+)
 
 
 @router.post("/{endpoint_id}/test", response_model=ConnectionReportRead)

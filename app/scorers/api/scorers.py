@@ -9,42 +9,30 @@ from app.scorers import service
 from app.scorers.deps import ScorerDep
 from app.scorers.schemas import ScorerCreate, ScoreRequest, ScoreResult, ScorerRead, ScorerUpdate
 from app.web_common.deps import SessionDep
+from app.web_common.owned import Owned, OwnedSchemas, OwnedService, RouteDocs, add_owned_routes
 
 router = APIRouter(tags=["scorers"])
 
 
-@router.get("/scorers", response_model=list[ScorerRead])
-def list_scorers(user: CurrentUser, session: SessionDep) -> list[ScorerRead]:
-    """Return the built-in presets and the caller's scorers."""
-    return [service.to_read(s) for s in service.list_scorers(session=session, user=user)]
-
-
-@router.post("/scorers", response_model=ScorerRead, status_code=201)
-def create_scorer(body: ScorerCreate, user: CurrentUser, session: SessionDep) -> ScorerRead:
-    """Create a scorer; JavaScript with a syntax error is refused with its line."""
-    return service.to_read(service.create_scorer(session=session, user=user, body=body))
-
-
-@router.get("/scorers/{scorer_id}", response_model=ScorerRead)
-def get_scorer(scorer: ScorerDep) -> ScorerRead:
-    """Return one scorer."""
-    return service.to_read(scorer)
-
-
-@router.patch("/scorers/{scorer_id}", response_model=ScorerRead)
-def update_scorer(
-    body: ScorerUpdate, scorer: ScorerDep, user: CurrentUser, session: SessionDep
-) -> ScorerRead:
-    """Change a scorer of the caller's (or shared with them)."""
-    return service.to_read(
-        service.update_scorer(session=session, user=user, scorer=scorer, body=body)
-    )
-
-
-@router.delete("/scorers/{scorer_id}", status_code=204)
-def delete_scorer(scorer: ScorerDep, user: CurrentUser, session: SessionDep) -> None:
-    """Delete one of the caller's scorers that no case uses (its owner only)."""
-    service.delete_scorer(session=session, user=user, scorer=scorer)
+add_owned_routes(
+    router,
+    Owned("scorer", "scorers", "/scorers/{scorer_id}", user=CurrentUser, item=ScorerDep),
+    OwnedSchemas(read=ScorerRead, create=ScorerCreate, update=ScorerUpdate),
+    OwnedService(
+        service.to_read,
+        service.list_scorers,
+        service.create_scorer,
+        service.update_scorer,
+        service.delete_scorer,
+    ),
+    RouteDocs(
+        list="Return the built-in presets and the caller's scorers.",
+        create="Create a scorer; JavaScript with a syntax error is refused with its line.",
+        get="Return one scorer.",
+        update="Change a scorer of the caller's (or shared with them).",
+        delete="Delete one of the caller's scorers that no case uses (its owner only).",
+    ),
+)
 
 
 @router.post("/score", response_model=ScoreResult)
