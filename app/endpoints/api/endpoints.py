@@ -22,7 +22,7 @@ from app.endpoints.schemas import (
     TryResult,
 )
 from app.errors import ImportRejected
-from app.vocabulary import Engine
+from app.search import adapter_for
 from app.web_common.deps import SessionDep
 from app.web_common.owned import Owned, OwnedSchemas, OwnedService, RouteDocs, add_owned_routes
 from app.web_common.uploads import spooled_body
@@ -107,7 +107,7 @@ async def try_endpoint(
     body: TryRequest, endpoint: EndpointDep, user: CurrentUser, session: SessionDep
 ) -> TryResult:
     """Send one query and return the raw answer (first 20,000 characters) and the docs."""
-    if endpoint.engine == Engine.STATIC:
+    if adapter_for(endpoint.engine).answers_from_file:
         return await run_in_threadpool(
             trying.try_static, session=session, endpoint=endpoint, body=body
         )
