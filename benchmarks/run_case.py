@@ -39,9 +39,9 @@ from app.outbound.policy import OutboundPolicy, install_policy
 from app.outbound.transport import engine_http_client
 from app.queries import service as queries
 from app.queries.schemas import RatingIn
+from app.runs import inputs as run_inputs
 from app.runs import rescore as rescoring
 from app.runs import service as runs
-from app.runs import store as run_store
 from app.runs.runner import execute_run
 from app.runtime import tune_gc
 from app.scorers import service as scorers
@@ -138,7 +138,7 @@ def main() -> None:
                     user=user,
                     ratings=[RatingIn(doc_id=str(i), rating=i % 4) for i in range(1, 400, 7)],
                 )
-            plan = run_store.load_plan(
+            plan = run_inputs.load_plan(
                 session=session, run_id=runs.create_run(session=session, case=case).id
             )
             case_id = case.id

@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import session_scope
 from app.errors import TooManyRequests
 from app.outbound.transport import engine_http_client
+from app.runs import orphans as run_orphans
 from app.runs import service as run_service
-from app.runs import store as run_store
 from app.runs.events import REAPED, Reaped
 from app.runs.runner import execute_run
 from app.search import SearchClient
@@ -200,13 +200,13 @@ class RunManager:
         ``spare`` runs (chunks still in the job queue) are left alone.
         """
         with session_scope(self._session_factory) as session:
-            return run_store.fail_interrupted_runs(
+            return run_orphans.fail_interrupted_runs(
                 session=session, lease_s=self._lease_s, spare=spare or ()
             )
 
     def _claim_unqueued(self, spare: list[int]) -> list[int]:
         with session_scope(self._session_factory) as session:
-            return run_store.claim_unqueued_runs(
+            return run_orphans.claim_unqueued_runs(
                 session=session, lease_s=self._lease_s, spare=spare
             )
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import session_scope
 from app.errors import NotFound, public_message
 from app.queries.service import ratings_of
+from app.runs import inputs as run_inputs
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.events import RUN_ENDED, RunEnded
@@ -41,6 +42,8 @@ T = TypeVar("T")
 PROGRESS_EVERY_S = 0.5  # the case page polls every 500 ms
 HEARTBEAT_EVERY_S = 5.0  # well inside Settings.run_lease_s
 EMPTY_RESULT = SearchResult(docs=[], num_found=0)  # a query a result file lacks
+# What a chunk's work ends with, in place of finishing the run.
+Store = Callable[[list[FetchedQuery], list[Outcome], Any, list[MetricScores]], Awaitable[None]]
 
 
 async def in_thread(factory: sessionmaker[Session], fn: Callable[..., T], **kwargs: Any) -> T:
@@ -79,14 +82,9 @@ async def execute_run(
     """
     db = session_factory
     try:
-        plan = await in_thread(db, run_store.load_plan, run_id=run_id)
+        plan = await in_thread(db, run_inputs.load_plan, run_id=run_id)
     except Exception as exc:  # a run that cannot start is a failed run, never a crash
-        message = (
-            str(exc)
-            if isinstance(exc, RunSetupError)
-            else f"Could not start: {public_message(exc)}"
-        )
-        await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
+        await in_thread(db, run_service.mark_failed, run_id=run_id, message=_not_started(exc))
         return
     try:
         await in_thread(db, run_store.mark_running, plan=plan)
@@ -134,21 +132,40 @@ async def execute_chunk(
     a whole fails its run; a process killed mid-chunk leaves the chunk to be retried.
     """
     db = session_factory
-    try:
-        plan = await in_thread(db, run_store.load_plan, run_id=run_id, query_ids=query_ids)
-        if not await in_thread(db, run_store.start_chunk, plan=plan):
-            return  # the run has ended: a queued chunk is dropped
-    except NotFound:
-        return  # the run was deleted with its case
-    except Exception as exc:
-        message = (
-            str(exc)
-            if isinstance(exc, RunSetupError)
-            else f"Could not start: {public_message(exc)}"
-        )
-        await in_thread(db, run_service.mark_failed, run_id=run_id, message=message)
+    plan = await _start_chunk(db, run_id, query_ids)
+    if plan is None:
         return
+    await _run_chunk(db, plan, search, _chunk_store(db, plan, chunk, query_ids), chunk)
+    await _ended(db, run_id)
 
+
+def _not_started(exc: Exception) -> str:
+    # Why a run (or a chunk of it) could not start, as its failure says.
+    if isinstance(exc, RunSetupError):
+        return str(exc)
+    return f"Could not start: {public_message(exc)}"
+
+
+async def _start_chunk(
+    db: sessionmaker[Session], run_id: int, query_ids: list[int]
+) -> RunPlan | None:
+    # The chunk's plan, once its start is recorded; None when there is nothing to do.
+    try:
+        plan = await in_thread(db, run_inputs.load_plan, run_id=run_id, query_ids=query_ids)
+        if not await in_thread(db, run_store.start_chunk, plan=plan):
+            return None  # the run has ended: a queued chunk is dropped
+    except NotFound:
+        return None  # the run was deleted with its case
+    except Exception as exc:
+        await in_thread(db, run_service.mark_failed, run_id=run_id, message=_not_started(exc))
+        return None
+    return plan
+
+
+def _chunk_store(
+    db: sessionmaker[Session], plan: RunPlan, chunk: int, query_ids: list[int]
+) -> Store:
+    # What the chunk's work ends with: committing its results (store.store_chunk).
     async def store(
         fetched: list[FetchedQuery],
         outcomes: list[Outcome],
@@ -167,6 +184,14 @@ async def execute_chunk(
             metric_scores=metric_scores,
         )
 
+    return store
+
+
+async def _run_chunk(
+    db: sessionmaker[Session], plan: RunPlan, search: SearchClient, store: Store, chunk: int
+) -> None:
+    # The chunk's work under the run's shared heartbeat. A worker stopping re-raises (the
+    # chunk is retried by another); any other failure of the chunk fails its run.
     progress = _Progress()
     work = asyncio.create_task(_work(db, plan, search, progress, store))
     beat = asyncio.create_task(_heartbeat(db, plan, progress, work, shared=True))
@@ -177,23 +202,22 @@ async def execute_chunk(
         if current is not None and current.cancelling():
             raise  # the worker is stopping: the chunk is retried by another
     except Exception as exc:
-        log.exception("chunk %s of run %s failed", chunk, run_id)
+        log.exception("chunk %s of run %s failed", chunk, plan.run_id)
         await in_thread(
-            db, run_service.mark_failed, run_id=run_id, message=f"Run failed: {public_message(exc)}"
+            db,
+            run_service.mark_failed,
+            run_id=plan.run_id,
+            message=f"Run failed: {public_message(exc)}",
         )
     finally:
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
-    await _ended(db, run_id)
 
 
 async def _ended(db: sessionmaker[Session], run_id: int) -> None:
     # The one place a run's end is seen, in whichever process ends it: the registered work
     # (schedules' alert rules) runs here.
     await RUN_ENDED(RunEnded(session_factory=db, run_id=run_id))
-
-
-Store = Callable[[list[FetchedQuery], list[Outcome], Any, list[MetricScores]], Awaitable[None]]
 
 
 async def _work(

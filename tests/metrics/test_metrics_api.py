@@ -13,6 +13,7 @@ from statsmodels.stats.multitest import multipletests
 from app import cli
 from app.db import session_scope
 from app.models import Case
+from app.runs import inputs as run_inputs
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.plan import FetchedQuery, score_fetched_metrics
@@ -337,7 +338,7 @@ def test_chunks_of_a_queued_run_store_every_metric(
     assert len(chunks) == 2
     for number, chunk in enumerate(chunks):
         with session_scope(session_factory) as session:
-            plan = run_store.load_plan(session=session, run_id=run_id, query_ids=chunk)
+            plan = run_inputs.load_plan(session=session, run_id=run_id, query_ids=chunk)
             assert run_store.start_chunk(session=session, plan=plan)
             fetched = [
                 FetchedQuery(

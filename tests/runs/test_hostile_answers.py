@@ -4,7 +4,7 @@ A doc id with a NUL, a title with a NUL and an unpaired surrogate (which Postgre
 store, nor a JSON answer encode), a field nested hundreds deep, a total beyond 32 bits: each
 is made storable where answers become docs (app.search.storable). Docs nested deeper than
 can be read are that query's error. A row the database still refuses is that query's error
-and the rest of the chunk is stored (app.runs.store).
+and the rest of the chunk is stored (app.runs.query_rows).
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.models import Case
+from app.runs import inputs as run_inputs
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.plan import FetchedQuery, score_fetched_metrics
+from app.runs.query_rows import UNSTORABLE
 from app.search.storable import CUT, MAX_FIELD_DEPTH, MAX_NUM_FOUND
 from tests.fixtures.users import ApiUser
 from tests.support.api import MOVIES_TEMPLATE, add_queries, make_case, make_endpoint
@@ -139,10 +141,10 @@ def test_a_row_the_database_refuses_is_that_querys_error_and_the_rest_is_stored(
             run_id = run_service.create_run(session=session, case=case).id
             if chunked:
                 [chunk] = run_store.plan_chunks(session=session, run_id=run_id, chunk_size=10)
-                plan = run_store.load_plan(session=session, run_id=run_id, query_ids=chunk)
+                plan = run_inputs.load_plan(session=session, run_id=run_id, query_ids=chunk)
                 assert run_store.start_chunk(session=session, plan=plan)
             else:
-                plan = run_store.load_plan(session=session, run_id=run_id)
+                plan = run_inputs.load_plan(session=session, run_id=run_id)
                 run_store.mark_running(session=session, plan=plan)
             fetched = [
                 FetchedQuery(
@@ -176,8 +178,8 @@ def test_a_row_the_database_refuses_is_that_querys_error_and_the_rest_is_stored(
         }
         assert got["b"][:2] + got["b"][3:] == ("error", None, [])
         assert got["b"][2] in (
-            run_store.UNSTORABLE.format(reason="NumericValueOutOfRange"),
-            run_store.UNSTORABLE.format(reason="OverflowError"),
+            UNSTORABLE.format(reason="NumericValueOutOfRange"),
+            UNSTORABLE.format(reason="OverflowError"),
         )
         for text in ("a", "c"):
             assert got[text][:3] == ("unscored", found[text], None)

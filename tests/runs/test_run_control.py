@@ -19,6 +19,8 @@ from app.config import Settings
 from app.db import session_scope
 from app.main import create_app
 from app.models import Case, Run
+from app.runs import inputs as run_inputs
+from app.runs import orphans as run_orphans
 from app.runs import service as run_service
 from app.runs import store as run_store
 from app.runs.manager import RunManager
@@ -148,7 +150,7 @@ def _running_run(factory: sessionmaker[Session], case_id: int, beat_age_s: float
         assert case is not None
         run = run_service.create_run(session=session, case=case)
         run_store.mark_running(
-            session=session, plan=run_store.load_plan(session=session, run_id=run.id)
+            session=session, plan=run_inputs.load_plan(session=session, run_id=run.id)
         )
         beat = datetime.now(UTC) - timedelta(seconds=beat_age_s)
         session.execute(update(Run).where(Run.id == run.id).values(heartbeat_at=beat))
@@ -164,7 +166,7 @@ def test_only_runs_whose_heartbeat_stopped_are_marked_interrupted(
     alive = _running_run(session_factory, case_id, beat_age_s=5)
     gone = _running_run(session_factory, case_id, beat_age_s=120)
     with session_scope(session_factory) as session:
-        assert run_store.fail_interrupted_runs(session=session, lease_s=60) == 1
+        assert run_orphans.fail_interrupted_runs(session=session, lease_s=60) == 1
     runs = {r["id"]: r for r in api.get(f"/api/v1/cases/{case_id}/runs").json()}
     assert runs[alive]["status"] == "running"
     assert runs[gone]["status"] == "failed"
@@ -229,8 +231,8 @@ def test_an_execution_that_lost_its_run_cannot_write_to_it(
         case = session.get(Case, case_id)
         assert case is not None
         run_id = run_service.create_run(session=session, case=case).id
-        old = run_store.load_plan(session=session, run_id=run_id)
-        new = run_store.load_plan(session=session, run_id=run_id)
+        old = run_inputs.load_plan(session=session, run_id=run_id)
+        new = run_inputs.load_plan(session=session, run_id=run_id)
         assert old.lease != new.lease
         run_store.mark_running(session=session, plan=old)
         run_store.mark_running(session=session, plan=new)  # the run changes hands

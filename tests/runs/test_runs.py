@@ -211,17 +211,19 @@ def test_runs_left_unfinished_by_a_stop_are_marked_failed(
     case, _ids = _ndcg_case(api, "http://127.0.0.1:9/movies")
     with session_scope(session_factory) as session:
         from app.models import Case
+        from app.runs import inputs as run_inputs
+        from app.runs import orphans as run_orphans
         from app.runs import service as run_service
         from app.runs import store as run_store
 
         found = session.get(Case, case["id"])
         assert found is not None
         stale = run_service.create_run(session=session, case=found)
-        plan = run_store.load_plan(session=session, run_id=stale.id)
+        plan = run_inputs.load_plan(session=session, run_id=stale.id)
         run_store.mark_running(session=session, plan=plan)
         # Its heartbeat is fresh: with a one-minute lease it is still some process's run.
-        assert run_store.fail_interrupted_runs(session=session, lease_s=60) == 0
-        assert run_store.fail_interrupted_runs(session=session, lease_s=0) == 1
+        assert run_orphans.fail_interrupted_runs(session=session, lease_s=60) == 0
+        assert run_orphans.fail_interrupted_runs(session=session, lease_s=0) == 1
     run = api.get(f"/api/v1/cases/{case['id']}/runs/{stale.id}").json()
     assert run["status"] == "failed" and "Interrupted" in run["error"]
 
