@@ -1,7 +1,8 @@
 """Runs: their lifecycle. Create, read, list and cancel a case's runs.
 
-Executing a run is app.runs.runner's; what it reads and writes as it goes (plans, chunks,
-leases, the ending) is app.runs.store's; re-scoring stored rankings after ratings change is
+Executing a run is app.runs.runner's; what it reads is app.runs.inputs' (its plan), what it
+writes as it goes (chunks, leases, the ending) app.runs.store's and app.runs.query_rows'
+(each query's row); re-scoring stored rankings after ratings change is
 app.runs.rescore's.
 """
 
