@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -17,8 +18,9 @@ from app.agents.schemas import DraftRead, ProposalAll, ProposalRead
 from app.cases import service as case_service
 from app.cases.schemas import CaseUpdate
 from app.compare import service as compare_service
+from app.compare.schemas import RunComparison
 from app.errors import Conflict, Invalid
-from app.models import Query, RunQuery
+from app.models import Case, Query, Run, RunQuery
 from app.runs import service as run_service
 from app.runs.metrics import weighted
 from app.search.templates import extract_knobs
@@ -98,46 +100,27 @@ def proposal_report(
     run = run_service.get_run(session=session, case=case, run_id=run_id)
     base = run_service.get_run(session=session, case=case, run_id=base_run_id)
     if run.status in run_service.ACTIVE or base.status in run_service.ACTIVE:
-        return ProposalRead(
-            status="running",
-            case_id=case.id,
-            run_id=run.id,
-            base_run_id=base.id,
-            message="The runs have not ended yet: call compare_runs with base_run_id "
-            f"{base.id} and other_run_id {run.id} once get_run says they finished.",
-        )
+        return _running(case, run=run, base=base)
     comparison = compare_service.compare_runs(
         session=session, case=case, base_run=base, other_run=run
     )
-    query_ids = [q.query_id for q in comparison.queries]
-    held = held_out_ids(case.id, query_ids)
-    tuning = set(query_ids) - held
-    metrics = [(m.scorer_id, m.name) for m in comparison.metrics] or [
-        (comparison.scorer_id, comparison.scorer_name)
-    ]
-    scores = (_metric_scores(session, base.id), _metric_scores(session, run.id))
-    weights = (
-        {q.id: q.weight for q in session.scalars(select(Query).where(Query.case_id == case.id))}
-        if weighted(case)
-        else None
-    )
-    held_report = half_report(
-        ids=held, queries=comparison.queries, metrics=metrics, scores=scores, weights=weights
-    )
-    tuning_report = half_report(
-        ids=tuning, queries=comparison.queries, metrics=metrics, scores=scores, weights=weights
-    )
-    verdict = _overall(held_report, tuning_report)
-    note(
-        session,
-        case=case,
-        actor=actor,
-        text=f"proposed a try (draft run {run.id} against run {base.id}): "
-        f"{comparison.verdict}, {_signed(comparison.headline_delta)} on all queries, "
-        f"{_signed(held_report.mean_delta)} on the held-out half",
-        run=run,
+    held, tuning = _halves(session, case, comparison, run_ids=(base.id, run.id))
+    _note_proposal(
+        session, case=case, actor=actor, run=run, base=base, comparison=comparison, held=held
     )
     session.flush()
+    return _finished(case, run=run, base=base, comparison=comparison, halves=(held, tuning))
+
+
+def _finished(
+    case: Case,
+    *,
+    run: Run,
+    base: Run,
+    comparison: RunComparison,
+    halves: tuple[HalfReport, HalfReport],
+) -> ProposalRead:
+    held, tuning = halves
     return ProposalRead(
         status="finished",
         case_id=case.id,
@@ -145,20 +128,78 @@ def proposal_report(
         base_run_id=base.id,
         try_number=base.try_number,
         draft=DraftRead(query_template=run.query_template, knobs=dict(run.knobs or {})),
-        all=ProposalAll(
-            verdict=comparison.verdict,
-            summary=comparison.summary,
-            headline_delta=comparison.headline_delta,
-            decision_p=comparison.decision_p,
-            base_score=comparison.base.case_score,
-            other_score=comparison.other.case_score,
-            counts=comparison.counts,
-            metrics=comparison.metrics,
-        ),
-        held_out=held_report,
-        tuning=tuning_report,
-        holds_on_held_out=verdict,
+        all=_all_queries(comparison),
+        held_out=held,
+        tuning=tuning,
+        holds_on_held_out=_overall(held, tuning),
         complete=is_complete(run),
+    )
+
+
+def _running(case: Case, *, run: Run, base: Run) -> ProposalRead:
+    return ProposalRead(
+        status="running",
+        case_id=case.id,
+        run_id=run.id,
+        base_run_id=base.id,
+        message="The runs have not ended yet: call compare_runs with base_run_id "
+        f"{base.id} and other_run_id {run.id} once get_run says they finished.",
+    )
+
+
+def _halves(
+    session: Session, case: Case, comparison: RunComparison, *, run_ids: tuple[int, int]
+) -> tuple[HalfReport, HalfReport]:
+    """Return the held-out half's report and the tuning half's, on every metric."""
+    query_ids = [q.query_id for q in comparison.queries]
+    held = held_out_ids(case.id, query_ids)
+    tuning = set(query_ids) - held
+    metrics = [(m.scorer_id, m.name) for m in comparison.metrics] or [
+        (comparison.scorer_id, comparison.scorer_name)
+    ]
+    scores = (_metric_scores(session, run_ids[0]), _metric_scores(session, run_ids[1]))
+    weights = _query_weights(session, case) if weighted(case) else None
+    half = partial(
+        half_report, queries=comparison.queries, metrics=metrics, scores=scores, weights=weights
+    )
+    return half(ids=held), half(ids=tuning)
+
+
+def _query_weights(session: Session, case: Case) -> dict[int, float]:
+    return {q.id: q.weight for q in session.scalars(select(Query).where(Query.case_id == case.id))}
+
+
+def _note_proposal(
+    session: Session,
+    *,
+    case: Case,
+    actor: Actor,
+    run: Run,
+    base: Run,
+    comparison: RunComparison,
+    held: HalfReport,
+) -> None:
+    note(
+        session,
+        case=case,
+        actor=actor,
+        text=f"proposed a try (draft run {run.id} against run {base.id}): "
+        f"{comparison.verdict}, {_signed(comparison.headline_delta)} on all queries, "
+        f"{_signed(held.mean_delta)} on the held-out half",
+        run=run,
+    )
+
+
+def _all_queries(comparison: RunComparison) -> ProposalAll:
+    return ProposalAll(
+        verdict=comparison.verdict,
+        summary=comparison.summary,
+        headline_delta=comparison.headline_delta,
+        decision_p=comparison.decision_p,
+        base_score=comparison.base.case_score,
+        other_score=comparison.other.case_score,
+        counts=comparison.counts,
+        metrics=comparison.metrics,
     )
 
 

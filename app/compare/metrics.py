@@ -1,7 +1,7 @@
 """Every metric of the case over two runs, re-scored in one pass with the current ratings.
 
 The comparison scores each side's stored rankings once, with the primary scorer and every
-extra metric together (app.compare.service); this compares them metric by metric, every
+extra metric together (app.compare.sides); this compares them metric by metric, every
 metric's randomization test drawing the same sign flips.
 """
 

@@ -7,12 +7,13 @@ a comparison is fair and never changes a stored run (nothing here writes to the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
+from app.compare.metric_schemas import MetricCompareRead
 from app.compare.metrics import compare_case_metrics, comparison_seed, extra_metric_configs
 from app.compare.rows import QueryInfo, StoredRow, docs_of, query_infos, stored_rows
 from app.compare.schemas import (
@@ -20,23 +21,29 @@ from app.compare.schemas import (
     CompareCounts,
     CompareSide,
     CompareSort,
+    CompareStats,
     DocChange,
     QueryComparison,
     RunComparison,
 )
-from app.compare.stats import case_overlap, compare_stats, decide, query_overlap, sets_differ
+from app.compare.sides import Rescorer, Side, side_of, side_read
+from app.compare.stats import (
+    Decision,
+    case_overlap,
+    compare_stats,
+    decide,
+    query_overlap,
+    sets_differ,
+)
 from app.errors import Conflict
-from app.metrics import aggregate_mean
 from app.models import Case, Run
 from app.queries.service import ratings_of
 from app.runs import service as run_service
 from app.runs.metrics import weighted
-from app.runs.stored import doc_title, effective_knobs, engine_answered, field_spec_of
+from app.runs.stored import doc_title, effective_knobs
 from app.scorers import service as scorer_service
 from app.scorers.config import config_of
-from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, tally
-from app.scoring.scoring import score_pass
-from app.scoring.types import StoredDocs
+from app.scoring import Outcome
 from app.search import FieldSpec
 from app.vocabulary import QueryStatus, ScorerKind
 
@@ -51,19 +58,6 @@ COMPARE_SORT_LABELS: dict[CompareSort, str] = {
 # Two scores this close are the same score: re-scoring one ranking twice is exact, but a
 # metric may sum in a different order when a doc moves within the top.
 SAME = 1e-9
-
-
-@dataclass(frozen=True)
-class _Side:
-    """One side of a comparison: its stored rows and their outcomes, by query id."""
-
-    run: Run
-    rows: Mapping[int, StoredRow]
-    outcomes: Mapping[int, Outcome]
-    spec: FieldSpec
-    current_ratings: bool
-    # Each re-scored query's score under each extra metric of the case, by scorer id.
-    metric_scores: Mapping[int, Mapping[int, float | None]]
 
 
 def compare_by_ids(
@@ -94,11 +88,53 @@ def compare_runs(
     With no other run, "other" is the base run re-scored with the current ratings and
     "base" keeps its stored scores.
     """
+    _require_finished(base_run, other_run)
+    loaded = _load(session, case, base_run, other_run)
+    sides = _sides(session, case, loaded)
+    queries = _compare_queries(session, loaded, sides)
+    # With weighted_mean, every mean is weighted by today's query weights (API.md).
+    weights = {qid: i.weight for qid, i in loaded.infos.items()} if weighted(case) else None
+    reads = _side_reads(session, case, loaded, sides, weights)
+    judged = _judge(session, case, loaded, sides, queries=queries, weights=weights)
+    return _comparison(case, loaded.k, sort, reads=reads, queries=queries, judged=judged)
+
+
+def _require_finished(base_run: Run, other_run: Run | None) -> None:
     for run in (base_run, other_run):
         if run is not None and run.status in run_service.ACTIVE:
             raise Conflict(f"Run {run.id} is still {run.status}: compare it once it has finished.")
-    scorer = case.scorer
-    config = config_of(scorer)
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """What a comparison reads once: both runs' stored rows, their queries (text, options,
+    weights) and current ratings, the rescorer of the case's scorer and metrics, and the
+    depth k of the top whose entering and leaving docs are listed."""
+
+    base_run: Run
+    other_run: Run | None
+    base_rows: dict[int, StoredRow]
+    other_rows: dict[int, StoredRow]
+    infos: Mapping[int, QueryInfo]
+    ratings: Mapping[int, Mapping[str, float]]
+    rescore: Rescorer
+    k: int
+
+    @property
+    def runs(self) -> list[Run]:
+        """Return the runs compared (one when a run is compared with itself re-scored)."""
+        return [r for r in (self.base_run, self.other_run) if r is not None]
+
+    @property
+    def seed(self) -> list[int]:
+        """Return the seed of the sign flips: the same two runs show the same p every time."""
+        return comparison_seed(
+            self.base_run.id, None if self.other_run is None else self.other_run.id
+        )
+
+
+def _load(session: Session, case: Case, base_run: Run, other_run: Run | None) -> _Loaded:
+    config = config_of(case.scorer)
     extra = extra_metric_configs(session=session, case=case)
     # Built-in scorers read ids only; JavaScript may read the docs' fields.
     whole = any(c.kind == ScorerKind.JAVASCRIPT for c in [config, *(c for _, c in extra)])
@@ -107,61 +143,98 @@ def compare_runs(
     query_ids = sorted(set(base_rows) | set(other_rows))
     infos = query_infos(session, query_ids)
     ratings = ratings_of(session=session, query_ids=query_ids)
-    rescore = _Rescorer(config, extra, infos, ratings, case.options or {}, case.owner_id)
-    base = _side(session, case, base_run, base_rows, rescore if other_run is not None else None)
-    other = _side(session, case, other_run or base_run, other_rows, rescore)
-    k = scorer_service.scorer_k(
-        scorer, rows=case_service.current_try(session=session, case=case).rows
-    )
-    queries = _compare_queries(
-        session,
-        (base_run, other_run),
-        (base_rows, other_rows),
-        (base, other),
-        infos=infos,
-        ratings=ratings,
-        k=k,
-    )
-    knobs = effective_knobs(
-        session=session, case_id=case.id, runs=[r for r in (base_run, other_run) if r is not None]
-    )
-    # With weighted_mean, every mean is weighted by today's query weights (API.md).
-    weights = {qid: info.weight for qid, info in infos.items()} if weighted(case) else None
-    base_read, other_read = _side_read(base, knobs, weights), _side_read(other, knobs, weights)
-    case_delta = _delta(base_read.case_score, other_read.case_score)
-    # The same two runs draw the same sign flips: a page shows the same p every time.
-    seed = comparison_seed(base_run.id, other_run.id if other_run is not None else None)
-    metrics = compare_case_metrics(
-        session=session,
-        case=case,
-        sides=(base_rows, other_rows),
-        outcomes=(base.outcomes, other.outcomes),
-        scores=(base.metric_scores, other.metric_scores),
-        stored_base_run=base_run.id if other_run is None else None,
-        seed=seed,
-    )
+    rescore = Rescorer(config, extra, infos, ratings, case.options or {}, case.owner_id)
+    rows = case_service.current_try(session=session, case=case).rows
+    k = scorer_service.scorer_k(case.scorer, rows=rows)
+    return _Loaded(base_run, other_run, base_rows, other_rows, infos, ratings, rescore, k)
+
+
+def _sides(session: Session, case: Case, loaded: _Loaded) -> tuple[Side, Side]:
+    # Alone, the base run keeps its stored scores and "other" is that run re-scored.
+    base_rescore = None if loaded.other_run is None else loaded.rescore
+    base = side_of(session, case, loaded.base_run, loaded.base_rows, base_rescore)
+    other_run = loaded.other_run or loaded.base_run
+    other = side_of(session, case, other_run, loaded.other_rows, loaded.rescore)
+    return base, other
+
+
+def _side_reads(
+    session: Session,
+    case: Case,
+    loaded: _Loaded,
+    sides: tuple[Side, Side],
+    weights: Mapping[int, float] | None,
+) -> tuple[CompareSide, CompareSide]:
+    knobs = effective_knobs(session=session, case_id=case.id, runs=loaded.runs)
+    return side_read(sides[0], knobs, weights), side_read(sides[1], knobs, weights)
+
+
+_Reads = tuple[CompareSide, CompareSide]
+_Queries = list[QueryComparison]
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """Every metric of the case compared, the primary's paired statistics, and the decision."""
+
+    metrics: list[MetricCompareRead]
+    stats: CompareStats
+    decision: Decision
+
+
+def _judge(
+    session: Session,
+    case: Case,
+    loaded: _Loaded,
+    sides: tuple[Side, Side],
+    *,
+    queries: Sequence[QueryComparison],
+    weights: Mapping[int, float] | None,
+) -> _Judged:
+    metrics = _metrics(session, case, loaded, sides)
     # The primary metric's randomization test is the first of the metrics' shared ones.
-    primary = metrics[0] if metrics and metrics[0].scorer_id == scorer.id else None
-    stats = compare_stats(
-        queries, weights, seed=seed, shared_p=primary.p_randomization if primary else None
-    )
-    counts = _counts(queries)
+    primary = metrics[0] if metrics and metrics[0].scorer_id == case.scorer.id else None
+    shared_p = primary.p_randomization if primary else None
+    stats = compare_stats(queries, weights, seed=loaded.seed, shared_p=shared_p)
     # One rule decides, with the primary metric's Holm-corrected p when there are several.
     decision = decide(stats, p_holm=metrics[0].p_holm if metrics else None, metrics=len(metrics))
+    return _Judged(metrics, stats, decision)
+
+
+def _metrics(
+    session: Session, case: Case, loaded: _Loaded, sides: tuple[Side, Side]
+) -> list[MetricCompareRead]:
+    base, other = sides
+    return compare_case_metrics(
+        session=session,
+        case=case,
+        sides=(loaded.base_rows, loaded.other_rows),
+        outcomes=(base.outcomes, other.outcomes),
+        scores=(base.metric_scores, other.metric_scores),
+        stored_base_run=loaded.base_run.id if loaded.other_run is None else None,
+        seed=loaded.seed,
+    )
+
+
+def _comparison(
+    case: Case, k: int, sort: CompareSort, *, reads: _Reads, queries: _Queries, judged: _Judged
+) -> RunComparison:
+    (base_read, other_read), stats, decision = reads, judged.stats, judged.decision
+    case_delta, counts = _delta(base_read.case_score, other_read.case_score), _counts(queries)
     return RunComparison(
         case_id=case.id,
-        scorer_id=scorer.id,
-        scorer_name=scorer.name,
+        scorer_id=case.scorer.id,
+        scorer_name=case.scorer.name,
         aggregate="weighted_mean" if weighted(case) else "mean",
         k=k,
         sort=sort,
         base=base_read,
         other=other_read,
         case_score_delta=case_delta,
-        case_change=None if case_delta is None else _direction(case_delta),
+        case_change=_direction_of(case_delta),
         # One headline: the paired mean, the same number as the sentence under it.
         headline_delta=stats.mean_delta,
-        headline_change=None if stats.mean_delta is None else _direction(stats.mean_delta),
+        headline_change=_direction_of(stats.mean_delta),
         sets_differ=sets_differ(base_read, other_read, counts, stats),
         counts=counts,
         stats=stats,
@@ -170,23 +243,16 @@ def compare_runs(
         verdict=decision.verdict,
         decision_p=decision.p,
         queries=_sorted(queries, sort),
-        metrics=metrics,
+        metrics=judged.metrics,
     )
 
 
 def _compare_queries(
-    session: Session,
-    runs: tuple[Run, Run | None],
-    rows: tuple[dict[int, StoredRow], dict[int, StoredRow]],
-    sides: tuple[_Side, _Side],
-    *,
-    infos: Mapping[int, QueryInfo],
-    ratings: Mapping[int, Mapping[str, float]],
-    k: int,
+    session: Session, loaded: _Loaded, sides: tuple[Side, Side]
 ) -> list[QueryComparison]:
     """Return each query's comparison, in query id order, with the docs that entered or
     left its top k."""
-    (base_run, other_run), (base_rows, other_rows), (base, other) = runs, rows, sides
+    base_rows, other_rows, k = loaded.base_rows, loaded.other_rows, loaded.k
     query_ids = sorted(set(base_rows) | set(other_rows))
     tops = {
         qid: (_top_index(base_rows.get(qid), k), _top_index(other_rows.get(qid), k))
@@ -194,10 +260,13 @@ def _compare_queries(
     }
     # Whole docs (for the titles of the docs that entered or left the top) only where it moved.
     moved = [qid for qid, (b, o) in tops.items() if b.keys() != o.keys()]
-    base_docs = docs_of(session, base_run.id, base_rows, moved)
+    base_docs = docs_of(session, loaded.base_run.id, base_rows, moved)
     other_docs = (
-        base_docs if other_run is None else docs_of(session, other_run.id, other_rows, moved)
+        base_docs
+        if loaded.other_run is None
+        else docs_of(session, loaded.other_run.id, other_rows, moved)
     )
+    (base, other), infos, ratings = sides, loaded.infos, loaded.ratings
     return [
         _compare_query(
             qid,
@@ -210,108 +279,9 @@ def _compare_queries(
     ]
 
 
-@dataclass(frozen=True)
-class _Rescorer:
-    """Scores stored rankings with the case's scorer and metrics and the current ratings."""
-
-    config: ScorerConfig
-    extra: Sequence[tuple[int, ScorerConfig]]
-    infos: Mapping[int, QueryInfo]
-    ratings: Mapping[int, Mapping[str, float]]
-    case_options: Mapping[str, Any]
-    owner: int | None
-
-    def __call__(
-        self, rows: Mapping[int, StoredRow]
-    ) -> tuple[dict[int, Outcome], dict[int, dict[int, float | None]]]:
-        """Return the primary outcome of every row (a fetch error stays that error) and each
-        answered row's extra metric scores, all scored in one pass."""
-        answered = [
-            qid
-            for qid, row in rows.items()
-            if engine_answered(status=row.status, num_found=row.num_found, ranked=bool(row.ids))
-            and qid in self.infos
-        ]
-        inputs = [
-            QueryInput(
-                # By id: built-in scorers read only ids, JavaScript gets fields on demand.
-                docs=_score_docs(rows[qid]),
-                ratings=self.ratings.get(qid, {}),
-                num_found=rows[qid].num_found,
-                query_options=self.infos[qid].options,
-                case_options=self.case_options,
-                text=self.infos[qid].text,
-            )
-            for qid in answered
-        ]
-        [primary], values = score_pass(
-            [self.config], [c for _, c in self.extra], inputs, owner=self.owner
-        )
-        outcomes = dict(zip(answered, primary, strict=True))
-        scores: dict[int, dict[int, float | None]] = {qid: {} for qid in answered}
-        for (scorer_id, _config), column in zip(self.extra, values, strict=True):
-            for qid, value in zip(answered, column, strict=True):
-                scores[qid][scorer_id] = value
-        return {qid: outcomes.get(qid) or _stored(row) for qid, row in rows.items()}, scores
-
-
-def _score_docs(row: StoredRow) -> Sequence[ScoreDoc]:
-    if row.docs is not None:
-        return StoredDocs(row.docs).as_sequence()
-    return StoredDocs.of_ids(row.ids).as_sequence()
-
-
-def _stored(row: StoredRow) -> Outcome:
-    return Outcome(row.status, row.score, row.raw_score, row.reason or row.error)
-
-
-def _side(
-    session: Session,
-    case: Case,
-    run: Run,
-    rows: Mapping[int, StoredRow],
-    rescore: _Rescorer | None,
-) -> _Side:
-    if rescore is not None:
-        outcomes, scores = rescore(rows)
-    else:
-        outcomes, scores = {q: _stored(r) for q, r in rows.items()}, {}
-    return _Side(
-        run=run,
-        rows=rows,
-        outcomes=outcomes,
-        spec=field_spec_of(session=session, case=case, run=run),
-        current_ratings=rescore is not None,
-        metric_scores=scores,
-    )
-
-
-def _side_read(
-    side: _Side, knobs: Mapping[int, dict[str, Any]], weights: Mapping[int, float] | None
-) -> CompareSide:
-    totals = tally(side.outcomes.values())
-    if weights is not None:
-        scored = (
-            (o.score, weights.get(qid, 1.0))
-            for qid, o in side.outcomes.items()
-            if o.status == QueryStatus.SCORED and o.score is not None
-        )
-        totals = replace(totals, case_score=aggregate_mean(scored, weighted=True))
-    return CompareSide(
-        run_id=side.run.id,
-        try_number=side.run.try_number,
-        current_ratings=side.current_ratings,
-        case_score=totals.case_score,
-        scored=totals.scored,
-        unscored=totals.unscored,
-        errors=totals.errors,
-        knobs=knobs.get(side.run.id) or None,
-    )
-
-
 # One side of a query's comparison: the side, the query's stored docs if they were read
 # (only where the top k changed), and its top-k ids with their indexes.
-_QuerySide = tuple[_Side, list[Any] | None, dict[str, int]]
+_QuerySide = tuple[Side, list[Any] | None, dict[str, int]]
 
 
 def _compare_query(
@@ -374,6 +344,10 @@ def _change(before: Outcome | None, after: Outcome | None, delta: float | None) 
     if delta is None:
         return "incomparable"
     return _direction(delta)
+
+
+def _direction_of(delta: float | None) -> Change | None:
+    return None if delta is None else _direction(delta)
 
 
 def _direction(delta: float) -> Change:
