@@ -11,9 +11,12 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from app.queries.bulk_lines import BulkLineError, parse_line
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 __all__ = [
     "CSV_HEADER",
@@ -163,68 +166,137 @@ def csv_lines(
 ) -> Iterator[Line]:
     """Yield the good lines of a CSV file; count the bad ones (and note tags and weights)."""
     reader = csv.reader(stream)
+    columns = _read_header(reader, errors)
+    if columns is None:
+        return
+    for number, row in _rows(reader, errors):
+        line = _csv_line(number, row, columns, (low, high), errors, extras)
+        if line is not None:
+            yield line
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Where a CSV file's columns are: the three it needs, and its optional tags and weight."""
+
+    query: int
+    doc_id: int
+    rating: int
+    tags: int | None
+    weight: int | None
+
+    @property
+    def needed(self) -> int:
+        """How many columns a line needs to hold the query, docid and rating."""
+        return max(self.query, self.doc_id, self.rating) + 1
+
+    @property
+    def has_extras(self) -> bool:
+        """Whether the file has a tags or a weight column."""
+        return self.tags is not None or self.weight is not None
+
+
+def _read_header(reader: Reader, errors: LineErrors) -> _Columns | None:
+    """Return the header's columns, or None once the reason it is not one is counted."""
     try:
         header = next(reader)
     except StopIteration:
         errors.append(
             (1, "the file is empty: the first line must be the header query,docid,rating")
         )
-        return
+        return None
     except csv.Error as exc:
         errors.append((1, f"the header is not valid CSV: {exc}"))
-        return
+        return None
     problem = _header_problem(header)
     if problem is not None:
         errors.append((1, problem))
-        return
+        return None
+    return _columns(header)
+
+
+def _columns(header: Sequence[str]) -> _Columns:
+    """Return where a valid header's columns are."""
     names = [h.strip().lower() for h in header]
-    qi, di, ri = (names.index(c) for c in CSV_HEADER)
-    needed = max(qi, di, ri) + 1
-    ti = names.index("tags") if "tags" in names else None
-    wi = names.index("weight") if "weight" in names else None
+    query, doc_id, rating = (names.index(c) for c in CSV_HEADER)
+    tags = names.index("tags") if "tags" in names else None
+    weight = names.index("weight") if "weight" in names else None
+    return _Columns(query, doc_id, rating, tags, weight)
+
+
+def _rows(reader: Reader, errors: LineErrors) -> Iterator[tuple[int, list[str]]]:
+    """Yield each row that is not blank with its line number; a row that is not valid CSV
+    (e.g. a quote never closed: the rest is one bad field) is counted and ends the file."""
     start = reader.line_num + 1
     while True:
         try:
             row = next(reader)
         except StopIteration:
             return
-        except csv.Error as exc:  # e.g. a quote never closed: the rest is one bad field
+        except csv.Error as exc:
             errors.append((start, f"not valid CSV: {exc}"))
             return
         number, start = start, reader.line_num + 1
-        if not any(cell.strip() for cell in row):
-            continue  # blank lines are allowed
-        if len(row) < needed:
-            errors.append(
-                (number, f"expected at least {needed} columns, found {len(row)}"),
-                f"fewer than {needed} columns",
-            )
-            continue
-        query, doc_id = row[qi].strip(), row[di].strip()
-        if extras is not None and (ti is not None or wi is not None):
-            problem = _extras(row, ti, wi, query, extras)
-            if problem:
-                errors.append((number, problem))
-                continue
-        if query and not doc_id and not row[ri].strip():
-            # A query with no rating (Quepid's CSV export writes "toy story,,"): the query
-            # is created, nothing is rated.
-            problem = _check_ids(number, query, QUERY_ONLY_MARK)
-            if problem:
-                errors.append((number, problem), IDS_KIND)
-                continue
-            yield Line(number, query, QUERY_ONLY, 0.0)
-            continue
-        problem = _check_ids(number, query, doc_id)
-        value, rating_problem = _rating(row[ri], low, high)
+        if any(cell.strip() for cell in row):  # blank lines are allowed
+            yield number, row
+
+
+def _csv_line(
+    number: int,
+    row: Sequence[str],
+    columns: _Columns,
+    scale: tuple[float, float],
+    errors: LineErrors,
+    extras: Extras | None,
+) -> Line | None:
+    """Return a CSV row's good line, or None once its problem is counted."""
+    if len(row) < columns.needed:
+        errors.append(
+            (number, f"expected at least {columns.needed} columns, found {len(row)}"),
+            f"fewer than {columns.needed} columns",
+        )
+        return None
+    query, doc_id = row[columns.query].strip(), row[columns.doc_id].strip()
+    if extras is not None and columns.has_extras:
+        problem = _extras(row, columns.tags, columns.weight, query, extras)
         if problem:
-            errors.append((number, problem), IDS_KIND)
-            continue
-        if rating_problem:
-            errors.append((number, rating_problem), RATING_KIND)
-            continue
-        assert value is not None
-        yield Line(number, query, doc_id, value)
+            errors.append((number, problem))
+            return None
+    raw_rating = row[columns.rating]
+    if query and not doc_id and not raw_rating.strip():
+        return _query_only_line(number, query, errors)
+    return _rated_line(number, query, doc_id, raw_rating, scale, errors)
+
+
+def _query_only_line(number: int, query: str, errors: LineErrors) -> Line | None:
+    """Return a line naming a query with no rating (Quepid's CSV export writes "toy story,,"):
+    the query is created, nothing is rated; None once its problem is counted."""
+    problem = _check_ids(number, query, QUERY_ONLY_MARK)
+    if problem:
+        errors.append((number, problem), IDS_KIND)
+        return None
+    return Line(number, query, QUERY_ONLY, 0.0)
+
+
+def _rated_line(
+    number: int,
+    query: str,
+    doc_id: str,
+    raw_rating: str,
+    scale: tuple[float, float],
+    errors: LineErrors,
+) -> Line | None:
+    """Return a line rating a document, or None once its problem is counted."""
+    problem = _check_ids(number, query, doc_id)
+    value, rating_problem = _rating(raw_rating, *scale)
+    if problem:
+        errors.append((number, problem), IDS_KIND)
+        return None
+    if rating_problem:
+        errors.append((number, rating_problem), RATING_KIND)
+        return None
+    assert value is not None
+    return Line(number, query, doc_id, value)
 
 
 def _extras(
@@ -296,16 +368,8 @@ def trec_lines(stream: IO[str], low: float, high: float, errors: LineErrors) -> 
             )
             continue
         qid, _iteration, field, raw = parts
-        doc_id = doc_id_from_trec(field)
-        problem = _check_ids(number, qid, doc_id)
-        value, rating_problem = _rating(raw, low, high)
-        if problem:
-            errors.append((number, problem), IDS_KIND)
-            continue
-        if rating_problem:
-            errors.append((number, rating_problem), RATING_KIND)
-            continue
-        assert value is not None
-        yield Line(number, qid, doc_id, value)
+        line = _rated_line(number, qid, doc_id_from_trec(field), raw, (low, high), errors)
+        if line is not None:
+            yield line
     if not seen_any:
         errors.append((1, "the file is empty: expected lines QID 0 DOCID RATING"))

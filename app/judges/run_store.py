@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.errors import Conflict
 from app.judges import service as judges
-from app.judges.client import JudgeConfig, Outcome
+from app.judges.judge import JudgeConfig, Outcome
 from app.judges.prompt import prompt_sha256
 from app.judges.runs import PairJob, cached_entries, pair_jobs
 from app.models import Book, Judge, JudgeCacheEntry, JudgeFailure, JudgeJudgement, JudgeRun

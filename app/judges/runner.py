@@ -24,7 +24,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.judges import run_store
-from app.judges.client import JudgeClient, Outcome
+from app.judges.client import JudgeClient
+from app.judges.judge import Outcome
 from app.judges.run_store import Reservation, Result, RunPlan
 from app.judges.runs import PairJob
 

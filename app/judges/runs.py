@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Invalid, NotFound
 from app.judges import service as judges
-from app.judges.client import estimate_tokens
+from app.judges.judge import estimate_tokens
 from app.judges.prompt import cache_key, prompt_sha256, render
 from app.judges.providers import SYSTEM_PROMPT
 from app.judges.schemas import (

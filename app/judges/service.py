@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, selectinload
 from app import access
 from app.credentials import basic_authorization, origin, split_credentials
 from app.errors import Conflict, Invalid, NotFound
-from app.judges.client import JudgeConfig
+from app.judges.judge import JudgeConfig
 from app.judges.prompt import DEFAULT_PROMPT, prompt_sha256
 from app.judges.schemas import JudgeCreate, JudgeRead, JudgeUpdate, Provider
 from app.models import Judge, JudgeRun, User

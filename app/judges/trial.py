@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from app import access
 from app.judges import runs
 from app.judges import service as judges
-from app.judges.client import JudgeClient, JudgeConfig
+from app.judges.client import JudgeClient
+from app.judges.judge import JudgeConfig
 from app.judges.runs import PairJob
 from app.judges.schemas import JudgeTestItem, JudgeTestRead
 from app.judges.titles import pair_title, title_fields

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeAlias
 
 from pydantic import ValidationError
 from sqlalchemy import select
@@ -24,6 +25,9 @@ from app.schedules.schemas import AlertCreate, WebhookCreate
 __all__ = ["register"]
 
 Factory = Callable[[Settings], sessionmaker[Session]]
+# A string: argparse's subparsers action is generic only to type checkers.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Work = Callable[[argparse.Namespace, Session], None]
 
 
 def _case(session: Session, case_id: int) -> Case:
@@ -123,9 +127,7 @@ def _webhooks_remove(args: argparse.Namespace, session: Session) -> None:
     print(f"Webhook {args.webhook_id} removed.")
 
 
-def _command(
-    factory: Factory, work: Callable[[argparse.Namespace, Session], None]
-) -> Callable[[argparse.Namespace, Settings], int]:
+def _command(factory: Factory, work: Work) -> Callable[[argparse.Namespace, Settings], int]:
     def run(args: argparse.Namespace, settings: Settings) -> int:
         with session_scope(factory(settings)) as session:
             try:
@@ -140,19 +142,20 @@ def _command(
     return run
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], factory: Factory) -> None:
+def register(sub: Subparsers, factory: Factory) -> None:
     """Add the schedules, alerts and webhooks commands to the relevo parser."""
+    _add_schedules(sub, factory)
+    _add_alerts(sub, factory)
+    _add_webhooks(sub, factory)
+
+
+def _add_schedules(sub: Subparsers, factory: Factory) -> None:
+    """Add `relevo schedules set|clear|list|fire`."""
     schedules = sub.add_parser("schedules", help="run cases on a schedule").add_subparsers(
         dest="schedules", required=True
     )
-    put = schedules.add_parser("set", help="run a case on a cron schedule (UTC) or a preset")
-    put.add_argument("case_id", type=int)
-    put.add_argument("cron", help="'0 3 * * *', @hourly, @daily or @weekly")
-    put.add_argument("--try", dest="try_number", type=int, default=None, help="pin a try")
-    put.set_defaults(func=_command(factory, _schedules_set))
-    clear = schedules.add_parser("clear", help="stop a case's schedule")
-    clear.add_argument("case_id", type=int)
-    clear.set_defaults(func=_command(factory, _schedules_clear))
+    _add_schedules_set(schedules, factory)
+    _add_schedules_clear(schedules, factory)
     schedules.add_parser("list", help="every schedule, next due first").set_defaults(
         func=_command(factory, _schedules_list)
     )
@@ -160,9 +163,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], factory: 
         func=_command(factory, _schedules_fire)
     )
 
+
+def _add_schedules_set(schedules: Subparsers, factory: Factory) -> None:
+    """Add `relevo schedules set CASE_ID CRON [--try N]`."""
+    put = schedules.add_parser("set", help="run a case on a cron schedule (UTC) or a preset")
+    put.add_argument("case_id", type=int)
+    put.add_argument("cron", help="'0 3 * * *', @hourly, @daily or @weekly")
+    put.add_argument("--try", dest="try_number", type=int, default=None, help="pin a try")
+    put.set_defaults(func=_command(factory, _schedules_set))
+
+
+def _add_schedules_clear(schedules: Subparsers, factory: Factory) -> None:
+    """Add `relevo schedules clear CASE_ID`."""
+    clear = schedules.add_parser("clear", help="stop a case's schedule")
+    clear.add_argument("case_id", type=int)
+    clear.set_defaults(func=_command(factory, _schedules_clear))
+
+
+def _add_alerts(sub: Subparsers, factory: Factory) -> None:
+    """Add `relevo alerts add|list|events|remove`."""
     rules = sub.add_parser("alerts", help="alert rules on cases").add_subparsers(
         dest="alerts", required=True
     )
+    _add_alerts_add(rules, factory)
+    _add_case_listing(rules, factory, "list", _alerts_list, "a case's alert rules, as JSON lines")
+    _add_case_listing(
+        rules,
+        factory,
+        "events",
+        _alerts_events,
+        "a case's triggered alerts and deliveries, as JSON lines",
+    )
+    _add_alerts_remove(rules, factory)
+
+
+def _add_alerts_add(rules: Subparsers, factory: Factory) -> None:
+    """Add `relevo alerts add CASE_ID --kind KIND ...`."""
     add = rules.add_parser("add", help="add an alert rule to a case (as its owner)")
     add.add_argument("case_id", type=int)
     add.add_argument(
@@ -178,30 +214,54 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], factory: 
     add.add_argument("--webhook", type=int, action="append", help="a webhook id (repeatable)")
     add.add_argument("--email", action="append", help="an e-mail address (repeatable)")
     add.set_defaults(func=_command(factory, _alerts_add))
-    for name, work, help_text in (
-        ("list", _alerts_list, "a case's alert rules, as JSON lines"),
-        ("events", _alerts_events, "a case's triggered alerts and deliveries, as JSON lines"),
-    ):
-        one = rules.add_parser(name, help=help_text)
-        one.add_argument("case_id", type=int)
-        one.set_defaults(func=_command(factory, work))
+
+
+def _add_case_listing(
+    rules: Subparsers, factory: Factory, name: str, work: Work, help_text: str
+) -> None:
+    """Add `relevo alerts NAME CASE_ID`, a listing of one case's."""
+    one = rules.add_parser(name, help=help_text)
+    one.add_argument("case_id", type=int)
+    one.set_defaults(func=_command(factory, work))
+
+
+def _add_alerts_remove(rules: Subparsers, factory: Factory) -> None:
+    """Add `relevo alerts remove CASE_ID ALERT_ID`."""
     remove = rules.add_parser("remove", help="remove an alert rule")
     remove.add_argument("case_id", type=int)
     remove.add_argument("alert_id", type=int)
     remove.set_defaults(func=_command(factory, _alerts_remove))
 
+
+def _add_webhooks(sub: Subparsers, factory: Factory) -> None:
+    """Add `relevo webhooks add|list|remove`."""
     hooks = sub.add_parser("webhooks", help="where alerts are sent").add_subparsers(
         dest="webhooks", required=True
     )
+    _add_webhooks_add(hooks, factory)
+    _add_webhooks_list(hooks, factory)
+    _add_webhooks_remove(hooks, factory)
+
+
+def _add_webhooks_add(hooks: Subparsers, factory: Factory) -> None:
+    """Add `relevo webhooks add EMAIL NAME URL [--secret-stdin]`."""
     new = hooks.add_parser("add", help="create a webhook for a user")
     new.add_argument("email")
     new.add_argument("name")
     new.add_argument("url")
     new.add_argument("--secret-stdin", action="store_true", help="read the signing secret")
     new.set_defaults(func=_command(factory, _webhooks_add))
+
+
+def _add_webhooks_list(hooks: Subparsers, factory: Factory) -> None:
+    """Add `relevo webhooks list EMAIL`."""
     listing = hooks.add_parser("list", help="a user's webhooks, as JSON lines")
     listing.add_argument("email")
     listing.set_defaults(func=_command(factory, _webhooks_list))
+
+
+def _add_webhooks_remove(hooks: Subparsers, factory: Factory) -> None:
+    """Add `relevo webhooks remove EMAIL WEBHOOK_ID`."""
     drop = hooks.add_parser("remove", help="delete a webhook")
     drop.add_argument("email")
     drop.add_argument("webhook_id", type=int)

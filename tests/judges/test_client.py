@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.judges.client import JudgeClient, JudgeConfig, Outcome
+from app.judges.client import JudgeClient
+from app.judges.judge import JudgeConfig, Outcome
 from app.judges.prompt import DEFAULT_PROMPT, render
 from app.judges.providers import ANTHROPIC_VERSION, JUDGEMENT_TOOL
 from app.outbound.policy import OutboundPolicy

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -16,6 +16,7 @@ from app.queries.service import ratings_of
 from app.runs import service as run_service
 from app.runs.stored import doc_title, latest_row, shown_text, spec_of
 from app.scorers import service as scorer_service
+from app.scorers.schemas import ScaleEntry
 from app.search import FieldSpec
 
 __all__ = ["query_results", "result_doc", "results_of"]
@@ -46,8 +47,41 @@ def results_of(
 
     ``raters`` (doc id → rater email) and ``chosen`` (the run's try) save their look-ups.
     """
-    scorer = case.scorer
-    base = QueryResults(
+    base = _no_results(case, query)
+    if run is None or row is None:
+        return base
+    chosen = _run_try(session, case, run, chosen)
+    spec = spec_of(chosen)
+    k = scorer_service.scorer_k(case.scorer, rows=chosen.rows)
+    docs = [result_doc(d, spec, ratings) for d in row.docs or []]
+    docs = _with_raters(session, query, docs, raters)
+    docs, off_scale = _mark_off_scale(docs, base.scale)
+    return base.model_copy(
+        update={
+            **_row_fields(run, row),
+            "unrated_top_k": sum(1 for d in docs[:k] if d.rating is None),
+            "docs": docs,
+            "off_scale": off_scale,
+            "rated_not_returned": len(set(ratings) - {d.id for d in docs}),
+        }
+    )
+
+
+def _row_fields(run: Run, row: RunQuery) -> dict[str, Any]:
+    """Return what the run's row says of the query: its status, score, hits and error."""
+    return {
+        "run_id": run.id,
+        "status": row.status,
+        "score": row.score,
+        "num_found": row.num_found,
+        "reason": row.reason,
+        "error": row.error,
+    }
+
+
+def _no_results(case: Case, query: Query) -> QueryResults:
+    """Return a query's page data before any run: no docs, only the scorer's scale."""
+    return QueryResults(
         case_id=case.id,
         query=QueryRead.model_validate(query),
         run_id=None,
@@ -58,43 +92,51 @@ def results_of(
         error=None,
         unrated_top_k=None,
         docs=[],
-        scale=scorer_service.scale_entries(scorer),
+        scale=scorer_service.scale_entries(case.scorer),
     )
-    if run is None or row is None:
-        return base
-    # One look-up of the run's try serves both the field spec and the top k.
-    if chosen is None or chosen.number != run.try_number:
-        chosen = get_try(session=session, case=case, number=run.try_number)
-    spec = spec_of(chosen)
-    k = scorer_service.scorer_k(scorer, rows=chosen.rows)
-    docs = [result_doc(d, spec, ratings) for d in row.docs or []]
+
+
+def _run_try(session: Session, case: Case, run: Run, chosen: Try | None) -> Try:
+    """Return the run's try: ``chosen`` when it is that one, else looked up (once serves both
+    the field spec and the top k)."""
+    if chosen is not None and chosen.number == run.try_number:
+        return chosen
+    return get_try(session=session, case=case, number=run.try_number)
+
+
+def _with_raters(
+    session: Session,
+    query: Query,
+    docs: list[ResultDoc],
+    raters: Mapping[str, str | None] | None,
+) -> list[ResultDoc]:
+    """Return the docs with who rated each (looked up when not given and any is rated)."""
     if raters is None and any(d.rating is not None for d in docs):
-        raters = {
-            rating.doc_id: email
-            for rating, _user_id, email in query_service.ratings_with_raters(
-                session=session, query=query
-            )
-        }
-    if raters:
-        docs = [d.model_copy(update={"rated_by": raters.get(d.id)}) for d in docs]
-    on_scale = {entry.value for entry in base.scale}
+        raters = _raters_of(session, query)
+    if not raters:
+        return docs
+    return [d.model_copy(update={"rated_by": raters.get(d.id)}) for d in docs]
+
+
+def _raters_of(session: Session, query: Query) -> dict[str, str | None]:
+    """Return who rated each of the query's docs: doc id → rater email."""
+    return {
+        rating.doc_id: email
+        for rating, _user_id, email in query_service.ratings_with_raters(
+            session=session, query=query
+        )
+    }
+
+
+def _mark_off_scale(
+    docs: list[ResultDoc], scale: Sequence[ScaleEntry]
+) -> tuple[list[ResultDoc], list[str]]:
+    """Return the docs, those rated off the scorer's scale marked, and those docs' ids."""
+    on_scale = {entry.value for entry in scale}
     off_scale = [d.id for d in docs if d.rating is not None and d.rating not in on_scale]
     if off_scale:
         docs = [d.model_copy(update={"off_scale": d.id in off_scale}) for d in docs]
-    return base.model_copy(
-        update={
-            "run_id": run.id,
-            "status": row.status,
-            "score": row.score,
-            "num_found": row.num_found,
-            "reason": row.reason,
-            "error": row.error,
-            "unrated_top_k": sum(1 for d in docs[:k] if d.rating is None),
-            "docs": docs,
-            "off_scale": off_scale,
-            "rated_not_returned": len(set(ratings) - {d.id for d in docs}),
-        }
-    )
+    return docs, off_scale
 
 
 def result_doc(doc: Mapping[str, Any], spec: FieldSpec, ratings: Mapping[str, float]) -> ResultDoc:
