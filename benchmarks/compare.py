@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import random
 import re
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +25,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, sessionmaker
+from timing import timed
 
 from app.accounts import service as user_service
 from app.cases import service as case_service
@@ -131,23 +129,6 @@ def build(factory: sessionmaker[Session], count: int = QUERIES) -> tuple[int, in
         return case.id, base, other
 
 
-def timed(label: str, work: Callable[[], object]) -> None:
-    """Print the median wall time of a few calls (after one warm-up call)."""
-    work()
-    samples, cpu = [], []
-    for _ in range(REPEAT):
-        started, started_cpu = time.perf_counter(), time.process_time()
-        work()
-        samples.append(time.perf_counter() - started)
-        cpu.append(time.process_time() - started_cpu)
-    # CPU time is what the work itself costs: on a busy machine wall time adds the waits.
-    print(
-        f"{label}: median {statistics.median(samples):.3f} s "
-        f"(min {min(samples):.3f}, max {max(samples):.3f}; {REPEAT} runs), "
-        f"CPU median {statistics.median(cpu):.3f} s"
-    )
-
-
 def main() -> None:
     """Build the data and print the timings."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -190,11 +171,13 @@ def main() -> None:
             a = [rng.uniform(0, 100) for _ in range(QUERIES)]
             b = [x + rng.gauss(0.5, 10) for x in a]
             print(f"{QUERIES} queries in both runs, {DOCS} docs each, all paired")
-            timed(f"statistics alone (t-test + {QUERIES} flips)", lambda: paired_stats(a, b))
-            timed("compare data function (re-score both, stats, overlap)", data_function)
-            timed("compare JSON route, 1 metric (server time through ASGI)", route)
+            timed(
+                f"statistics alone (t-test + {QUERIES} flips)", lambda: paired_stats(a, b), REPEAT
+            )
+            timed("compare data function (re-score both, stats, overlap)", data_function, REPEAT)
+            timed("compare JSON route, 1 metric (server time through ASGI)", route, REPEAT)
             set_metrics(factory, case_id, SIX)
-            timed("compare JSON route, 6 metrics (server time through ASGI)", route)
+            timed("compare JSON route, 6 metrics (server time through ASGI)", route, REPEAT)
 
             small, small_base, small_other = build(factory, 25)
             set_metrics(factory, small, SIX[:2])
@@ -214,7 +197,7 @@ def main() -> None:
                 assert response.status_code == 200, response.status_code
                 assert "P@10" in response.text
 
-            timed("compare page, 25 queries x 3 metrics (HTML route)", page)
+            timed("compare page, 25 queries x 3 metrics (HTML route)", page, REPEAT)
 
 
 def set_metrics(factory: sessionmaker[Session], case_id: int, names: list[str]) -> None:

@@ -17,17 +17,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import random
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
+from timing import log_in, timed
 
 from app.accounts import service as user_service
 from app.cases import service as case_service
@@ -130,25 +128,6 @@ def forget() -> None:
         clear()
 
 
-def timed(label: str, work: Callable[[], object]) -> None:
-    """Print the median wall and CPU time of REPEAT calls (after one warm-up call).
-
-    The CPU time (this process's, SQLite included) is the steadier number on a busy machine.
-    """
-    work()
-    wall, cpu = [], []
-    for _ in range(REPEAT):
-        started, used = time.perf_counter(), time.process_time()
-        work()
-        wall.append(time.perf_counter() - started)
-        cpu.append(time.process_time() - used)
-    print(
-        f"{label}: median {statistics.median(wall) * 1000:.1f} ms wall, "
-        f"{statistics.median(cpu) * 1000:.1f} ms CPU "
-        f"(wall min {min(wall) * 1000:.1f}, max {max(wall) * 1000:.1f}; {REPEAT} runs)"
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--database-url", default=None)
@@ -162,13 +141,7 @@ def main() -> None:
         with TestClient(app) as client:
             factory: sessionmaker[Session] = app.state.session_factory
             query_id = build(factory)
-            page = BeautifulSoup(client.get("/login").text, "html.parser")
-            token = page.select_one("input[name=csrf_token]")
-            assert token is not None
-            client.post(
-                "/login",
-                data={"email": EMAIL, "password": PASSWORD, "csrf_token": str(token["value"])},
-            )
+            log_in(client, EMAIL, PASSWORD)
 
             def data_only() -> None:
                 with session_scope(factory) as session:
@@ -195,16 +168,16 @@ def main() -> None:
                 data_only()
 
             print(f"{CASES} cases x {RUNS} runs x {QUERIES} queries ({DOCS} docs, {RATED} rated)")
-            timed("dashboard data", data_only)
-            timed("GET /api/v1/dashboard", route("/api/v1/dashboard"))
-            timed("GET /dashboard (route + template)", route("/dashboard"))
-            timed("dashboard data after one case's rating changed", after_a_rating)
+            timed("dashboard data", data_only, REPEAT)
+            timed("GET /api/v1/dashboard", route("/api/v1/dashboard"), REPEAT)
+            timed("GET /dashboard (route + template)", route("/dashboard"), REPEAT)
+            timed("dashboard data after one case's rating changed", after_a_rating, REPEAT)
 
             def cold() -> None:
                 forget()
                 data_only()
 
-            timed("dashboard data, nothing kept (a first load)", cold)
+            timed("dashboard data, nothing kept (a first load)", cold, REPEAT)
 
 
 if __name__ == "__main__":

@@ -9,17 +9,15 @@ function alone and the whole route (data + template) through the ASGI app.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
+from timing import log_in, timed
 
 from app.accounts import service as user_service
 from app.cases import service as case_service
@@ -122,20 +120,6 @@ def build(factory: sessionmaker[Session]) -> int:
         return case.id
 
 
-def timed(label: str, work: Callable[[], object]) -> None:
-    """Print the median wall time of a few calls (after one warm-up call)."""
-    work()
-    samples = []
-    for _ in range(REPEAT):
-        started = time.perf_counter()
-        work()
-        samples.append(time.perf_counter() - started)
-    print(
-        f"{label}: median {statistics.median(samples):.3f} s "
-        f"(min {min(samples):.3f}, max {max(samples):.3f}; {REPEAT} runs)"
-    )
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
@@ -150,13 +134,7 @@ def main() -> None:
         with TestClient(app) as client:
             factory: sessionmaker[Session] = app.state.session_factory
             case_id = build(factory)
-            page = BeautifulSoup(client.get("/login").text, "html.parser")
-            token = page.select_one("input[name=csrf_token]")
-            assert token is not None
-            client.post(
-                "/login",
-                data={"email": EMAIL, "password": PASSWORD, "csrf_token": str(token["value"])},
-            )
+            log_in(client, EMAIL, PASSWORD)
 
             def page_data(**params: object) -> None:
                 with session_scope(factory) as session:
@@ -173,21 +151,28 @@ def main() -> None:
                 return get
 
             print(f"{QUERIES} queries, {DOCS} docs each, ratings on every third query")
-            timed(f"case page data, {QUERIES} queries", page_data)
+            timed(f"case page data, {QUERIES} queries", page_data, REPEAT)
             timed(
                 f"case page data, {QUERIES} queries, sorted by score",
                 lambda: page_data(sort="score", page=20),
+                REPEAT,
             )
-            timed(f"case page, {QUERIES} queries (route + template)", route(f"/cases/{case_id}"))
+            timed(
+                f"case page, {QUERIES} queries (route + template)",
+                route(f"/cases/{case_id}"),
+                REPEAT,
+            )
             timed(
                 f"case page, {QUERIES} queries, filtered and sorted by score",
                 route(f"/cases/{case_id}?q=number%2012&sort=score"),
+                REPEAT,
             )
             timed(
                 "expanded query results (route + template)",
                 route(f"/cases/{case_id}/queries/{QUERIES // 2}/results"),
+                REPEAT,
             )
-            timed("cases list (route + template)", route("/"))
+            timed("cases list (route + template)", route("/"), REPEAT)
 
 
 if __name__ == "__main__":
