@@ -264,7 +264,7 @@ def score_in_process(scorer: JsScorer, queries: Sequence[JsQuery]) -> list[JsRes
     """Return a batch's results computed in this process: a V8 abort kills the caller."""
     problem = config_problem(scorer)
     if problem is not None:
-        return [js_error(problem) for _ in queries]
+        return [js_error(problem) for _ in range(len(queries))]
     outcomes, parts = encode_queries(queries)
     results = run_batch(
         scorer.code, scorer.scale, scorer.max_score, parts, environment=scorer.environment

@@ -10,7 +10,7 @@ import pytest
 
 from app.scoring import ScorerError, ScorerSyntaxError, score_queries
 from app.scoring import javascript as engine
-from app.scoring.js_bridge import check_javascript, js_query, js_scorer, outcomes_of
+from app.scoring.js_bridge import _JsQueries, check_javascript, js_query, js_scorer, outcomes_of
 from app.scoring.js_types import JsQuery, JsResult, JsScorer, JsSyntaxError, js_error
 from app.scoring.types import Outcome, ScoreDoc
 from app.vocabulary import QueryStatus
@@ -88,6 +88,16 @@ def test_the_bridge_passes_the_best_order_and_the_scorer() -> None:
     js = config("javascript", code="setScore(1)", max_score=4, environment="quepid")
     assert js_scorer(js) == JsScorer("setScore(1)", (0, 1, 2, 3), 4.0, "quepid")
     assert js_scorer(config("ndcg")).code == ""  # the sandbox refuses it: no code
+
+
+def test_a_batch_is_seen_as_queries_made_one_at_a_time() -> None:
+    queries = [query("ab", {"a": 1, "b": 2}), query("c", {}), query("d", {"d": 3})]
+    seen = _JsQueries(queries)
+    assert len(seen) == 3
+    assert list(seen) == [js_query(q) for q in queries]
+    assert seen[1] == js_query(queries[1])
+    assert seen[1:] == [js_query(queries[1]), js_query(queries[2])]
+    assert seen[0].best == [("b", 2), ("a", 1)]
 
 
 def test_results_become_equal_outcomes() -> None:

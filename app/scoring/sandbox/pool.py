@@ -152,7 +152,7 @@ class JsPool:
         """
         problem = config_problem(scorer)
         if problem is not None:
-            return [js_error(problem) for _ in queries]
+            return [js_error(problem) for _ in range(len(queries))]
         outcomes, parts = encode_queries(queries)
         if not parts:
             return merge(outcomes, [])
