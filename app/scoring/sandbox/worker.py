@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
-from app.scoring import javascript
+from app.scoring.javascript import run_batch
 from app.scoring.js_limits import Limits
 from app.scoring.js_types import JsResult
 from app.scoring.sandbox import mapper
@@ -52,7 +52,7 @@ def serve(requests: BinaryIO, frames: BinaryIO) -> None:
             sent += len(done)
             send(done, [sent, count, seconds])
 
-        results = javascript.run_batch(
+        results = run_batch(
             code,
             scale,
             max_score,
