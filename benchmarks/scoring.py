@@ -26,7 +26,7 @@ from app.scoring import (
     score_queries,
     validate_scorer,
 )
-from app.scoring.javascript import score_javascript_in_process
+from app.scoring.js_bridge import score_javascript_in_process
 
 BUILTIN_QUERIES = 100_000
 JS_QUERIES = 10_000

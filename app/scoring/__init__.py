@@ -5,10 +5,15 @@ No I/O, no ORM: the built-in metrics score many queries at once over numpy array
 reference the tests hold the arrays to); JavaScript scorers run in a V8
 isolate with the Quepid helper environment, inside a worker process
 (``app.scoring.sandbox``) so that a scorer that aborts V8 fails only its own queries.
+
+The JavaScript sandbox (``javascript``, ``js_isolate``, ``js_limits``, ``js_queries``,
+``js_types``, ``v8``, ``prelude``, ``sandbox``) imports nothing else of scoring, only
+``app.vocabulary``: it takes and gives its own types (``js_types``), and ``js_bridge`` is
+where scoring turns its configs, queries and outcomes into them and back.
 """
 
 from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
-from app.scoring.javascript import check_javascript
+from app.scoring.js_bridge import check_javascript
 from app.scoring.js_limits import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, Limits
 from app.scoring.presets import PRESETS, Preset
 from app.scoring.scoring import (

@@ -3,7 +3,7 @@
 This is the engine; it runs in whatever process calls it, and a few huge allocations make V8
 abort that whole process. Relevo therefore calls it only inside the worker process of
 ``app.scoring.sandbox``; ``check_javascript`` stays here because it only compiles the code
-(``new Function``), it never runs it.
+(``new Function``), it never runs it. It speaks the sandbox's own types (``js_types``).
 
 One isolate serves a whole batch. Queries are sent in chunks and run in "slices": one eval
 runs queries until ``JS_SLICE_S`` has passed, so the eval overhead (~0.2 ms) is paid per
@@ -29,7 +29,6 @@ from typing import Any
 
 from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
 
-from app.scoring.errors import ScorerSyntaxError
 from app.scoring.js_isolate import Isolate
 from app.scoring.js_limits import (
     JS_SLICE_S,
@@ -40,16 +39,23 @@ from app.scoring.js_limits import (
     time_message,
 )
 from app.scoring.js_queries import config_problem, encode_queries, merge
+from app.scoring.js_types import (
+    JsQuery,
+    JsResult,
+    JsScorer,
+    JsSyntaxError,
+    js_error,
+    js_unscored,
+)
 from app.scoring.prelude import LINE_OFFSET, PARAMS, function_body
-from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed, unscored
 from app.scoring.v8 import close_racer, new_racer
 from app.vocabulary import QueryStatus
 
-__all__ = ["Step", "check_javascript", "run_batch", "score_javascript_in_process"]
+__all__ = ["Step", "check_javascript", "run_batch", "score_in_process"]
 
-# Called before each eval: (outcomes finished since the last call, queries the eval may
+# Called before each eval: (results finished since the last call, queries the eval may
 # touch starting at the first unfinished one, the eval's longest duration in seconds).
-Step = Callable[[Sequence[Outcome], int, float], None]
+Step = Callable[[Sequence[JsResult], int, float], None]
 
 CHUNK_QUERIES = 2000
 CHUNK_CHARS = 2_000_000
@@ -58,17 +64,17 @@ CHUNK_CHARS = 2_000_000
 _RECOVER_S = 0.25
 
 
-def _to_outcome(item: Sequence[Any], max_score: float) -> Outcome:
+def _to_result(item: Sequence[Any], max_score: float) -> JsResult:
     kind, value, logs = item
     log = tuple(logs)
     if kind == "s":
         raw = float(value)
-        return Outcome(
+        return JsResult(
             QueryStatus.SCORED, 100 * min(max(raw, 0.0), max_score) / max_score, raw, None, log
         )
     if kind == "u":  # the Quepid environment says why (no results, no ratings)
-        return unscored(value if isinstance(value, str) else "scorer returned null", log)
-    return failed(str(value), log)
+        return js_unscored(value if isinstance(value, str) else "scorer returned null", log)
+    return js_error(str(value), log)
 
 
 class _Batch:
@@ -93,7 +99,7 @@ class _Batch:
         self.time_limit, self.heap_limit = limits.time_s, limits.heap_bytes
         self.max_timeouts = max(1, limits.max_timeouts_in_a_row)
         self.timeouts_in_a_row = 0
-        self.outcomes: list[Outcome | None] = [None] * len(parts)
+        self.outcomes: list[JsResult | None] = [None] * len(parts)
         self.pos = 0
         self.reported = 0
         self.single_until = single_until
@@ -120,14 +126,14 @@ class _Batch:
                     self._fail_current("scorer failed: its isolate could not be set up")
                 self._drop_isolate()
                 return False
-            self.outcomes[self.pos] = _to_outcome(item, self.max_score)
+            self.outcomes[self.pos] = _to_result(item, self.max_score)
             self.pos += 1
             self.isolate.scored += 1
             self.timeouts_in_a_row = 0
         return True
 
     def _fail_current(self, message: str, logs: Sequence[str] = ()) -> None:
-        self.outcomes[self.pos] = failed(message, tuple(logs))
+        self.outcomes[self.pos] = js_error(message, tuple(logs))
         self.pos += 1
         if message == time_message(self.time_limit):
             self.timeouts_in_a_row += 1
@@ -149,7 +155,7 @@ class _Batch:
                 break
         return end
 
-    def run(self) -> list[Outcome]:
+    def run(self) -> list[JsResult]:
         try:
             while self.pos < len(self.parts):
                 if self.timeouts_in_a_row >= self.max_timeouts:
@@ -164,7 +170,7 @@ class _Batch:
         finally:
             self._drop_isolate()
         return [
-            outcome if outcome is not None else failed("not scored") for outcome in self.outcomes
+            outcome if outcome is not None else js_error("not scored") for outcome in self.outcomes
         ]
 
     def _run_chunk(self) -> None:
@@ -246,24 +252,22 @@ def run_batch(
     single_until: int = 0,
     step: Step | None = None,
     environment: str = "relevo",
-) -> list[Outcome]:
-    """Return the outcomes of encoded queries, run in this process (see the module docstring)."""
+) -> list[JsResult]:
+    """Return the results of encoded queries, run in this process (see the module docstring)."""
     batch = _Batch(
         code, scale, max_score, parts, limits or Limits(), single_until, step, environment
     )
     return batch.run()
 
 
-def score_javascript_in_process(
-    config: ScorerConfig, queries: Sequence[QueryInput]
-) -> list[Outcome]:
-    """Return a batch's outcomes computed in this process: a V8 abort kills the caller."""
-    problem = config_problem(config)
+def score_in_process(scorer: JsScorer, queries: Sequence[JsQuery]) -> list[JsResult]:
+    """Return a batch's results computed in this process: a V8 abort kills the caller."""
+    problem = config_problem(scorer)
     if problem is not None:
-        return [failed(problem) for _ in queries]
+        return [js_error(problem) for _ in range(len(queries))]
     outcomes, parts = encode_queries(queries)
     results = run_batch(
-        config.code or "", config.scale, config.max_score, parts, environment=config.environment
+        scorer.code, scorer.scale, scorer.max_score, parts, environment=scorer.environment
     )
     return merge(outcomes, results)
 
@@ -290,7 +294,7 @@ def _syntax_problem(code: str) -> tuple[str, int | None] | None:
 
 
 def check_javascript(code: str) -> None:
-    """Raise ScorerSyntaxError (message, 1-based line) when the scorer's code does not parse."""
+    """Raise JsSyntaxError (message, 1-based line) when the scorer's code does not parse."""
     problem = _syntax_problem(code)
     if problem is not None:
-        raise ScorerSyntaxError(*problem)
+        raise JsSyntaxError(*problem)

@@ -11,8 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.scoring.ranking import best_order
-from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
+from app.scoring.js_types import JsQuery, JsResult, JsScorer, js_error
 
 __all__ = ["config_problem", "encode_queries", "encode_query", "merge"]
 
@@ -46,17 +45,17 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
-def encode_query(query: QueryInput) -> str:
+def encode_query(query: JsQuery) -> str:
     """Return the query as the compact JSON array the prelude reads."""
     ratings = query.ratings
     for doc_id, rating in ratings.items():
         if not _is_finite_number(rating):
             raise _QueryDataError(f"the rating of doc {doc_id!r} is not a finite number")
     get = ratings.get
-    docs = [[doc.id, get(doc.id), doc.fields or None] for doc in query.docs]
+    docs = [[doc_id, get(doc_id), fields or None] for doc_id, fields in query.docs]
     total = query.num_found if query.num_found is not None else len(query.docs)
     options = {**query.case_options, **query.query_options}
-    data = [docs, best_order(ratings), total, options, query.text, query.query_options]
+    data = [docs, query.best, total, options, query.text, query.query_options]
     try:
         return json.dumps(data, allow_nan=False, default=_default, separators=(",", ":"))
     except (ValueError, TypeError, RecursionError):
@@ -68,28 +67,28 @@ def encode_query(query: QueryInput) -> str:
             ) from exc
 
 
-def config_problem(config: ScorerConfig) -> str | None:
-    """Return why a JavaScript config cannot score anything, or None when it can."""
-    if not config.code:
+def config_problem(scorer: JsScorer) -> str | None:
+    """Return why a scorer cannot score anything, or None when it can."""
+    if not scorer.code:
         return "the JavaScript scorer has no code"
-    if not _is_finite_number(config.max_score) or config.max_score <= 0:
+    if not _is_finite_number(scorer.max_score) or scorer.max_score <= 0:
         return "the scorer's max_score must be positive"
     return None
 
 
-def encode_queries(queries: Sequence[QueryInput]) -> tuple[list[Outcome | None], list[str]]:
-    """Return the queries' outcomes so far (errors for unencodable data) and the encoded rest."""
-    outcomes: list[Outcome | None] = [None] * len(queries)
+def encode_queries(queries: Sequence[JsQuery]) -> tuple[list[JsResult | None], list[str]]:
+    """Return the queries' results so far (errors for unencodable data) and the encoded rest."""
+    outcomes: list[JsResult | None] = [None] * len(queries)
     parts: list[str] = []
     for index, query in enumerate(queries):
         try:
             parts.append(encode_query(query))
         except _QueryDataError as exc:
-            outcomes[index] = failed(str(exc))
+            outcomes[index] = js_error(str(exc))
     return outcomes, parts
 
 
-def merge(outcomes: list[Outcome | None], results: Sequence[Outcome]) -> list[Outcome]:
+def merge(outcomes: list[JsResult | None], results: Sequence[JsResult]) -> list[JsResult]:
     """Return outcomes with its gaps filled, in order, from results."""
     rest = iter(results)
     return [outcome if outcome is not None else next(rest) for outcome in outcomes]

@@ -52,7 +52,8 @@ def function_body(code: str) -> str:
 @functools.cache
 def prelude_source() -> str:
     """Return prelude.js, the function that sets up an isolate."""
-    return resources.files("app.scoring").joinpath("prelude.js").read_text(encoding="utf-8")
+    package = __name__.rpartition(".")[0]  # prelude.js lies beside this module
+    return resources.files(package).joinpath("prelude.js").read_text(encoding="utf-8")
 
 
 @functools.cache

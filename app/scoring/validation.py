@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from app.scoring.errors import ScorerConfigError
-from app.scoring.javascript import check_javascript
+from app.scoring.js_bridge import check_javascript
 from app.scoring.ranking import DEFAULT_K, MAX_K, smallest_positive
 from app.scoring.types import ScorerConfig
 from app.vocabulary import ScorerKind

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import app
 from app.scoring import score_queries
 from app.scoring.prelude import MAX_QUERY_LOG_CHARS
-from app.scoring.sandbox import JsPool, PoolSettings, install_pool, protocol
+from app.scoring.sandbox import JsPool, PoolSettings, install_pool
 from app.scoring.sandbox.protocol import MEMORY_ENV, worker_environment
 from app.scoring.types import ScorerConfig
 from tests.scoring.helpers import config, query
@@ -72,7 +73,7 @@ def test_workers_inherit_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env == {
         "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
-        "PYTHONPATH": str(Path(protocol.__file__).resolve().parents[3]),
+        "PYTHONPATH": str(Path(app.__file__).resolve().parents[1]),  # holds the app package
         MEMORY_ENV: str(MEMORY),
     }
     # A worker started now, with secrets in the server's environment, sees none of them.

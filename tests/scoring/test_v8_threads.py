@@ -25,7 +25,7 @@ RACE = textwrap.dedent(
     """
     import sys, threading
     from app.scoring import ScorerSyntaxError
-    from app.scoring.javascript import check_javascript, score_javascript_in_process
+    from app.scoring.js_bridge import check_javascript, score_javascript_in_process
     from tests.scoring.helpers import config, query
 
     barrier = threading.Barrier({threads})

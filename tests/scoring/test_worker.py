@@ -17,7 +17,8 @@ import pytest
 from app.scoring import Limits, QueryInput, score_queries
 from app.scoring.sandbox import CRASH_MESSAGE, WORKER_MESSAGE, JsPool, PoolSettings, install_pool
 from app.scoring.sandbox.pool import MAX_CRASHES_IN_A_ROW
-from app.scoring.sandbox.protocol import COMMAND, outcome_from_row
+from app.scoring.sandbox.process import logger as PROCESS_LOG
+from app.scoring.sandbox.protocol import COMMAND, result_from_row
 from tests.scoring.helpers import CLASSIC_SCALE, config, query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +95,7 @@ def test_a_huge_fill_fails_alone_and_fast(
     # Fast: the pool killed the worker past its time limit and grace, in the batch and once
     # more to pin the culprit down, rather than wait for V8 to abort on its own (about 10 s a
     # try), which the log would show as "died".
-    lost = [r.message for r in caplog.records if r.name == "app.scoring.sandbox.process"]
+    lost = [r.message for r in caplog.records if r.name == PROCESS_LOG.name]
     assert len(lost) == 2
     assert all("stopped answering and was killed" in line for line in lost)
     assert pool.started == 3  # the first worker and one replacement per kill
@@ -114,9 +115,7 @@ def test_a_scorer_that_crashes_on_every_query_gives_up_quickly(
         outcomes[-1].reason
         == CRASH_MESSAGE + "; the remaining queries were not run after 3 crashes"
     )
-    deaths = [
-        r for r in caplog.records if r.name == "app.scoring.sandbox.process" and "died" in r.message
-    ]
+    deaths = [r for r in caplog.records if r.name == PROCESS_LOG.name and "died" in r.message]
     assert len(deaths) == MAX_CRASHES_IN_A_ROW
 
 
@@ -242,7 +241,7 @@ def test_a_worker_that_cannot_start_is_an_error(
 )
 def test_outcomes_from_a_worker_are_checked(row: list[Any]) -> None:
     with pytest.raises(ValueError):
-        outcome_from_row(row)
+        result_from_row(row)
 
 
 def test_the_app_owns_its_workers_and_stops_them_when_it_stops(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ scorer sandbox's limits (time per eval, V8 heap, the worker's memory cap, the wa
 kills a silent worker). It is a pickled tuple ``(KIND, code, raw, is_json, time_s,
 heap_bytes)``; the worker answers in the scorer protocol's frames: one announcing the eval
 (so the parent's watchdog waits at most its time limit plus grace), then one holding a
-single outcome row whose ``reason`` is the JSON result (status "scored") or the error
+single result row whose ``reason`` is the JSON result (status "scored") or the error
 message (status "error").
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
 
 from app.scoring.js_limits import Limits
+from app.scoring.js_types import JsResult, js_error
 from app.scoring.sandbox import pool as pool_module
 from app.scoring.sandbox.process import WorkerLost
-from app.scoring.types import Outcome
 from app.scoring.v8 import close_racer, new_racer
 from app.vocabulary import QueryStatus
 
@@ -75,30 +75,23 @@ def _evaluate(code: str, raw: str, is_json: bool, time_s: float, heap_bytes: int
     return out
 
 
-def _answer(request: tuple[Any, ...]) -> Outcome:
+def _answer(request: tuple[Any, ...]) -> JsResult:
     _kind, code, raw, is_json, time_s, heap_bytes = request
     try:
         result = _evaluate(code, raw, is_json, float(time_s), int(heap_bytes))
     except JSTimeoutException:
-        return Outcome(
-            QueryStatus.ERROR, None, None, f"mapper exceeded its {time_s:g} s time limit"
-        )
+        return js_error(f"mapper exceeded its {time_s:g} s time limit")
     except JSOOMException:
-        return Outcome(
-            QueryStatus.ERROR,
-            None,
-            None,
-            f"mapper exceeded its memory limit ({heap_bytes / 2**20:g} MiB)",
-        )
+        return js_error(f"mapper exceeded its memory limit ({heap_bytes / 2**20:g} MiB)")
     except JSEvalException as exc:
-        return Outcome(QueryStatus.ERROR, None, None, f"mapper failed: {str(exc).strip()[:500]}")
+        return js_error(f"mapper failed: {str(exc).strip()[:500]}")
     except MapperError as exc:
-        return Outcome(QueryStatus.ERROR, None, None, str(exc))
-    return Outcome(QueryStatus.SCORED, None, None, result)
+        return js_error(str(exc))
+    return JsResult(QueryStatus.SCORED, None, None, result)
 
 
 def serve_mapper(
-    request: tuple[Any, ...], send: Callable[[Sequence[Outcome], list[float] | None], None]
+    request: tuple[Any, ...], send: Callable[[Sequence[JsResult], list[float] | None], None]
 ) -> None:
     """In a worker: answer one mapper request with an announcing frame and a result frame."""
     # Two evals (the code, then the call) may each take the time limit, plus setup.
@@ -153,11 +146,11 @@ def run_mapper(
             pool.close()
     if not rows:
         raise MapperError("the mapper gave no answer")
-    outcome = rows[-1]
-    if outcome.status != "scored":
-        raise MapperError(outcome.reason or "mapper failed")
+    answer = rows[-1]
+    if answer.status != "scored":
+        raise MapperError(answer.reason or "mapper failed")
     try:
-        result = json.loads(outcome.reason or "")
+        result = json.loads(answer.reason or "")
     except ValueError as exc:
         raise MapperError("the mapper returned something that is not JSON") from exc
     except RecursionError:
@@ -170,8 +163,8 @@ def run_mapper(
 
 def _through(
     pool: pool_module.JsPool, request: bytes, owner: object, limits: Limits
-) -> list[Outcome]:
-    rows: list[Outcome] = []
+) -> list[JsResult]:
+    rows: list[JsResult] = []
     worker = pool._acquire(owner)  # a mapper holds a worker as a batch does
     try:
         worker.run(request, rows.extend)

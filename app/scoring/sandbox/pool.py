@@ -47,9 +47,9 @@ from typing import TypeVar
 
 from app.scoring.js_limits import Limits, time_message
 from app.scoring.js_queries import config_problem, encode_queries, merge
+from app.scoring.js_types import JsQuery, JsResult, JsScorer, js_error
 from app.scoring.sandbox.process import PoolSettings, WorkerLost, WorkerProcess
 from app.scoring.sandbox.protocol import Request
-from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed
 
 __all__ = [
     "CRASH_MESSAGE",
@@ -141,18 +141,18 @@ class JsPool:
 
     def score(
         self,
-        config: ScorerConfig,
-        queries: Sequence[QueryInput],
+        scorer: JsScorer,
+        queries: Sequence[JsQuery],
         limits: Limits | None = None,
         owner: object = None,
-    ) -> list[Outcome]:
-        """Return the outcomes of a JavaScript scorer over a batch, computed in a worker.
+    ) -> list[JsResult]:
+        """Return the results of a JavaScript scorer over a batch, computed in a worker.
 
         ``owner`` (a user id; None for no one in particular) is what the pool shares fairly.
         """
-        problem = config_problem(config)
+        problem = config_problem(scorer)
         if problem is not None:
-            return [failed(problem) for _ in queries]
+            return [js_error(problem) for _ in range(len(queries))]
         outcomes, parts = encode_queries(queries)
         if not parts:
             return merge(outcomes, [])
@@ -160,12 +160,12 @@ class JsPool:
         try:
             results = _score_parts(
                 worker,
-                config.code or "",
-                tuple(config.scale),
-                config.max_score,
+                scorer.code,
+                tuple(scorer.scale),
+                scorer.max_score,
                 parts,
                 limits or Limits(),
-                config.environment,
+                scorer.environment,
             )
         finally:
             self._release(worker, owner)
@@ -221,17 +221,17 @@ def current_pool() -> JsPool | None:
 
 
 def score_javascript(
-    config: ScorerConfig,
-    queries: Sequence[QueryInput],
+    scorer: JsScorer,
+    queries: Sequence[JsQuery],
     limits: Limits | None = None,
     owner: object = None,
-) -> list[Outcome]:
+) -> list[JsResult]:
     """Score a batch in the installed pool, or in a pool of its own for this one call."""
     pool = _installed
     if pool is not None:
-        return pool.score(config, queries, limits, owner)
+        return pool.score(scorer, queries, limits, owner)
     with JsPool() as own:
-        return own.score(config, queries, limits, owner)
+        return own.score(scorer, queries, limits, owner)
 
 
 async def in_scoring_thread(work: Callable[[], T]) -> T:
@@ -250,13 +250,13 @@ def _score_parts(
     parts: list[str],
     limits: Limits,
     environment: str = "relevo",
-) -> list[Outcome]:
-    """Return the outcomes of encoded queries, replacing the worker when a query kills it."""
-    outcomes: list[Outcome] = []
+) -> list[JsResult]:
+    """Return the results of encoded queries, replacing the worker when a query kills it."""
+    outcomes: list[JsResult] = []
     single_until = 0
     crashes = in_a_row = 0
 
-    def receive(batch: list[Outcome]) -> None:
+    def receive(batch: list[JsResult]) -> None:
         nonlocal in_a_row
         if batch:
             outcomes.extend(batch)
@@ -271,7 +271,7 @@ def _score_parts(
         try:
             worker.run(pickle.dumps(request, pickle.HIGHEST_PROTOCOL), receive)
             if len(outcomes) == start:  # a batch that ends without progress: never loop
-                outcomes.extend(failed("not scored") for _ in range(len(parts) - start))
+                outcomes.extend(js_error("not scored") for _ in range(len(parts) - start))
         except WorkerLost as lost:
             crashes += 1
             in_a_row += 1
@@ -285,11 +285,11 @@ def _score_parts(
             if start + first != len(outcomes):
                 count = 0  # the frames do not add up: blame no query in particular
             if count == 1:
-                outcomes.append(failed(message))
+                outcomes.append(js_error(message))
             elif count > 1:
                 single_until = len(outcomes) + count
             if in_a_row >= MAX_CRASHES_IN_A_ROW or crashes >= MAX_CRASHES:
                 rest = message + GAVE_UP.format(count=crashes)
-                outcomes.extend(failed(rest) for _ in range(len(parts) - len(outcomes)))
+                outcomes.extend(js_error(rest) for _ in range(len(parts) - len(outcomes)))
     del outcomes[len(parts) :]
     return outcomes

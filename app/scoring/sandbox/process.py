@@ -22,14 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
+from app.scoring.js_types import JsResult
 from app.scoring.sandbox.protocol import (
     COMMAND,
     HEADER,
     MAX_FRAME,
-    outcome_from_row,
+    result_from_row,
     worker_environment,
 )
-from app.scoring.types import Outcome
 
 __all__ = ["PoolSettings", "WorkerLost", "WorkerProcess"]
 
@@ -106,8 +106,8 @@ class WorkerProcess:
         self.on_start(proc.pid)
         return proc
 
-    def run(self, request: bytes, receive: Callable[[list[Outcome]], None]) -> None:
-        """Send one request and pass the outcomes on as they come; raise WorkerLost."""
+    def run(self, request: bytes, receive: Callable[[list[JsResult]], None]) -> None:
+        """Send one request and pass the results on as they come; raise WorkerLost."""
         proc = self.proc
         fresh = proc is None or proc.poll() is not None
         step: tuple[int, int] | None = None
@@ -126,7 +126,7 @@ class WorkerProcess:
             while True:
                 frame = self._receive(proc.stdout.fileno(), deadline)
                 rows, announced = json.loads(frame)
-                receive([outcome_from_row(row) for row in rows])
+                receive([result_from_row(row) for row in rows])
                 if announced is None:
                     return
                 first, count, seconds = announced

@@ -4,8 +4,8 @@ Parent to worker: one request per batch, an 8-byte length then a pickle of (code
 max_score, encoded queries, how many of the first ones to run one per eval, time limit, heap
 limit, time-outs in a row before stopping, environment). Worker to parent: frames of the
 same shape holding JSON (not pickle: the worker runs untrusted code, the parent does not
-unpickle what it sends) of ``[outcomes, step]``. The worker sends one frame before each eval
-with the outcomes finished since the previous frame and ``step = [first unfinished query,
+unpickle what it sends) of ``[results, step]``. The worker sends one frame before each eval
+with the results finished since the previous frame and ``step = [first unfinished query,
 how many queries the eval may touch (0: none in particular), its longest duration]``, and a
 last frame with ``step = null``. Limits travel with each request.
 """
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.scoring.types import Outcome
+from app.scoring.js_types import JsResult
 
 __all__ = [
     "COMMAND",
@@ -29,17 +29,18 @@ __all__ = [
     "Request",
     "cap_memory",
     "encode_frame",
-    "outcome_from_row",
+    "result_from_row",
     "row_of",
     "worker_environment",
 ]
 
 # How the pool starts a worker: ``python -c COMMAND`` (a fresh interpreter). Not "-m
-# app.scoring.sandbox.worker": the package would import that module, which would then run twice.
-COMMAND = "from app.scoring.sandbox.worker import main; main()"
+# <this package>.worker": the package would import that module, which would then run twice.
+# Both the command and the root are derived from this module's name, wherever it lives.
+COMMAND = f"from {__name__.rpartition('.')[0]}.worker import main; main()"
 HEADER = struct.Struct("<Q")
 MAX_FRAME = 1 << 31
-ROOT = str(Path(__file__).resolve().parents[3])
+ROOT = str(Path(__file__).resolve().parents[__name__.count(".")])  # holds the top package
 STATUSES = frozenset(("scored", "unscored", "error"))
 
 Request = tuple[str, tuple[float, ...], float, list[str], int, float, int, int, str]
@@ -66,14 +67,14 @@ def cap_memory(environ: Mapping[str, str]) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
-def encode_frame(done: Sequence[Outcome], step: list[Any] | None) -> bytes:
-    """Return one worker-to-parent frame: the outcomes finished since the last one, and the step."""
+def encode_frame(done: Sequence[JsResult], step: list[Any] | None) -> bytes:
+    """Return one worker-to-parent frame: the results finished since the last one, and the step."""
     data = json.dumps([[row_of(o) for o in done], step], separators=(",", ":")).encode()
     return HEADER.pack(len(data)) + data
 
 
-def outcome_from_row(row: Any) -> Outcome:
-    """Return the outcome a worker sent, checking its shape (the worker is not trusted)."""
+def result_from_row(row: Any) -> JsResult:
+    """Return the result a worker sent, checking its shape (the worker is not trusted)."""
     status, score, raw, reason, log = row
     ok = (
         status in STATUSES
@@ -84,10 +85,10 @@ def outcome_from_row(row: Any) -> Outcome:
         and all(type(line) is str for line in log)
     )
     if not ok:
-        raise ValueError("malformed outcome")
-    return Outcome(status, score, raw, reason, tuple(log))
+        raise ValueError("malformed result")
+    return JsResult(status, score, raw, reason, tuple(log))
 
 
-def row_of(outcome: Outcome) -> list[Any]:
-    """Return an outcome as the list a frame carries."""
-    return [outcome.status, outcome.score, outcome.raw_score, outcome.reason, list(outcome.log)]
+def row_of(result: JsResult) -> list[Any]:
+    """Return a result as the list a frame carries."""
+    return [result.status, result.score, result.raw_score, result.reason, list(result.log)]

@@ -16,11 +16,11 @@ import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
-from app.scoring import javascript
+from app.scoring.javascript import run_batch
 from app.scoring.js_limits import Limits
+from app.scoring.js_types import JsResult
 from app.scoring.sandbox import mapper
 from app.scoring.sandbox.protocol import HEADER, Request, cap_memory, encode_frame
-from app.scoring.types import Outcome
 
 __all__ = ["main", "serve"]
 
@@ -28,7 +28,7 @@ __all__ = ["main", "serve"]
 def serve(requests: BinaryIO, frames: BinaryIO) -> None:
     """Answer requests until the parent closes the pipe."""
 
-    def send(done: Sequence[Outcome], step: list[float] | None) -> None:
+    def send(done: Sequence[JsResult], step: list[float] | None) -> None:
         frames.write(encode_frame(done, step))
         frames.flush()
 
@@ -47,12 +47,12 @@ def serve(requests: BinaryIO, frames: BinaryIO) -> None:
         code, scale, max_score, parts, single_until, time_s, heap_bytes, in_a_row, env = request
         sent = 0
 
-        def step(done: Sequence[Outcome], count: int, seconds: float) -> None:
+        def step(done: Sequence[JsResult], count: int, seconds: float) -> None:
             nonlocal sent
             sent += len(done)
             send(done, [sent, count, seconds])
 
-        results = javascript.run_batch(
+        results = run_batch(
             code,
             scale,
             max_score,
