@@ -35,10 +35,10 @@ from app.registration import register_jobs
 from app.runs.manager import RunManager
 from app.runs.queue import START_RUN
 from app.runtime import tune_gc
+from app.sandbox import JsPool, install_pool
 from app.schedules.delivery import config_from as delivery_config_from
 from app.schedules.delivery import install_config as install_delivery
 from app.scorers import service as scorer_service
-from app.scoring.sandbox import JsPool, install_pool
 from app.secret_box import Keyring, install_keyring, prepare_keyring
 from app.sweeps import service as sweep_service
 from app.web_common.errors import install_error_handlers

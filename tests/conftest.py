@@ -9,7 +9,7 @@ import pytest
 pytest.register_assert_rewrite("tests.fixtures")
 
 # Names tests once imported from here; new tests import them from tests.fixtures.users.
-from app.scoring.sandbox import JsPool, install_pool  # noqa: E402
+from app.sandbox import JsPool, install_pool  # noqa: E402
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user  # noqa: E402
 
 __all__ = ["PASSWORD", "ApiUser", "make_api_user"]

@@ -11,8 +11,8 @@ from app.config import Settings
 from app.errors import RelevoError
 from app.outbound.policy import install_policy, policy_of
 from app.runtime import tune_gc
+from app.sandbox import JsPool, install_pool
 from app.schedules import cli as schedules_cli
-from app.scoring.sandbox import JsPool, install_pool
 from app.secret_box import KeyConfigError, Keyring, install_keyring
 
 __all__ = ["build_parser", "main"]

@@ -27,7 +27,7 @@ from app.runs.engine_limits import PostgresEngineLimits
 from app.runs.manager import RunManager
 from app.runs.queue import START_RUN, RunQueue
 from app.runs.tasks import SEARCH
-from app.scoring.sandbox import JsPool, install_pool
+from app.sandbox import JsPool, install_pool
 from app.search import SearchClient
 
 __all__ = ["run_worker"]

@@ -32,8 +32,8 @@ from app.runs.plan import (
     RunSetupError,
     score_fetched_metrics,
 )
+from app.sandbox import in_scoring_thread
 from app.scoring import Outcome
-from app.scoring.sandbox import in_scoring_thread
 from app.search import EngineError, SearchClient, SearchResult
 from app.vocabulary import ACTIVE_RUN_STATUSES
 

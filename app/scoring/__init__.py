@@ -4,17 +4,17 @@ No I/O, no ORM: the built-in metrics score many queries at once over numpy array
 (``app.scoring.batch``; ``app.scoring.metrics`` keeps their per-query definitions, the
 reference the tests hold the arrays to); JavaScript scorers run in a V8
 isolate with the Quepid helper environment, inside a worker process
-(``app.scoring.sandbox``) so that a scorer that aborts V8 fails only its own queries.
+(``app.sandbox``) so that a scorer that aborts V8 fails only its own queries.
 
-The JavaScript sandbox (``javascript``, ``js_isolate``, ``js_limits``, ``js_queries``,
-``js_types``, ``v8``, ``prelude``, ``sandbox``) imports nothing else of scoring, only
-``app.vocabulary``: it takes and gives its own types (``js_types``), and ``js_bridge`` is
-where scoring turns its configs, queries and outcomes into them and back.
+The JavaScript sandbox is a library of its own, ``app.sandbox``, below scoring: it imports
+only ``app.vocabulary`` (an import-linter contract holds it), takes and gives its own types
+(``app.sandbox.types``), and ``js_bridge`` is where scoring turns its configs, queries and
+outcomes into them and back.
 """
 
+from app.sandbox.limits import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, Limits
 from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
 from app.scoring.js_bridge import check_javascript
-from app.scoring.js_limits import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, Limits
 from app.scoring.presets import PRESETS, Preset
 from app.scoring.scoring import (
     Tally,

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import overload
 
-from app.scoring import javascript
+from app.sandbox import javascript
+from app.sandbox import pool as sandbox_pool
+from app.sandbox.limits import Limits
+from app.sandbox.types import JsQuery, JsResult, JsScorer, JsSyntaxError
 from app.scoring.errors import ScorerSyntaxError
-from app.scoring.js_limits import Limits
-from app.scoring.js_types import JsQuery, JsResult, JsScorer, JsSyntaxError
 from app.scoring.ranking import best_order
-from app.scoring.sandbox import pool as sandbox_pool
 from app.scoring.types import Outcome, QueryInput, ScorerConfig
 
 __all__ = [

@@ -9,11 +9,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from app.sandbox.limits import Limits
 from app.scoring.batch import SCORED, Scores, build_arrays, compute, needs
 from app.scoring.batch import outcomes as batch_outcomes
 from app.scoring.errors import ScorerConfigError
 from app.scoring.js_bridge import score_javascript
-from app.scoring.js_limits import Limits
 from app.scoring.types import Outcome, QueryInput, ScorerConfig, failed, scored
 from app.scoring.validation import normalize_params
 from app.vocabulary import QueryStatus, ScorerKind

@@ -4,7 +4,7 @@ GET sends the rendered template as query parameters (``a=1&b=#$query##``; each v
 URL-encoded when sent, so ``café & crème`` arrives intact); POST sends it as a JSON body.
 The answer, parsed JSON or else the raw text (an HTML page, say), goes to the endpoint's
 ``docsMapper(data)`` and ``numberOfResultsMapper(data)`` in the JavaScript sandbox
-(:mod:`app.scoring.sandbox.mapper`). The docs keep the fields the mapper gave; ids become strings;
+(:mod:`app.sandbox.mapper`). The docs keep the fields the mapper gave; ids become strings;
 the case's rows limits how many are kept.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from app.scoring.sandbox import in_scoring_thread
-from app.scoring.sandbox.mapper import MapperError, run_mapper
+from app.sandbox import in_scoring_thread
+from app.sandbox.mapper import MapperError, run_mapper
 from app.search.answers import TOO_DEEP, Answer, read_json
 from app.search.errors import EngineResponseError, RequestBuildError
 from app.search.fieldspec import FieldSpec

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from app.scoring.sandbox import JsPool, PoolSettings, install_pool
-from app.scoring.sandbox.mapper import run_mapper
+from app.sandbox import JsPool, PoolSettings, install_pool
+from app.sandbox.mapper import run_mapper
 from tests.engines.fake_services import Service, running_service
 from tests.fixtures.users import ApiUser
 from tests.support.api import add_queries, make_case

@@ -2,59 +2,17 @@
 
 from __future__ import annotations
 
-import ast
 import math
-from pathlib import Path
 
 import pytest
 
+from app.sandbox import javascript as engine
+from app.sandbox.types import JsQuery, JsResult, JsScorer, JsSyntaxError, js_error
 from app.scoring import ScorerError, ScorerSyntaxError, score_queries
-from app.scoring import javascript as engine
 from app.scoring.js_bridge import _JsQueries, check_javascript, js_query, js_scorer, outcomes_of
-from app.scoring.js_types import JsQuery, JsResult, JsScorer, JsSyntaxError, js_error
 from app.scoring.types import Outcome, ScoreDoc
 from app.vocabulary import QueryStatus
 from tests.scoring.helpers import config, query
-
-SCORING = Path(__file__).resolve().parents[2] / "app" / "scoring"
-# The sandbox's modules, which are to form a package of their own: they may import one
-# another and app.vocabulary, nothing else of app.
-SANDBOX_FILES = [
-    *(SCORING / f"{name}.py" for name in ("javascript", "js_isolate", "js_limits")),
-    *(SCORING / f"{name}.py" for name in ("js_queries", "js_types", "v8", "prelude")),
-    *sorted((SCORING / "sandbox").glob("*.py")),
-]
-SANDBOX_MODULES = {"javascript", "js_isolate", "js_limits", "js_queries", "js_types"}
-SANDBOX_MODULES |= {"v8", "prelude", "sandbox"}
-
-
-def _imported(tree: ast.Module) -> list[str]:
-    """Return the app modules a module imports, a package's submodule counted as itself."""
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
-    return [name for name in names if name.startswith("app.")]
-
-
-def _allowed(name: str) -> bool:
-    parts = name.split(".")
-    if parts[:2] == ["app", "vocabulary"]:
-        return True
-    return parts[:2] == ["app", "scoring"] and len(parts) > 2 and parts[2] in SANDBOX_MODULES
-
-
-def test_the_sandbox_imports_nothing_of_scoring_but_itself() -> None:
-    assert len(SANDBOX_FILES) == 13
-    outside = {
-        f"{path.relative_to(SCORING)}: {name}"
-        for path in SANDBOX_FILES
-        for name in _imported(ast.parse(path.read_text(encoding="utf-8")))
-        if not _allowed(name)
-    }
-    assert outside == set()
 
 
 def test_the_engine_scores_with_the_best_order_it_is_given() -> None:

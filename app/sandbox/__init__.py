@@ -5,7 +5,7 @@
 runs scoring (see ``pool``'s docstring).
 """
 
-from app.scoring.sandbox.pool import (
+from app.sandbox.pool import (
     CRASH_MESSAGE,
     WORKER_MESSAGE,
     JsPool,
@@ -14,7 +14,7 @@ from app.scoring.sandbox.pool import (
     install_pool,
     score_javascript,
 )
-from app.scoring.sandbox.process import PoolSettings
+from app.sandbox.process import PoolSettings
 
 __all__ = [
     "CRASH_MESSAGE",

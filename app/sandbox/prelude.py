@@ -7,10 +7,10 @@ object, ``__relevo``, whose methods need the per-isolate token, so the user's co
 drive it. The user's code is the body of a function whose parameters are the helpers.
 
 Each query sees what a fresh isolate shows. Once per isolate, after the prelude,
-``js_isolate`` freezes what is left open: ``__relevo``'s methods, the intrinsics only
+``isolate`` freezes what is left open: ``__relevo``'s methods, the intrinsics only
 instances reach, and the global object's prototype (the global object then inherits from
 ``Object.prototype``). Before each query the prelude deletes the globals the previous one
-made; then it calls the runner, a strict-mode function (``js_isolate``) that rebuilds the
+made; then it calls the runner, a strict-mode function (``isolate``) that rebuilds the
 user's function with ``new Function`` (a fresh function object and prototype every query),
 clears RegExp's legacy statics and freezes the helpers that only its arguments reach. A
 global that could not be deleted, a non-extensible global object or another prototype

@@ -3,7 +3,7 @@
 A few huge allocations (``new Array(2**28).fill(0)``, ``"x".repeat(2**28).split("")``) make
 V8 abort its whole process; mini-racer's heap limit does not catch them. So the parent never
 runs user code: a pool hands the encoded queries to a worker process (``worker.main``),
-which scores them with the in-process engine of ``app.scoring.javascript``.
+which scores them with the in-process engine of ``app.sandbox.javascript``.
 
 Ownership
     A ``JsPool`` is created and closed by its owner: the web app's lifespan, a ``relevo
@@ -45,11 +45,11 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import TypeVar
 
-from app.scoring.js_limits import Limits, time_message
-from app.scoring.js_queries import config_problem, encode_queries, merge
-from app.scoring.js_types import JsQuery, JsResult, JsScorer, js_error
-from app.scoring.sandbox.process import PoolSettings, WorkerLost, WorkerProcess
-from app.scoring.sandbox.protocol import Request
+from app.sandbox.limits import Limits, time_message
+from app.sandbox.process import PoolSettings, WorkerLost, WorkerProcess
+from app.sandbox.protocol import Request
+from app.sandbox.queries import config_problem, encode_queries, merge
+from app.sandbox.types import JsQuery, JsResult, JsScorer, js_error
 
 __all__ = [
     "CRASH_MESSAGE",

@@ -20,11 +20,11 @@ from typing import Any
 
 from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
 
-from app.scoring.js_limits import Limits
-from app.scoring.js_types import JsResult, js_error
-from app.scoring.sandbox import pool as pool_module
-from app.scoring.sandbox.process import WorkerLost
-from app.scoring.v8 import close_racer, new_racer
+from app.sandbox import pool as pool_module
+from app.sandbox.limits import Limits
+from app.sandbox.process import WorkerLost
+from app.sandbox.types import JsResult, js_error
+from app.sandbox.v8 import close_racer, new_racer
 from app.vocabulary import QueryStatus
 
 __all__ = ["KIND", "Mapped", "MapperError", "run_mapper", "serve_mapper"]

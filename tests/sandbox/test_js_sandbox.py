@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import app
+from app.sandbox import JsPool, PoolSettings, install_pool
+from app.sandbox.prelude import MAX_QUERY_LOG_CHARS
+from app.sandbox.protocol import MEMORY_ENV, worker_environment
 from app.scoring import score_queries
-from app.scoring.prelude import MAX_QUERY_LOG_CHARS
-from app.scoring.sandbox import JsPool, PoolSettings, install_pool
-from app.scoring.sandbox.protocol import MEMORY_ENV, worker_environment
 from app.scoring.types import ScorerConfig
 from tests.scoring.helpers import config, query
 

@@ -16,11 +16,11 @@ import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
-from app.scoring.javascript import run_batch
-from app.scoring.js_limits import Limits
-from app.scoring.js_types import JsResult
-from app.scoring.sandbox import mapper
-from app.scoring.sandbox.protocol import HEADER, Request, cap_memory, encode_frame
+from app.sandbox import mapper
+from app.sandbox.javascript import run_batch
+from app.sandbox.limits import Limits
+from app.sandbox.protocol import HEADER, Request, cap_memory, encode_frame
+from app.sandbox.types import JsResult
 
 __all__ = ["main", "serve"]
 

@@ -1,5 +1,5 @@
-// The scorer prelude: evaluated once per isolate, by app/scoring/js_isolate.py, as
-// (this function)(globalThis, token, sliceMs, constants); app/scoring/prelude.py describes it.
+// The scorer prelude: evaluated once per isolate, by app/sandbox/isolate.py, as
+// (this function)(globalThis, token, sliceMs, constants); app/sandbox/prelude.py describes it.
 (function (G, TOKEN, SLICE_MS, CONSTANTS) {
   'use strict';
   // Timers would run scorer code outside a query's time limit: there are none.
@@ -243,7 +243,7 @@
   const check = (token) => { if (token !== TOKEN) throw new Error('not allowed'); };
   const api = {
     // Called twice: with the user's body, to see it compile, then with the runner's
-    // (js_isolate.py), which builds the user's function anew for every query.
+    // (isolate.py), which builds the user's function anew for every query.
     setup(token, code, scale, environment) {
       check(token);
       QUEPID = environment === 'quepid';

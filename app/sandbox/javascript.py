@@ -2,8 +2,8 @@
 
 This is the engine; it runs in whatever process calls it, and a few huge allocations make V8
 abort that whole process. Relevo therefore calls it only inside the worker process of
-``app.scoring.sandbox``; ``check_javascript`` stays here because it only compiles the code
-(``new Function``), it never runs it. It speaks the sandbox's own types (``js_types``).
+``app.sandbox``; ``check_javascript`` stays here because it only compiles the code
+(``new Function``), it never runs it. It speaks the sandbox's own types (``types``).
 
 One isolate serves a whole batch. Queries are sent in chunks and run in "slices": one eval
 runs queries until ``JS_SLICE_S`` has passed, so the eval overhead (~0.2 ms) is paid per
@@ -11,7 +11,7 @@ slice, not per query. A slice's eval may last ``JS_TIME_LIMIT_S + JS_SLICE_S``; 
 query only starts within the first ``JS_SLICE_S``, each query gets at least its full time
 limit, and a slice that times out was stopped inside a query that overran it.
 
-Each query starts from the state a fresh isolate would give it (``js_isolate``); a query the
+Each query starts from the state a fresh isolate would give it (``isolate``); a query the
 isolate refuses to run, and the rest, go on in a new isolate.
 
 Before each eval the batch calls its optional ``step`` hook with the outcomes finished since
@@ -29,8 +29,8 @@ from typing import Any
 
 from py_mini_racer import JSEvalException, JSOOMException, JSTimeoutException
 
-from app.scoring.js_isolate import Isolate
-from app.scoring.js_limits import (
+from app.sandbox.isolate import Isolate
+from app.sandbox.limits import (
     JS_SLICE_S,
     SETUP_TIMEOUT_S,
     Limits,
@@ -38,8 +38,9 @@ from app.scoring.js_limits import (
     stopped_message,
     time_message,
 )
-from app.scoring.js_queries import config_problem, encode_queries, merge
-from app.scoring.js_types import (
+from app.sandbox.prelude import LINE_OFFSET, PARAMS, function_body
+from app.sandbox.queries import config_problem, encode_queries, merge
+from app.sandbox.types import (
     JsQuery,
     JsResult,
     JsScorer,
@@ -47,8 +48,7 @@ from app.scoring.js_types import (
     js_error,
     js_unscored,
 )
-from app.scoring.prelude import LINE_OFFSET, PARAMS, function_body
-from app.scoring.v8 import close_racer, new_racer
+from app.sandbox.v8 import close_racer, new_racer
 from app.vocabulary import QueryStatus
 
 __all__ = ["Step", "check_javascript", "run_batch", "score_in_process"]

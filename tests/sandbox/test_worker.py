@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from app.sandbox import CRASH_MESSAGE, WORKER_MESSAGE, JsPool, PoolSettings, install_pool
+from app.sandbox.pool import MAX_CRASHES_IN_A_ROW
+from app.sandbox.process import logger as PROCESS_LOG
+from app.sandbox.protocol import COMMAND, result_from_row
 from app.scoring import Limits, QueryInput, score_queries
-from app.scoring.sandbox import CRASH_MESSAGE, WORKER_MESSAGE, JsPool, PoolSettings, install_pool
-from app.scoring.sandbox.pool import MAX_CRASHES_IN_A_ROW
-from app.scoring.sandbox.process import logger as PROCESS_LOG
-from app.scoring.sandbox.protocol import COMMAND, result_from_row
 from tests.scoring.helpers import CLASSIC_SCALE, config, query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,7 +185,7 @@ def test_a_worker_exits_when_its_parent_dies() -> None:
     script = textwrap.dedent(
         """
         import os
-        from app.scoring.sandbox import JsPool, install_pool
+        from app.sandbox import JsPool, install_pool
         from app.scoring import score_queries
         from tests.scoring.helpers import config, query
         pool = JsPool()
@@ -249,7 +249,7 @@ def test_the_app_owns_its_workers_and_stops_them_when_it_stops(tmp_path: Path) -
 
     from app.config import Settings
     from app.main import create_app
-    from app.scoring.sandbox import current_pool
+    from app.sandbox import current_pool
     from tests.fixtures.outbound import SUITE_HOSTS
 
     suite_pool = current_pool()

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from app.scoring import QueryInput, js_isolate, score_queries
+from app.sandbox import JsPool, PoolSettings, install_pool
+from app.sandbox import isolate as js_isolate
+from app.scoring import QueryInput, score_queries
 from app.scoring.js_bridge import score_javascript_in_process
-from app.scoring.sandbox import JsPool, PoolSettings, install_pool
 from app.scoring.types import Outcome, ScorerConfig
 from tests.scoring.helpers import config, query
 

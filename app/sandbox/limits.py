@@ -20,7 +20,7 @@ JS_TIME_LIMIT_S = 1.0
 JS_HEAP_LIMIT_BYTES = 64 * 1024 * 1024
 # A batch whose queries hit the time limit this many times in a row stops: the rest error.
 JS_MAX_TIMEOUTS_IN_A_ROW = 5
-JS_SLICE_S = 0.05  # one eval runs queries this long (app.scoring.javascript: slices)
+JS_SLICE_S = 0.05  # one eval runs queries this long (app.sandbox.javascript: slices)
 SETUP_TIMEOUT_S = 10.0  # one eval that sets an isolate up or loads queries into it
 
 

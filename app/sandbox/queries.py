@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.scoring.js_types import JsQuery, JsResult, JsScorer, js_error
+from app.sandbox.types import JsQuery, JsResult, JsScorer, js_error
 
 __all__ = ["config_problem", "encode_queries", "encode_query", "merge"]
 

@@ -19,9 +19,9 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from app.scoring.js_limits import JS_SLICE_S, SETUP_TIMEOUT_S
-from app.scoring.prelude import PARAMS, function_body, prelude_constants, prelude_source
-from app.scoring.v8 import close_racer, new_racer
+from app.sandbox.limits import JS_SLICE_S, SETUP_TIMEOUT_S
+from app.sandbox.prelude import PARAMS, function_body, prelude_constants, prelude_source
+from app.sandbox.v8 import close_racer, new_racer
 
 __all__ = ["Isolate"]
 

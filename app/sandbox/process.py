@@ -22,14 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
-from app.scoring.js_types import JsResult
-from app.scoring.sandbox.protocol import (
+from app.sandbox.protocol import (
     COMMAND,
     HEADER,
     MAX_FRAME,
     result_from_row,
     worker_environment,
 )
+from app.sandbox.types import JsResult
 
 __all__ = ["PoolSettings", "WorkerLost", "WorkerProcess"]
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.scoring.js_types import JsResult
+from app.sandbox.types import JsResult
 
 __all__ = [
     "COMMAND",
