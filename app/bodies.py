@@ -57,7 +57,7 @@ def _without_nul(value: Any) -> Any:
     return value
 
 
-class Body(BaseModel):
+class RequestBody(BaseModel):
     """A request body: unknown fields are refused so that typos do not pass silently.
 
     NUL characters, unpaired surrogates and non-finite numbers are refused everywhere:
@@ -93,7 +93,7 @@ def _holds_datetime(annotation: Any) -> bool:
     return type(None) in args and any(a is datetime for a in args)
 
 
-class Out(BaseModel):
+class ResponseBody(BaseModel):
     """A response body read from ORM objects or plain data.
 
     Its datetime fields (plain or optional) are written to JSON by ``utc_text``, the one

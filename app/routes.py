@@ -16,10 +16,12 @@ from app.books import web as books_web
 from app.books.api import books as books_api
 from app.books.api import pages as book_pages_api
 from app.cases.api import cases as cases_api
-from app.cases.api import experiments as experiments_api
+from app.cases.api import coverage as coverage_api
+from app.cases.api import history as history_api
 from app.cases.api import pages as pages_api
 from app.cases.web import cases as cases_web
-from app.cases.web import experiments as experiments_web
+from app.cases.web import coverage as coverage_web
+from app.cases.web import history as history_web
 from app.cases.web import metrics as metrics_web
 from app.clicks import api as clicks_api
 from app.clicks import web as clicks_web
@@ -83,7 +85,8 @@ for _module in (
     quepid_api,
     runs_api,
     sweeps_api,
-    experiments_api,
+    coverage_api,
+    history_api,
     books_api,
     pages_api,
     query_pages_api,
@@ -111,7 +114,8 @@ for _module in (
     scorers_web,
     endpoints_web,
     sweeps_web,
-    experiments_web,
+    coverage_web,
+    history_web,
     books_web,
     judges_web,
     ratings_web,

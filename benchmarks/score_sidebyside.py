@@ -33,7 +33,7 @@ from ranx import Qrels, Run, evaluate
 
 from app.runtime import tune_gc
 from app.scoring import PRESETS, QueryInput, ScorerConfig, tally, validate_scorer
-from app.scoring.scoring import score_many
+from app.scoring.score import score_many
 from app.scoring.types import StoredDocs
 
 Stored = list[list[dict[str, Any]]]

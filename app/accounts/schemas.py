@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from app.accounts.scopes import split_scopes
-from app.bodies import Body, Out
+from app.bodies import RequestBody, ResponseBody
 
 Scope = Literal["read", "run", "write", "judge"]
 SCOPES_DESCRIPTION = (
@@ -17,7 +17,7 @@ SCOPES_DESCRIPTION = (
 )
 
 
-class ApiKeyCreate(Body):
+class ApiKeyCreate(RequestBody):
     name: str = Field(default="", max_length=200)
     expires_at: datetime | None = None
     can_manage_keys: bool = False
@@ -28,11 +28,11 @@ class ApiKeyCreate(Body):
     )
 
 
-class ApiKeyUpdate(Body):
+class ApiKeyUpdate(RequestBody):
     scopes: list[Scope] = Field(min_length=1, description=SCOPES_DESCRIPTION)
 
 
-class ApiKeyRead(Out):
+class ApiKeyRead(ResponseBody):
     id: int
     name: str
     prefix: str
@@ -52,7 +52,7 @@ class ApiKeyCreated(ApiKeyRead):
     key: str
 
 
-class Me(Out):
+class CurrentUserRead(ResponseBody):
     id: int
     email: str
     is_admin: bool

@@ -32,7 +32,7 @@ from app.queries import flows as rating_service
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
 from app.runs import service as run_service
-from app.runs.stored import doc_title, field_spec_of
+from app.runs.stored_results import doc_title, field_spec_of
 from app.sweeps import service as sweep_service
 from app.sweeps.schemas import SweepCreate
 

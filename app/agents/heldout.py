@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.compare.schemas import QueryComparison
 from app.compare.stats import compare_stats, decide
 
@@ -31,7 +31,7 @@ def held_out_ids(case_id: int, query_ids: Iterable[int]) -> set[int]:
     return set(ranked[: len(ranked) // 2])
 
 
-class HalfMetric(Out):
+class HalfMetric(ResponseBody):
     scorer_id: int
     name: str
     n: int = Field(description="Queries of the half scored by this metric in both runs")
@@ -40,7 +40,7 @@ class HalfMetric(Out):
     delta: float | None = Field(description="other - base")
 
 
-class HalfReport(Out):
+class HalfReport(ResponseBody):
     queries: int = Field(description="Queries in this half")
     query_ids: list[int]
     mean_delta: float | None = Field(description="The primary metric's paired mean change")

@@ -7,19 +7,19 @@ from typing import Any, Literal
 from pydantic import Field
 
 from app.agents.heldout import HalfReport
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.compare.metric_schemas import MetricCompareRead
 from app.compare.schemas import CompareCounts, Verdict
 
 __all__ = ["DraftRead", "ProposalAll", "ProposalRead"]
 
 
-class DraftRead(Out):
+class DraftRead(ResponseBody):
     query_template: str | None
     knobs: dict[str, Any]
 
 
-class ProposalAll(Out):
+class ProposalAll(ResponseBody):
     """The draft against the current try over all the queries (the compare contract)."""
 
     verdict: Verdict
@@ -32,7 +32,7 @@ class ProposalAll(Out):
     metrics: list[MetricCompareRead] = Field(description="Every metric, Holm-corrected p")
 
 
-class ProposalRead(Out):
+class ProposalRead(ResponseBody):
     """A proposed try: the draft's run compared with the current try's, on all queries, on
     the held-out half and on the tuning half."""
 

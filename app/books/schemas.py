@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.bodies import Body, Name, Out, QueryText, TeamIds
+from app.bodies import Name, QueryText, RequestBody, ResponseBody, TeamIds
 from app.books.consensus import ConsensusMethod
 from app.clicks.schemas import ClickJudgementRead
 from app.judges.schemas import JudgeCalibration, JudgeJudgementRead, RaterRef
@@ -26,7 +26,7 @@ def check_scale(values: list[float]) -> list[float]:
     return values
 
 
-class BookCreate(Body):
+class BookCreate(RequestBody):
     name: Name
     scale: Scale
     scale_labels: dict[str, str] | None = None
@@ -35,7 +35,7 @@ class BookCreate(Body):
     _scale = field_validator("scale")(check_scale)
 
 
-class BookUpdate(Body):
+class BookUpdate(RequestBody):
     name: Name | None = None
     scale: Scale | None = None
     scale_labels: dict[str, str] | None = None
@@ -47,7 +47,7 @@ class BookUpdate(Body):
         return None if values is None else check_scale(values)
 
 
-class BookRead(Out):
+class BookRead(ResponseBody):
     id: int
     name: str
     owner_id: int
@@ -58,7 +58,7 @@ class BookRead(Out):
     team_ids: list[int] = Field(default_factory=list)
 
 
-class PairIn(Body):
+class PairIn(RequestBody):
     query_text: QueryText
     doc_id: DocId
     fields: dict[str, Any] = Field(default_factory=dict)
@@ -66,22 +66,22 @@ class PairIn(Body):
     position: int | None = Field(default=None, ge=0, le=2**31 - 1)
 
 
-class PairsPost(Body):
+class PairsPost(RequestBody):
     pairs: list[PairIn] = Field(max_length=MAX_PAIRS_PER_POST)
 
 
-class PairsAdded(Out):
+class PairsAdded(ResponseBody):
     created: int
     existing: int
 
 
-class JudgementRead(Out):
+class JudgementRead(ResponseBody):
     user_id: int
     rating: float | None
     unrateable: bool
 
 
-class PairToJudge(Out):
+class PairToJudge(ResponseBody):
     """A pair as a rater sees it: without the other raters' judgements."""
 
     id: int
@@ -99,17 +99,17 @@ class PairRead(PairToJudge):
     )
 
 
-class Populate(Body):
+class Populate(RequestBody):
     case_id: int
     depth: int = Field(default=10, ge=1, le=500)
 
 
-class JudgementPut(Body):
+class JudgementPut(RequestBody):
     rating: float | None = None
     unrateable: bool = False
 
 
-class MyJudgement(Out):
+class MyJudgement(ResponseBody):
     pair_id: int
     user_id: int
     rating: float | None
@@ -117,14 +117,14 @@ class MyJudgement(Out):
     updated_at: datetime
 
 
-class KappaRead(Out):
+class KappaRead(ResponseBody):
     a: int
     b: int
     n: int
     kappa: float | None
 
 
-class AgreementRead(Out):
+class AgreementRead(ResponseBody):
     raters: int
     pairs: int
     pairs_multi: int
@@ -137,7 +137,7 @@ class AgreementRead(Out):
     clicks: list[JudgeCalibration] = Field(default_factory=list)
 
 
-class SyncBody(Body):
+class SyncBody(RequestBody):
     method: SyncMethod
     user_id: int | None = None
     # Judges' ratings: left out (default), counted beside people's, or alone.
@@ -147,7 +147,7 @@ class SyncBody(Body):
     clicks_rater_id: int | None = None
 
 
-class SyncResult(Out):
+class SyncResult(ResponseBody):
     ratings_set: int
     ratings_unchanged: int
     pairs_without_query: int
@@ -156,7 +156,7 @@ class SyncResult(Out):
 RaterKind = Literal["user", "judge", "clicks"]
 
 
-class RatingsSource(Out):
+class RatingsSource(ResponseBody):
     """Where a case's ratings come from: a book and the method of its last sync."""
 
     book_id: int

@@ -21,7 +21,7 @@ from app.books.pages import data as book_pages
 from app.books.schemas import BookCreate, JudgementPut, Populate, SyncBody
 from app.errors import Conflict, Invalid
 from app.models import Book, User
-from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.confirm import DeleteConfirmation, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text, parse_body
 from app.web_common.html_errors import HtmlErrorRoute, error_page
@@ -127,7 +127,7 @@ def confirm_book(
 ) -> Response:
     """Ask before deleting a book, saying how many pairs and ratings go with it."""
     pairs = book_service.pair_counts(session=session, book_ids=[book.id])[book.id]
-    doomed = Doomed(
+    doomed = DeleteConfirmation(
         kind="book",
         name=book.name,
         consequence=(

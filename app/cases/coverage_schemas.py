@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.vocabulary import QueryStatus
 
 
-class QueryCoverage(Out):
+class QueryCoverage(ResponseBody):
     query_id: int
     text: str
     status: QueryStatus
@@ -19,7 +19,7 @@ class QueryCoverage(Out):
     score_max: float | None = Field(description="Score with every unrated top-k doc highest")
 
 
-class RateNext(Out):
+class RateNext(ResponseBody):
     query_id: int
     text: str
     doc_id: str
@@ -28,7 +28,7 @@ class RateNext(Out):
     points: float = Field(description="How far rating this doc could move the case score")
 
 
-class CaseCoverage(Out):
+class CaseCoverage(ResponseBody):
     case_id: int
     run_id: int | None = Field(description="The latest finished run; null when there is none")
     k: int

@@ -7,11 +7,11 @@ from typing import Any
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.vocabulary import QueryStatus
 
 
-class QueryScorePoint(Out):
+class QueryScorePoint(ResponseBody):
     run_id: int
     score: float | None = Field(description="The query's stored score in that run")
 
@@ -25,7 +25,7 @@ class QueryHistoryPoint(QueryScorePoint):
     )
 
 
-class QueryHistory(Out):
+class QueryHistory(ResponseBody):
     case_id: int
     query_id: int
     text: str

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AllowInfNan, Field
 
-from app.bodies import Body, Name, Options, Out, TeamIds, UtcTime
-from app.search.models import DEFAULT_FIELD_SPEC
+from app.bodies import Name, Options, RequestBody, ResponseBody, TeamIds, UtcTime
+from app.search.types import DEFAULT_FIELD_SPEC
 
 Knobs = dict[str, float]
 # A knob is a boost, a weight, a slop, a fuzziness or a size: engines refuse negative ones
@@ -41,12 +41,12 @@ Aggregate = Literal["mean", "weighted_mean"]
 MetricScorerIds = Annotated[list[int], Field(max_length=MAX_METRICS)]
 
 
-class ScheduleBody(Body):
+class ScheduleBody(RequestBody):
     cron: str = Field(min_length=1, max_length=100, description="5 cron fields in UTC or a preset")
     try_number: int | None = Field(default=None, ge=1, le=2**31 - 1)
 
 
-class CaseCreate(Body):
+class CaseCreate(RequestBody):
     name: Name
     search_endpoint_id: int
     query_template: Template
@@ -62,7 +62,7 @@ class CaseCreate(Body):
     schedule: ScheduleBody | None = None
 
 
-class CaseUpdate(Body):
+class CaseUpdate(RequestBody):
     name: Name | None = None
     search_endpoint_id: int | None = None
     query_template: Template | None = None
@@ -78,7 +78,7 @@ class CaseUpdate(Body):
     schedule: ScheduleBody | None = None
 
 
-class CaseRead(Out):
+class CaseRead(ResponseBody):
     id: int
     name: str
     search_endpoint_id: int
@@ -99,7 +99,7 @@ class CaseRead(Out):
     next_run_at: datetime | None = None
 
 
-class TryRead(Out):
+class TryRead(ResponseBody):
     number: int
     search_endpoint_id: int
     query_template: str
@@ -109,18 +109,18 @@ class TryRead(Out):
     created_at: datetime
 
 
-class AnnotationCreate(Body):
+class AnnotationCreate(RequestBody):
     text: str = Field(min_length=1, max_length=2000)
     at: UtcTime | None = None
     run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
 
 
-class AnnotationUpdate(Body):
+class AnnotationUpdate(RequestBody):
     text: str | None = Field(default=None, min_length=1, max_length=2000)
     at: UtcTime | None = None
 
 
-class AnnotationRead(Out):
+class AnnotationRead(ResponseBody):
     id: int
     case_id: int
     text: str

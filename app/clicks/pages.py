@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app import access
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.books import service as books
 from app.clicks import judging, pull, samples, service, slices
 from app.clicks.schemas import (
@@ -27,16 +27,16 @@ from app.search import adapter_for
 __all__ = ["ClickLogPage", "ClickLogsPage", "click_log_page", "click_logs_page"]
 
 
-class ClickLogsPage(Out):
+class ClickLogsPage(ResponseBody):
     logs: list[ClickLogRead]
 
 
-class Choice(Out):
+class Choice(ResponseBody):
     id: int
     name: str
 
 
-class ClickLogPage(Out):
+class ClickLogPage(ResponseBody):
     log: ClickLogRead
     summary: ClickLogSummary
     # The tallest bar of the CTR chart: every bar is drawn against it.

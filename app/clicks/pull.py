@@ -42,7 +42,7 @@ from app.jobs.registry import Deferrer
 from app.models import ClickLog, SearchEndpoint
 from app.models.base import utcnow
 from app.outbound.transport import engine_http_client
-from app.search.models import EndpointConfig
+from app.search.types import EndpointConfig
 
 __all__ = [
     "PULL_STALE_S",

@@ -16,7 +16,7 @@ from app.errors import Invalid, RelevoError
 from app.models import SearchEndpoint
 from app.outbound.policy import check_destination, current_policy
 from app.search.engines import ADAPTERS
-from app.search.models import EndpointConfig
+from app.search.types import EndpointConfig
 
 __all__ = ["PULL_ENGINES", "check_request"]
 

@@ -24,7 +24,7 @@ import orjson
 from app.clicks import ingest
 from app.errors import RelevoError
 from app.outbound.policy import check_destination, current_policy
-from app.search.models import EndpointConfig
+from app.search.types import EndpointConfig
 
 __all__ = [
     "EngineClient",

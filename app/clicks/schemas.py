@@ -7,26 +7,26 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from app.bodies import Body, Name, Out, TeamIds
+from app.bodies import Name, RequestBody, ResponseBody, TeamIds
 from app.judges.schemas import RaterRef
 
 PositionBase = Literal[0, 1]
 MAX_REFUSED = 100  # refusals listed in one answer; the count is always whole
 
 
-class ClickLogCreate(Body):
+class ClickLogCreate(RequestBody):
     name: Name
     position_base: PositionBase = 1
     team_ids: TeamIds = Field(default_factory=list)
 
 
-class ClickLogUpdate(Body):
+class ClickLogUpdate(RequestBody):
     name: Name | None = None
     position_base: PositionBase | None = None
     team_ids: TeamIds | None = None
 
 
-class ClickLogRead(Out):
+class ClickLogRead(ResponseBody):
     id: int
     name: str
     owner_id: int
@@ -35,12 +35,12 @@ class ClickLogRead(Out):
     team_ids: list[int] = Field(default_factory=list)
 
 
-class Refusal(Out):
+class Refusal(ResponseBody):
     line: int
     message: str
 
 
-class IngestResult(Out):
+class IngestResult(ResponseBody):
     """`stored` new records; `duplicates` already stored; `refused` the first 100 bad ones."""
 
     stored: int = 0
@@ -49,14 +49,14 @@ class IngestResult(Out):
     refused: list[Refusal] = Field(default_factory=list)
 
 
-class RankCtr(Out):
+class RankCtr(ResponseBody):
     rank: int
     impressions: int
     clicks: int
     ctr: float | None
 
 
-class ClickLogSummary(Out):
+class ClickLogSummary(ResponseBody):
     queries: int
     events: int
     by_action: dict[str, int]
@@ -72,7 +72,7 @@ ClickModel = Literal["coec", "pbm", "sdbn", "dbn"]
 DEFAULT_ACTIONS = {"click": 1.0}
 
 
-class Window(Body):
+class Window(RequestBody):
     """Which part of the log: a date range and one application."""
 
     since: datetime | None = None
@@ -92,7 +92,7 @@ class JudgementsBody(Window):
     thresholds: list[float] | None = None
 
 
-class JudgementsResult(Out):
+class JudgementsResult(ResponseBody):
     """What a click model wrote into the book (it runs at once: `status` is "finished")."""
 
     status: Literal["finished"] = "finished"
@@ -106,7 +106,7 @@ class JudgementsResult(Out):
     ratings: dict[str, int]
 
 
-class ClickJudgementRead(Out):
+class ClickJudgementRead(ResponseBody):
     """A clicks rater's judgement of a pair, with the numbers it came from."""
 
     rater_id: int
@@ -129,7 +129,7 @@ class SampleBody(Window):
     ) = None
 
 
-class SampledQuery(Out):
+class SampledQuery(ResponseBody):
     text: str
     frequency: int
     inclusion_probability: float
@@ -137,7 +137,7 @@ class SampledQuery(Out):
     stratum: str | None = None
 
 
-class SampleRead(Out):
+class SampleRead(ResponseBody):
     """A sample of the log's distinct query texts; `seed` draws the same sample again."""
 
     design: str
@@ -154,7 +154,7 @@ class FromLogBody(SampleBody):
     replace_weights: bool = False
 
 
-class FromLogRead(Out):
+class FromLogRead(ResponseBody):
     """The sample drawn, the ids of the case's queries it became, and texts left out.
 
     `weights_replaced`: queries the case had whose weight the sample changed (only with
@@ -173,7 +173,7 @@ class FromLogRead(Out):
 IndexName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.\-+]{0,199}$")]
 
 
-class PullBody(Body):
+class PullBody(RequestBody):
     """Read an engine's UBI indexes through one of the caller's search endpoints."""
 
     search_endpoint_id: int
@@ -185,7 +185,7 @@ class PullBody(Body):
     page_size: Annotated[int, Field(ge=10, le=10_000)] = 1000
 
 
-class PulledIndex(Out):
+class PulledIndex(ResponseBody):
     """What a pull read from one index: fetched from the engine, stored new, already stored."""
 
     index: str
@@ -203,7 +203,7 @@ class PulledIndex(Out):
 PullStatus = Literal["queued", "running", "finished", "failed"]
 
 
-class PullResult(Out):
+class PullResult(ResponseBody):
     """A pull: answered at once "queued", then a job reads page by page ("running", its
     counts growing) until it ends "finished", or "failed" with `error` (what it stored stays).
 
@@ -233,7 +233,7 @@ class SlicesQuery(Window):
     limit: Annotated[int, Field(ge=1, le=1000)] = 50
 
 
-class SliceQuery(Out):
+class SliceQuery(ResponseBody):
     """A query text's searches: how many showed nothing, and how many of the rest drew a click."""
 
     text: str
@@ -244,7 +244,7 @@ class SliceQuery(Out):
     ctr: float | None
 
 
-class ClickSlices(Out):
+class ClickSlices(ResponseBody):
     """Queries worth a look: those that found nothing, and those whose results draw no clicks.
 
     Both lists are ordered by searches, most first, and hold at most `limit` texts each;
@@ -266,7 +266,7 @@ class EstimateQuery(Window):
     min_impressions: Annotated[int, Field(ge=1, le=1_000_000)] = 10
 
 
-class JudgementsEstimate(Out):
+class JudgementsEstimate(ResponseBody):
     """Pairs (query text, doc) shown at ranks 1..max_rank, and those shown often enough."""
 
     impressions: Literal["events", "hit_ids", "none"]

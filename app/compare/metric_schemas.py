@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 
 
-class TagDeltaRead(Out):
+class TagDeltaRead(ResponseBody):
     tag: str
     count: int = Field(description="Queries with the tag scored by the metric in both runs")
     delta: float | None
 
 
-class MetricCompareRead(Out):
+class MetricCompareRead(ResponseBody):
     scorer_id: int
     name: str
     n: int = Field(description="Queries scored by the metric in both runs")

@@ -15,7 +15,7 @@ from app.models import Case, Scorer
 from app.queries import service as query_service
 from app.queries.service import ratings_of
 from app.runs import service as run_service
-from app.runs.stored import doc_title, effective_knobs, field_spec_of
+from app.runs.stored_results import doc_title, effective_knobs, field_spec_of
 from app.scorers import service as scorer_service
 from app.search import FieldSpec
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.compare.metric_schemas import MetricCompareRead
 from app.vocabulary import QueryStatus
 
@@ -20,7 +20,7 @@ COMPARE_SORTS: tuple[CompareSort, ...] = ("delta", "text", "position")
 Change = Literal["improved", "worsened", "unchanged", "incomparable", "only_base", "only_other"]
 
 
-class CompareSide(Out):
+class CompareSide(ResponseBody):
     run_id: int
     try_number: int
     current_ratings: bool = Field(
@@ -35,21 +35,21 @@ class CompareSide(Out):
     )
 
 
-class DocChange(Out):
+class DocChange(ResponseBody):
     id: str
     title: str | None
     rank: int = Field(description="Rank in the run the doc is in the top k of")
     rating: float | None = Field(description="Current rating of the doc for this query")
 
 
-class QueryOverlap(Out):
+class QueryOverlap(ResponseBody):
     jaccard: float = Field(
         description="size of the intersection over the union of the two top-k id lists"
     )
     rbo: float = Field(description="Extrapolated rank-biased overlap, p = 0.9")
 
 
-class QueryComparison(Out):
+class QueryComparison(ResponseBody):
     query_id: int
     text: str
     position: int
@@ -66,7 +66,7 @@ class QueryComparison(Out):
     )
 
 
-class CompareCounts(Out):
+class CompareCounts(ResponseBody):
     improved: int
     worsened: int
     unchanged: int
@@ -76,7 +76,7 @@ class CompareCounts(Out):
     only_in_one: int = Field(description="only_base + only_other")
 
 
-class CompareStats(Out):
+class CompareStats(ResponseBody):
     n: int = Field(description="Queries scored in both runs")
     mean_base: float | None
     mean_other: float | None
@@ -94,21 +94,21 @@ class CompareStats(Out):
     small_sample: bool = Field(description="Too few paired queries to tell (n < 10)")
 
 
-class ChangedQuery(Out):
+class ChangedQuery(ResponseBody):
     query_id: int
     text: str
     jaccard: float
     rbo: float
 
 
-class CaseOverlap(Out):
+class CaseOverlap(ResponseBody):
     n: int = Field(description="Queries in both runs")
     mean_jaccard: float | None
     mean_rbo: float | None
     changed_most: list[ChangedQuery] = Field(description="Lowest RBO first (at most 10)")
 
 
-class RunComparison(Out):
+class RunComparison(ResponseBody):
     case_id: int
     scorer_id: int
     scorer_name: str
@@ -167,7 +167,7 @@ class RunComparison(Out):
 DocMark = Literal["same", "moved", "new", "dropped"]
 
 
-class SideDoc(Out):
+class SideDoc(ResponseBody):
     id: str
     title: str | None
     rank: int
@@ -178,7 +178,7 @@ class SideDoc(Out):
     other_rank: int | None = Field(description="Its rank in the other list's top k, if there")
 
 
-class QuerySideBySide(Out):
+class QuerySideBySide(ResponseBody):
     case_id: int
     query_id: int
     text: str

@@ -40,7 +40,7 @@ from app.models import Case, Run
 from app.queries.service import ratings_of
 from app.runs import service as run_service
 from app.runs.metrics import weighted
-from app.runs.stored import doc_title, effective_knobs
+from app.runs.stored_results import doc_title, effective_knobs
 from app.scorers import service as scorer_service
 from app.scorers.config import config_of
 from app.scoring import Outcome

@@ -13,9 +13,9 @@ from app.compare.rows import QueryInfo, StoredRow
 from app.compare.schemas import CompareSide
 from app.metrics import aggregate_mean
 from app.models import Case, Run
-from app.runs.stored import engine_answered, field_spec_of
+from app.runs.stored_results import engine_answered, field_spec_of
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, tally
-from app.scoring.scoring import score_pass
+from app.scoring.score import score_pass
 from app.scoring.types import StoredDocs
 from app.search import FieldSpec
 from app.vocabulary import QueryStatus

@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 from app.errors import ImportRejected, Invalid
 from app.models import SearchEndpoint, StaticResult
 from app.search import adapter_for
-from app.search.models import Doc, SearchResult
 from app.search.static import ResultFormat, ResultLine, read_results
+from app.search.types import Doc, SearchResult
 
 __all__ = ["ResultsSummary", "has_results", "results_for", "store_results"]
 

@@ -7,10 +7,10 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
+from app.bodies import Name, PositiveTimeout, RequestBody, ResponseBody, TeamIds
 from app.outbound.destinations import url_problem
 from app.search import adapter_for
-from app.search.models import DEFAULT_FIELD_SPEC
+from app.search.types import DEFAULT_FIELD_SPEC
 from app.vocabulary import Engine, HttpMethod
 
 
@@ -52,7 +52,7 @@ def _check_optional_url(value: str) -> str:
     return "" if not value.strip() else _check_url(value)
 
 
-class EndpointCreate(Body):
+class EndpointCreate(RequestBody):
     name: Name
     engine: Engine
     url: str = Field(default="", max_length=2000)
@@ -78,7 +78,7 @@ class EndpointCreate(Body):
     _headers = field_validator("headers")(_check_headers)
 
 
-class EndpointUpdate(Body):
+class EndpointUpdate(RequestBody):
     name: Name | None = None
     engine: Engine | None = None
     url: str | None = Field(default=None, max_length=2000)
@@ -110,7 +110,7 @@ def engine_problem(engine: Engine, url: str, mapper_code: str | None) -> str | N
     return None
 
 
-class EndpointRead(Out):
+class EndpointRead(ResponseBody):
     id: int
     name: str
     engine: Engine
@@ -126,13 +126,13 @@ class EndpointRead(Out):
     has_results: bool = False  # static: whether a result file was uploaded
 
 
-class ConnectionTest(Body):
+class ConnectionTest(RequestBody):
     query: str = "test"
     query_template: str | None = None
     field_spec: str = DEFAULT_FIELD_SPEC
 
 
-class ConnectionReportRead(Out):
+class ConnectionReportRead(ResponseBody):
     ok: bool
     num_found: int | None
     sample: dict[str, object] | None
@@ -140,20 +140,20 @@ class ConnectionReportRead(Out):
     duration_ms: float
 
 
-class TryRequest(Body):
+class TryRequest(RequestBody):
     query_text: str = Field(default="test", max_length=2000)
     template: str | None = Field(default=None, max_length=100_000)
     field_spec: str | None = Field(default=None, max_length=2000)
     rows: int = Field(default=10, ge=1, le=100)
 
 
-class TryDoc(Out):
+class TryDoc(ResponseBody):
     id: str
     rank: int
     fields: dict[str, object]
 
 
-class TryResult(Out):
+class TryResult(ResponseBody):
     status: int | None  # the engine's HTTP status, when it answered
     raw: str  # the answer's first 20,000 characters
     docs: list[TryDoc]
@@ -161,18 +161,18 @@ class TryResult(Out):
     error: str | None
 
 
-class ResultsUploaded(Out):
+class ResultsUploaded(ResponseBody):
     queries: int
     docs: int
     replaced: bool
 
 
-class EndpointOption(Out):
+class EndpointOption(ResponseBody):
     id: int
     name: str
     engine: Engine
     default_template: str = ""  # the template a new case on it starts with
 
 
-class EndpointsPage(Out):
+class EndpointsPage(ResponseBody):
     endpoints: list[EndpointRead]

@@ -26,7 +26,7 @@ from app.search import ConnectionReport, adapter_for
 from app.search.static import ResultFormat
 from app.vocabulary import Engine
 from app.web_common import parked
-from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.confirm import DeleteConfirmation, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute
@@ -280,7 +280,7 @@ def _form(
 @router.get("/endpoints/{endpoint_id}/delete", name="endpoint_delete_page")
 def confirm_endpoint(request: Request, endpoint: WebEndpointDep, user: WebUser) -> Response:
     """Ask before deleting a search endpoint."""
-    doomed = Doomed(
+    doomed = DeleteConfirmation(
         kind="search endpoint",
         name=endpoint.name,
         consequence="Only an endpoint that no case uses can be deleted.",

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app import access
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.books.consensus import aggregate
 from app.judges import runs
 from app.judges import service as judges
@@ -29,17 +29,17 @@ REVIEW_LIMIT = 50
 REVIEW_GAP = 2.0
 
 
-class BookChoice(Out):
+class BookChoice(ResponseBody):
     id: int
     name: str
 
 
-class JudgesPage(Out):
+class JudgesPage(ResponseBody):
     judges: list[JudgeRead]
     books: list[BookChoice]
 
 
-class ReviewRow(Out):
+class ReviewRow(ResponseBody):
     pair_id: int
     query_text: str
     doc_id: str
@@ -51,7 +51,7 @@ class ReviewRow(Out):
     reason: str
 
 
-class JudgingPage(Out):
+class JudgingPage(ResponseBody):
     book_id: int
     book_name: str
     judges: list[JudgeRead]

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from app.bodies import Body, Name, Out, PositiveTimeout, TeamIds
+from app.bodies import Name, PositiveTimeout, RequestBody, ResponseBody, TeamIds
 
 # One rule for header names and values, whoever the headers are for.
 from app.endpoints.schemas import _check_headers
@@ -55,7 +55,7 @@ def _prompt(value: str | None) -> str | None:
     return value
 
 
-class JudgeCreate(Body):
+class JudgeCreate(RequestBody):
     name: Name
     provider: Provider
     base_url: str = Field(max_length=2000)
@@ -83,7 +83,7 @@ class JudgeCreate(Body):
         return _ascii_headers(value) or {}
 
 
-class JudgeUpdate(Body):
+class JudgeUpdate(RequestBody):
     name: Name | None = None
     provider: Provider | None = None
     base_url: str | None = Field(default=None, max_length=2000)
@@ -115,7 +115,7 @@ class JudgeUpdate(Body):
         return _ascii_headers(value)
 
 
-class JudgeRead(Out):
+class JudgeRead(ResponseBody):
     id: int
     name: str
     owner_id: int
@@ -138,12 +138,12 @@ class JudgeRead(Out):
     team_ids: list[int] = Field(default_factory=list)
 
 
-class JudgeTest(Body):
+class JudgeTest(RequestBody):
     book_id: int
     n: int = Field(default=5, ge=1, le=20)
 
 
-class JudgeTestItem(Out):
+class JudgeTestItem(ResponseBody):
     pair_id: int
     query_text: str
     doc_id: str
@@ -160,7 +160,7 @@ class JudgeTestItem(Out):
     latency_ms: float
 
 
-class JudgeTestRead(Out):
+class JudgeTestRead(ResponseBody):
     judge_id: int
     book_id: int
     # False when the judge has no prices: every cost_usd is then 0 for unknown, not free.
@@ -168,7 +168,7 @@ class JudgeTestRead(Out):
     items: list[JudgeTestItem]
 
 
-class JudgeRunCreate(Body):
+class JudgeRunCreate(RequestBody):
     judge_id: int
     pairs: PairsChoice = "unjudged"
     limit: int | None = Field(default=None, ge=1, le=1_000_000)
@@ -177,7 +177,7 @@ class JudgeRunCreate(Body):
     dry_run: bool = False
 
 
-class JudgeRunEstimate(Out):
+class JudgeRunEstimate(ResponseBody):
     pairs: int
     calls: int
     cached: int
@@ -186,12 +186,12 @@ class JudgeRunEstimate(Out):
     cost_usd_estimate: float | None
 
 
-class FailureRead(Out):
+class FailureRead(ResponseBody):
     pair_id: int
     reason: str
 
 
-class JudgeRunRead(Out):
+class JudgeRunRead(ResponseBody):
     id: int
     book_id: int
     judge_id: int
@@ -219,7 +219,7 @@ class JudgeRunRead(Out):
     agent: str | None = None
 
 
-class JudgeJudgementRead(Out):
+class JudgeJudgementRead(ResponseBody):
     judge_id: int
     rating: float | None
     unrateable: bool
@@ -234,13 +234,13 @@ class JudgeJudgementRead(Out):
     cached: bool
 
 
-class RaterRef(Out):
+class RaterRef(ResponseBody):
     kind: Literal["user", "judge", "clicks"]
     id: int
     name: str
 
 
-class KappaWith(Out):
+class KappaWith(ResponseBody):
     user_id: int
     # The person's e-mail (the raters' names on the book page).
     name: str = ""
@@ -249,7 +249,7 @@ class KappaWith(Out):
     weighted_kappa: float | None
 
 
-class JudgeCalibration(Out):
+class JudgeCalibration(ResponseBody):
     judge_id: int
     name: str
     pairs: int

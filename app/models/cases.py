@@ -9,7 +9,7 @@ from sqlalchemy import Float, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Base, utcnow
-from app.search.models import DEFAULT_FIELD_SPEC
+from app.search.types import DEFAULT_FIELD_SPEC
 
 if TYPE_CHECKING:
     from app.models.endpoints import SearchEndpoint

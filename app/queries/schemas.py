@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator
 
-from app.bodies import Body, Options, Out, QueryText
+from app.bodies import Options, QueryText, RequestBody, ResponseBody
 from app.queries.bulk_lines import BulkLineError, parse_line
 
 # Tags and weights (API.md): a query's segment labels and its share of the case score.
@@ -21,7 +21,7 @@ Weight = Annotated[float, Field(gt=0, le=1e12)]
 NOTES_MAX_LENGTH = 20_000
 
 
-class QueryCreate(Body):
+class QueryCreate(RequestBody):
     text: QueryText
     notes: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
     information_need: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
@@ -30,7 +30,7 @@ class QueryCreate(Body):
     weight: Weight = 1.0
 
 
-class QueryUpdate(Body):
+class QueryUpdate(RequestBody):
     text: QueryText | None = None
     notes: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
     information_need: str | None = Field(default=None, max_length=NOTES_MAX_LENGTH)
@@ -40,7 +40,7 @@ class QueryUpdate(Body):
     weight: Weight | None = None
 
 
-class QueryRead(Out):
+class QueryRead(ResponseBody):
     id: int
     text: str
     position: int
@@ -53,7 +53,7 @@ class QueryRead(Out):
     inclusion_probability: float | None = None
 
 
-class QueriesPatch(Body):
+class QueriesPatch(RequestBody):
     """Edit many queries of a case at once: add or remove tags, set one weight."""
 
     query_ids: list[int] = Field(min_length=1, max_length=20_000)
@@ -62,7 +62,7 @@ class QueriesPatch(Body):
     weight: Weight | None = None
 
 
-class BulkQueries(Body):
+class BulkQueries(RequestBody):
     queries: list[str] = Field(max_length=20_000)
 
     @field_validator("queries")
@@ -76,25 +76,25 @@ class BulkQueries(Body):
         return values
 
 
-class BulkQueriesRead(Out):
+class BulkQueriesRead(ResponseBody):
     queries: list[QueryRead]
 
 
-class RatingIn(Body):
+class RatingIn(RequestBody):
     doc_id: str = Field(min_length=1, max_length=500)
     rating: float | None
 
 
-class RatingsPut(Body):
+class RatingsPut(RequestBody):
     ratings: list[RatingIn] = Field(max_length=10_000)
 
 
-class RaterRead(Out):
+class RaterRead(ResponseBody):
     user_id: int
     email: str
 
 
-class RatingRead(Out):
+class RatingRead(ResponseBody):
     doc_id: str
     rating: float
     # Who set the rating last and when (null for ratings older than that record).
@@ -102,11 +102,11 @@ class RatingRead(Out):
     rated_at: datetime | None = None
 
 
-class RatingsRead(Out):
+class RatingsRead(ResponseBody):
     ratings: list[RatingRead]
 
 
-class QueryScore(Out):
+class QueryScore(ResponseBody):
     run_id: int
     status: str
     score: float | None
@@ -114,7 +114,7 @@ class QueryScore(Out):
     reason: str | None
 
 
-class RatingsChanged(Out):
+class RatingsChanged(ResponseBody):
     ratings: list[RatingRead]
     query_score: QueryScore | None
     case_score: float | None

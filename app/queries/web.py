@@ -20,7 +20,7 @@ from app.queries.forms import NotesForm
 from app.queries.pages import rated_missing as missing_service
 from app.queries.pages import results as result_service
 from app.queries.schemas import RatingIn
-from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.confirm import DeleteConfirmation, confirm_page, gone
 from app.web_common.deps import FormDep, SessionDep
 from app.web_common.forms import CsrfChecked, FormErrors, field_text
 from app.web_common.html_errors import HtmlErrorRoute, error_page
@@ -176,7 +176,7 @@ def confirm_query(
     request: Request, case: WebCaseDep, query: WebQueryDep, user: WebUser
 ) -> Response:
     """Ask before deleting a query."""
-    doomed = Doomed(
+    doomed = DeleteConfirmation(
         kind="query",
         name=query.text,
         consequence="Its ratings are deleted with it; past runs keep their copy of its results.",

@@ -27,7 +27,7 @@ from app.models import Case, Query, Run, RunQuery, Scorer
 from app.runs.metrics import metric_ids, scores_of_row, weighted
 from app.runs.plan import score_metrics
 from app.runs.scoring_input import StoredInputs, stored_inputs
-from app.runs.stored import has_ranking
+from app.runs.stored_results import has_ranking
 from app.scorers.config import config_of
 from app.scoring import ScorerConfig
 from app.vocabulary import RunStatus

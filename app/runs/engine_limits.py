@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from psycopg_pool import AsyncConnectionPool
 
-from app.search.models import EndpointConfig
+from app.search.types import EndpointConfig
 
 __all__ = ["PostgresEngineLimits", "engine_key"]
 

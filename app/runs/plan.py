@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.scoring import Outcome, QueryInput, ScorerConfig
-from app.scoring.scoring import score_pass
+from app.scoring.score import score_pass
 from app.scoring.types import StoredDocs
 from app.search import EndpointConfig, SearchRequest, SearchResult
 from app.vocabulary import QueryStatus

@@ -21,7 +21,7 @@ from app.runs.metrics import metric_configs
 from app.runs.plan import score_with_metrics
 from app.runs.scoring_input import stored_inputs
 from app.runs.service import run_queries
-from app.runs.stored import has_ranking
+from app.runs.stored_results import has_ranking
 from app.scorers.config import config_of
 from app.scoring import Outcome
 from app.vocabulary import QueryStatus

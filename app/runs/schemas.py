@@ -7,28 +7,28 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.bodies import Body, Out
+from app.bodies import RequestBody, ResponseBody
 from app.vocabulary import QueryStatus, RunStatus
 
 
-class RunCreate(Body):
+class RunCreate(RequestBody):
     try_number: int | None = Field(default=None, ge=1)
     explain: bool = False
 
 
-class RunStarted(Out):
+class RunStarted(ResponseBody):
     id: int
     status: RunStatus
 
 
-class RecordedMetric(Out):
+class RecordedMetric(ResponseBody):
     scorer_id: int
     name: str
     case_score: float | None
     scored: int
 
 
-class RunSummary(Out):
+class RunSummary(ResponseBody):
     id: int
     try_number: int
     scorer_id: int | None
@@ -81,7 +81,7 @@ class RunSummary(Out):
     )
 
 
-class RunDocRead(Out):
+class RunDocRead(ResponseBody):
     id: str
     rank: int
     rating: float | None
@@ -89,7 +89,7 @@ class RunDocRead(Out):
     explain: Any | None = None
 
 
-class RunQueryRead(Out):
+class RunQueryRead(ResponseBody):
     query_id: int | None
     text: str
     status: QueryStatus
@@ -105,14 +105,14 @@ class RunQueryRead(Out):
     )
 
 
-class TagRead(Out):
+class TagRead(ResponseBody):
     tag: str
     count: int
     mean: float | None
     min: float | None
 
 
-class MetricRead(Out):
+class MetricRead(ResponseBody):
     scorer_id: int
     name: str
     case_score: float | None
@@ -120,7 +120,7 @@ class MetricRead(Out):
     by_tag: list[TagRead] = Field(default_factory=list)
 
 
-class RunProgress(Out):
+class RunProgress(ResponseBody):
     done: int
     total: int
 

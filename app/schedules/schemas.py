@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.bodies import Body, Name, Out, TeamIds
+from app.bodies import Name, RequestBody, ResponseBody, TeamIds
 from app.cases.schemas import AnnotationRead
 
 # A time given with or without an offset (none: UTC), kept in UTC.
@@ -16,7 +16,7 @@ AlertKind = Literal["drop", "drop_from_baseline", "significant_drop", "below", "
 Email = Field(max_length=20)
 
 
-class ScheduleRead(Out):
+class ScheduleRead(ResponseBody):
     case_id: int
     cron: str
     try_number: int | None
@@ -24,7 +24,7 @@ class ScheduleRead(Out):
     last_fired_at: datetime | None
 
 
-class AlertCreate(Body):
+class AlertCreate(RequestBody):
     kind: AlertKind
     metric_scorer_id: int | None = None
     points: float | None = Field(default=None, gt=0, le=100)
@@ -36,7 +36,7 @@ class AlertCreate(Body):
     email: list[str] = Field(default_factory=list, max_length=20)
 
 
-class AlertUpdate(Body):
+class AlertUpdate(RequestBody):
     points: float | None = Field(default=None, gt=0, le=100)
     baseline_run_id: int | None = Field(default=None, ge=1, le=2**31 - 1)
     alpha: float | None = Field(default=None, gt=0, lt=1)
@@ -46,7 +46,7 @@ class AlertUpdate(Body):
     email: list[str] | None = Field(default=None, max_length=20)
 
 
-class AlertRead(Out):
+class AlertRead(ResponseBody):
     id: int
     case_id: int
     kind: str
@@ -66,7 +66,7 @@ class AlertRead(Out):
     )
 
 
-class DeliveryRead(Out):
+class DeliveryRead(ResponseBody):
     webhook_id: int | None
     email: str | None
     status: str
@@ -76,7 +76,7 @@ class DeliveryRead(Out):
     at: datetime | None
 
 
-class EventRead(Out):
+class EventRead(ResponseBody):
     id: int
     alert_id: int
     run_id: int
@@ -85,21 +85,21 @@ class EventRead(Out):
     deliveries: list[DeliveryRead]
 
 
-class WebhookCreate(Body):
+class WebhookCreate(RequestBody):
     name: Name
     url: str = Field(min_length=1, max_length=2000)
     secret: str | None = Field(default=None, max_length=500)
     team_ids: TeamIds | None = None
 
 
-class WebhookUpdate(Body):
+class WebhookUpdate(RequestBody):
     name: Name | None = None
     url: str | None = Field(default=None, min_length=1, max_length=2000)
     secret: str | None = Field(default=None, max_length=500)
     team_ids: TeamIds | None = None
 
 
-class WebhookRead(Out):
+class WebhookRead(ResponseBody):
     id: int
     name: str
     url: str
@@ -109,7 +109,7 @@ class WebhookRead(Out):
     created_at: datetime
 
 
-class DashboardAlert(Out):
+class DashboardAlert(ResponseBody):
     """An alert that triggered and that no later run has cleared yet."""
 
     alert_id: int
@@ -119,7 +119,7 @@ class DashboardAlert(Out):
     created_at: datetime
 
 
-class DashboardCase(Out):
+class DashboardCase(ResponseBody):
     id: int
     name: str
     score: float | None
@@ -156,11 +156,11 @@ class DashboardCase(Out):
     )
 
 
-class Dashboard(Out):
+class Dashboard(ResponseBody):
     cases: list[DashboardCase]
 
 
-class WatchPage(Out):
+class WatchPage(ResponseBody):
     """A case's schedule, alert rules, recent alerts (with their deliveries) and notes."""
 
     case_id: int

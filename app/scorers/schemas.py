@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from app.bodies import Body, Name, Out, TeamIds
+from app.bodies import Name, RequestBody, ResponseBody, TeamIds
 from app.vocabulary import QueryStatus, ScorerKind
 
 # What a JavaScript scorer's code runs in: Relevo's documented helpers, or Quepid's
@@ -14,7 +14,7 @@ from app.vocabulary import QueryStatus, ScorerKind
 Environment = Literal["relevo", "quepid"]
 
 
-class ScorerCreate(Body):
+class ScorerCreate(RequestBody):
     name: Name
     kind: ScorerKind
     code: str | None = Field(default=None, max_length=100_000)
@@ -26,7 +26,7 @@ class ScorerCreate(Body):
     team_ids: TeamIds = Field(default_factory=list)
 
 
-class ScorerUpdate(Body):
+class ScorerUpdate(RequestBody):
     name: Name | None = None
     code: str | None = Field(default=None, max_length=100_000)
     params: dict[str, Any] | None = None
@@ -37,7 +37,7 @@ class ScorerUpdate(Body):
     team_ids: TeamIds | None = None
 
 
-class ScorerRead(Out):
+class ScorerRead(ResponseBody):
     id: int
     name: str
     kind: ScorerKind
@@ -53,7 +53,7 @@ class ScorerRead(Out):
     team_ids: list[int] = Field(default_factory=list)
 
 
-class ScoreRequest(Body):
+class ScoreRequest(RequestBody):
     scorer_id: int | None = None
     scorer: ScorerCreate | None = None
     docs: list[str] = Field(max_length=10_000)
@@ -69,7 +69,7 @@ class ScoreRequest(Body):
         return self
 
 
-class ScoreResult(Out):
+class ScoreResult(ResponseBody):
     status: QueryStatus
     score: float | None
     raw_score: float | None
@@ -77,7 +77,7 @@ class ScoreResult(Out):
     log: list[str]
 
 
-class ScorerOption(Out):
+class ScorerOption(ResponseBody):
     """A scorer to choose in a form."""
 
     id: int
@@ -85,7 +85,7 @@ class ScorerOption(Out):
     builtin: bool
 
 
-class ScaleEntry(Out):
+class ScaleEntry(ResponseBody):
     """One rating of a scale, as the rating buttons show it."""
 
     value: float

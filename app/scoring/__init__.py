@@ -16,7 +16,7 @@ from app.sandbox.limits import JS_HEAP_LIMIT_BYTES, JS_TIME_LIMIT_S, Limits
 from app.scoring.errors import ScorerConfigError, ScorerError, ScorerSyntaxError
 from app.scoring.js_bridge import check_javascript
 from app.scoring.presets import PRESETS, Preset
-from app.scoring.scoring import (
+from app.scoring.score import (
     Tally,
     case_score,
     score_many,

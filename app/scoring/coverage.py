@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.scoring.scoring import score_queries
+from app.scoring.score import score_queries
 from app.scoring.types import Outcome, QueryInput, ScorerConfig
 from app.vocabulary import QueryStatus
 

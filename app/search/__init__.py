@@ -34,7 +34,9 @@ from app.search.errors import (
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
 from app.search.lookup import MAX_LOOKUP_IDS, build_es_ids_body, build_solr_ids_params
-from app.search.models import (
+from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
+from app.search.templates import DEFAULT_KNOB, extract_knobs
+from app.search.types import (
     DEFAULT_FIELD_SPEC,
     ENGINES,
     Doc,
@@ -43,8 +45,6 @@ from app.search.models import (
     SearchRequest,
     SearchResult,
 )
-from app.search.solr import build_solr_params, parse_solr_response, solr_error_message
-from app.search.templates import DEFAULT_KNOB, extract_knobs
 
 __all__ = [
     "DEFAULT_FIELD_SPEC",

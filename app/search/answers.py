@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from app.search.errors import EngineResponseError
-from app.search.models import EndpointConfig
+from app.search.types import EndpointConfig
 
 __all__ = [
     "INLINE_PARSE_BYTES",

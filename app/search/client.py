@@ -33,7 +33,7 @@ from app.search.errors import (
 )
 from app.search.fieldspec import FieldSpec, parse_field_spec
 from app.search.limits import EndpointLimits, SharedLimits
-from app.search.models import EndpointConfig, SearchRequest, SearchResult
+from app.search.types import EndpointConfig, SearchRequest, SearchResult
 
 __all__ = ["SearchClient"]
 

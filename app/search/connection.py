@@ -9,7 +9,7 @@ import httpx
 
 from app.search.client import SearchClient
 from app.search.errors import SearchError
-from app.search.models import Doc, EndpointConfig, SearchRequest
+from app.search.types import Doc, EndpointConfig, SearchRequest
 
 __all__ = ["ConnectionReport", "try_connection"]
 

@@ -16,14 +16,14 @@ from app.search.errors import EngineResponseError
 from app.search.fieldspec import FieldSpec, build_doc, is_missing, lookup_field, parse_field_spec
 from app.search.http_request import headers_of, json_post, suffixed_url, unsuffixed_url
 from app.search.lookup import build_es_ids_body
-from app.search.models import (
+from app.search.templates import RenderContext, parse_json_body, render_json_template
+from app.search.types import (
     DEFAULT_FIELD_SPEC,
     EndpointConfig,
     Engine,
     SearchRequest,
     SearchResult,
 )
-from app.search.templates import RenderContext, parse_json_body, render_json_template
 from app.vocabulary import HttpMethod
 
 __all__ = ["ElasticAdapter", "build_es_body", "es_error_message", "parse_es_response"]

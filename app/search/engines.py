@@ -17,11 +17,11 @@ from app.search.answers import RETRY_STATUSES, Answer, read_json, snippet
 from app.search.elastic import ElasticAdapter
 from app.search.errors import EngineError, EngineHTTPError, EngineUnavailable, TemplateError
 from app.search.fieldspec import FieldSpec
-from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.searchapi import SearchApiAdapter
 from app.search.solr import SolrAdapter
 from app.search.static import StaticAdapter
 from app.search.templates import SAMPLE_QUERY, RenderContext
+from app.search.types import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.vespa import VespaAdapter
 
 __all__ = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.search.errors import EngineResponseError, FieldSpecError
-from app.search.models import Doc
+from app.search.types import Doc
 
 __all__ = ["FieldSpec", "build_doc", "doc_id", "is_missing", "lookup_field", "parse_field_spec"]
 

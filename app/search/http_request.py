@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import orjson
 
-from app.search.models import EndpointConfig
+from app.search.types import EndpointConfig
 
 __all__ = [
     "FORM",

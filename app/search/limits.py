@@ -9,7 +9,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from app.search.models import EndpointConfig
+    from app.search.types import EndpointConfig
 
 __all__ = ["EndpointLimits", "RateLimiter", "SharedLimits"]
 

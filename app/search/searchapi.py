@@ -21,13 +21,13 @@ from app.search.answers import TOO_DEEP, Answer, read_json
 from app.search.errors import EngineResponseError, RequestBuildError
 from app.search.fieldspec import FieldSpec
 from app.search.http_request import base_url, headers_of, json_post, timeout_of
-from app.search.models import Doc, EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import (
     RenderContext,
     parse_json_body,
     render_json_template,
     render_solr_pairs,
 )
+from app.search.types import Doc, EndpointConfig, Engine, SearchRequest, SearchResult
 from app.vocabulary import HttpMethod
 
 __all__ = [

@@ -12,8 +12,8 @@ from app.search.errors import EngineResponseError
 from app.search.fieldspec import FieldSpec, build_doc, doc_id, lookup_field, parse_field_spec
 from app.search.http_request import headers_of, params_request
 from app.search.lookup import build_solr_ids_params
-from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext, render_solr_pairs
+from app.search.types import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.vocabulary import HttpMethod
 
 __all__ = ["SolrAdapter", "build_solr_params", "parse_solr_response", "solr_error_message"]

@@ -29,8 +29,8 @@ import httpx
 from app.search.answers import Answer
 from app.search.errors import RequestBuildError
 from app.search.fieldspec import FieldSpec
-from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext
+from app.search.types import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.vocabulary import HttpMethod
 
 __all__ = [

@@ -1,6 +1,6 @@
 """What an engine or a mapper says about a doc, made storable and showable.
 
-Every engine's answer becomes :class:`app.search.models.Doc` objects, whatever the engine
+Every engine's answer becomes :class:`app.search.types.Doc` objects, whatever the engine
 (native parsers, a search API's mapper, a result file): that is where this applies. Text
 loses what PostgreSQL cannot store (NUL, unpaired surrogates: U+FFFD instead, as for
 answers read whole), numbers that JSON cannot hold (NaN, infinities) become null, and

@@ -38,7 +38,7 @@ from urllib.parse import unquote
 
 from app.search.errors import TemplateError
 from app.search.fieldspec import is_missing, lookup_field
-from app.search.models import SearchRequest
+from app.search.types import SearchRequest
 
 __all__ = [
     "DEFAULT_KNOB",

@@ -18,8 +18,8 @@ from app.search.answers import Answer, json_body
 from app.search.errors import EngineResponseError, RequestBuildError
 from app.search.fieldspec import FieldSpec, build_doc, is_missing, lookup_field
 from app.search.http_request import headers_of, json_post, suffixed_url, unsuffixed_url
-from app.search.models import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.search.templates import RenderContext, parse_json_body, render_json_template
+from app.search.types import EndpointConfig, Engine, SearchRequest, SearchResult
 from app.vocabulary import HttpMethod
 
 __all__ = ["VespaAdapter", "build_vespa_body", "parse_vespa_response", "vespa_error_message"]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, Strict
 
-from app.bodies import Body, Out
+from app.bodies import RequestBody, ResponseBody
 from app.cases.schemas import KnobValue as CaseKnob
 from app.runs.schemas import RecordedMetric
 from app.vocabulary import RunStatus
@@ -17,14 +17,14 @@ MAX_COMBINATIONS = 100
 KnobValue = Annotated[CaseKnob, Strict()]
 
 
-class SweepCreate(Body):
+class SweepCreate(RequestBody):
     knobs: dict[str, Annotated[list[KnobValue], Field(min_length=1, max_length=100)]] = Field(
         description="Values to try per knob of the template; unlisted knobs keep their value",
         min_length=1,
     )
 
 
-class SweepApply(Body):
+class SweepApply(RequestBody):
     run_id: int
     confirm_partial: bool = Field(
         default=False,
@@ -32,12 +32,12 @@ class SweepApply(Body):
     )
 
 
-class SweepStarted(Out):
+class SweepStarted(ResponseBody):
     id: int
     status: RunStatus
 
 
-class SweepResult(Out):
+class SweepResult(ResponseBody):
     knobs: dict[str, float] = Field(description="Every knob value the run used")
     run_id: int
     status: RunStatus
@@ -64,7 +64,7 @@ class SweepResult(Out):
     )
 
 
-class SweepRead(Out):
+class SweepRead(ResponseBody):
     id: int
     case_id: int
     status: RunStatus

@@ -17,11 +17,11 @@ from app.models import User
 from app.web_common.redirects import see_other
 from app.web_common.templating import is_htmx, render
 
-__all__ = ["Doomed", "confirm_page", "gone"]
+__all__ = ["DeleteConfirmation", "confirm_page", "gone"]
 
 
 @dataclass(frozen=True)
-class Doomed:
+class DeleteConfirmation:
     """What a confirmation page shows: the thing, what goes with it, where to go back."""
 
     kind: str
@@ -31,7 +31,7 @@ class Doomed:
     back: str
 
 
-def confirm_page(request: Request, user: User, doomed: Doomed) -> Response:
+def confirm_page(request: Request, user: User, doomed: DeleteConfirmation) -> Response:
     """Return the page that asks before deleting."""
     return render(request, "confirm_delete.html", {"user": user, "doomed": doomed})
 

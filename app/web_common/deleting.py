@@ -17,7 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
-from app.web_common.confirm import Doomed, confirm_page, gone
+from app.web_common.confirm import DeleteConfirmation, confirm_page, gone
 from app.web_common.deps import SessionDep
 from app.web_common.forms import CsrfChecked
 from app.web_common.owned import route_handler
@@ -74,7 +74,7 @@ def _confirm(kind: Deletable, farewell: Farewell[T], doc: str) -> Callable[..., 
     def handler(*, request: Request, user: Any, session: Session, **item: Any) -> Response:
         thing = item[kind.noun]
         said = farewell.consequence
-        doomed = Doomed(
+        doomed = DeleteConfirmation(
             kind=kind.noun,
             name=thing.name,
             consequence=said if isinstance(said, str) else said(session, thing),

@@ -25,7 +25,7 @@ from app.outbound.transport import (
 )
 from app.search import SearchClient
 from app.search.errors import EngineUnavailable
-from app.search.models import EndpointConfig, SearchRequest
+from app.search.types import EndpointConfig, SearchRequest
 from app.vocabulary import Engine
 
 TEMPLATE = '{"query": {"match": {"title": "#$query##"}}}'

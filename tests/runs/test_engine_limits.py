@@ -15,7 +15,7 @@ from sqlalchemy import create_engine
 from app.db import migrate
 from app.jobs.queue import libpq_url
 from app.runs.engine_limits import HAND_ON, PARK_S, PostgresEngineLimits, engine_key
-from app.search.models import EndpointConfig
+from app.search.types import EndpointConfig
 from app.vocabulary import Engine
 from tests.fixtures.database import _postgres_database
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, batch
 from app.scoring.metrics import GRADED_KINDS, METRICS, without_negative_gain
-from app.scoring.scoring import score_many, score_pass
+from app.scoring.score import score_many, score_pass
 from app.scoring.types import StoredDocs
 from app.scoring.validation import normalize_params
 

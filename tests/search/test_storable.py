@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.search.models import Doc, SearchResult
 from app.search.storable import CUT, MAX_NUM_FOUND, storable
+from app.search.types import Doc, SearchResult
 
 
 def test_text_numbers_and_nesting_are_made_storable() -> None:

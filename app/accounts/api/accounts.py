@@ -9,7 +9,13 @@ from fastapi import APIRouter, HTTPException, Request
 from app.accounts import scopes as key_scopes
 from app.accounts import service as users
 from app.accounts.deps import CurrentUser, KeyManager
-from app.accounts.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyRead, ApiKeyUpdate, Me
+from app.accounts.schemas import (
+    ApiKeyCreate,
+    ApiKeyCreated,
+    ApiKeyRead,
+    ApiKeyUpdate,
+    CurrentUserRead,
+)
 from app.web_common.deps import SessionDep
 
 router = APIRouter(tags=["account"])
@@ -21,10 +27,10 @@ def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/me", response_model=Me)
-def me(user: CurrentUser) -> Me:
+@router.get("/me", response_model=CurrentUserRead)
+def me(user: CurrentUser) -> CurrentUserRead:
     """Return the caller's account."""
-    return Me.model_validate(user)
+    return CurrentUserRead.model_validate(user)
 
 
 @router.get("/api-keys", response_model=list[ApiKeyRead])

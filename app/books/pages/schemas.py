@@ -2,35 +2,35 @@
 
 from __future__ import annotations
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.books.schemas import AgreementRead, BookRead, JudgementRead, PairToJudge
 from app.scorers.schemas import ScaleEntry
 
 
-class CaseChoice(Out):
+class CaseChoice(ResponseBody):
     id: int
     name: str
 
 
-class BooksPage(Out):
+class BooksPage(ResponseBody):
     books: list[BookRead]
 
 
-class RaterRow(Out):
+class RaterRow(ResponseBody):
     user_id: int
     email: str
     judged: int
     unrateable: int
 
 
-class KappaRow(Out):
+class KappaRow(ResponseBody):
     a: str
     b: str
     n: int
     kappa: float | None
 
 
-class DisputedRow(Out):
+class DisputedRow(ResponseBody):
     pair_id: int
     query_text: str
     doc_id: str
@@ -40,7 +40,7 @@ class DisputedRow(Out):
     spread: float
 
 
-class BookPage(Out):
+class BookPage(ResponseBody):
     book: BookRead
     scale: list[ScaleEntry]
     agreement: AgreementRead
@@ -51,7 +51,7 @@ class BookPage(Out):
     judged_by_me: int
 
 
-class JudgePage(Out):
+class JudgePage(ResponseBody):
     book: BookRead
     scale: list[ScaleEntry]
     pair: PairToJudge | None

@@ -13,7 +13,7 @@ from app.cases.coverage_schemas import CaseCoverage, QueryCoverage, RateNext
 from app.models import Case, Query, RunQuery, Scorer
 from app.runs import service as run_service
 from app.runs.scoring_input import stored_inputs
-from app.runs.stored import doc_title, field_spec_of
+from app.runs.stored_results import doc_title, field_spec_of
 from app.scorers import service as scorer_service
 from app.scorers.config import config_of
 from app.scoring import case_score, score_queries

@@ -25,7 +25,7 @@ from app.models import Case, Query, Rating, Run, Scorer, User
 from app.runs import service as run_service
 from app.runs.metrics import metric_defs
 from app.runs.schemas import RunSummary
-from app.runs.stored import effective_knobs
+from app.runs.stored_results import effective_knobs
 from app.scorers import service as scorer_service
 from app.vocabulary import ACTIVE_RUN_STATUSES, RunStatus
 

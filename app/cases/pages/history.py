@@ -11,7 +11,7 @@ from app.cases.case_runs import has_results
 from app.cases.history_schemas import QueryHistory, QueryHistoryPoint, QueryScorePoint
 from app.models import Case, Query, Run, RunQuery
 from app.runs.metrics import metric_defs
-from app.runs.stored import effective_knobs
+from app.runs.stored_results import effective_knobs
 from app.vocabulary import QueryStatus
 
 __all__ = ["SPARKLINE_RUNS", "query_history", "score_histories"]

@@ -16,7 +16,7 @@ from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.cases.case_runs import case_run
 from app.models import Case, Query, Run
 from app.runs.change import change_since
@@ -28,12 +28,12 @@ __all__ = ["MetricPanel", "metric_panel", "tag_query_ids"]
 SPARK_RUNS = 20
 
 
-class SparkPoint(Out):
+class SparkPoint(ResponseBody):
     run_id: int
     score: float | None
 
 
-class MetricTile(Out):
+class MetricTile(ResponseBody):
     scorer_id: int
     name: str
     primary: bool
@@ -53,20 +53,20 @@ class MetricTile(Out):
     )
 
 
-class TagCell(Out):
+class TagCell(ResponseBody):
     scorer_id: int
     count: int
     mean: float | None
     min: float | None
 
 
-class TagRow(Out):
+class TagRow(ResponseBody):
     tag: str
     count: int = Field(description="Queries with the tag scored by the primary metric")
     cells: list[TagCell]
 
 
-class MetricPanel(Out):
+class MetricPanel(ResponseBody):
     run_id: int
     aggregate: str = Field(description='"mean" or "weighted_mean": how queries make a score')
     metrics: list[MetricTile]

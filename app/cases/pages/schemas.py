@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.books.schemas import RatingsSource
 from app.cases.history_schemas import QueryScorePoint
 from app.cases.pages.metric_panel import MetricPanel
@@ -23,7 +23,7 @@ QUERY_SORTS: tuple[QuerySort, ...] = ("position", "score", "score_desc", "text")
 PER_PAGE = 100
 
 
-class ScorePoint(Out):
+class ScorePoint(ResponseBody):
     run_id: int
     score: float | None = Field(description="Null when the finished run scored no query")
     scored: int | None = Field(default=None, description="Queries the score is the mean of")
@@ -37,7 +37,7 @@ class ScorePoint(Out):
     )
 
 
-class CaseRow(Out):
+class CaseRow(ResponseBody):
     id: int
     name: str
     last_score: float | None
@@ -60,12 +60,12 @@ class CaseRow(Out):
     next_run_at: datetime | None = Field(default=None, description="Next scheduled run (UTC)")
 
 
-class TeamOption(Out):
+class TeamOption(ResponseBody):
     id: int
     name: str
 
 
-class CasesPage(Out):
+class CasesPage(ResponseBody):
     cases: list[CaseRow]
     endpoints: list[EndpointOption]
     scorers: list[ScorerOption]
@@ -75,7 +75,7 @@ class CasesPage(Out):
     show: str = Field(default="all", description='"all", "mine" or "team-<id>"')
 
 
-class QueryRow(Out):
+class QueryRow(ResponseBody):
     id: int
     text: str
     position: int
@@ -98,7 +98,7 @@ class QueryRow(Out):
     )
 
 
-class QueryList(Out):
+class QueryList(ResponseBody):
     items: list[QueryRow]
     sort: QuerySort
     q: str
@@ -115,7 +115,7 @@ class QueryList(Out):
     pages: int
 
 
-class CaseHistory(Out):
+class CaseHistory(ResponseBody):
     case_id: int
     metric: int | None = Field(
         default=None, description="The metric (scorer id) the points score; null: the primary"
@@ -135,7 +135,7 @@ class CaseHistory(Out):
     )
 
 
-class ScaleMismatch(Out):
+class ScaleMismatch(ResponseBody):
     """Many of the case's ratings lie outside its scorer's scale (a 0-3 rated case under a
     0-1 scorer): the case score is then not what the numbers seem to say."""
 
@@ -147,7 +147,7 @@ class ScaleMismatch(Out):
     scale_high: float
 
 
-class CasePage(Out):
+class CasePage(ResponseBody):
     case: CaseRead
     current_try: TryRead
     scorer: ScorerRead

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pydantic import Field
 from sqlalchemy.orm import Session
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.models import Case, Run
 from app.runs import service as run_service
 
 __all__ = ["CaseScore", "case_score", "score_of"]
 
 
-class CaseScore(Out):
+class CaseScore(ResponseBody):
     case_id: int
     run_id: int | None = Field(description="The latest finished run the score comes from")
     case_score: float | None

@@ -22,7 +22,7 @@ from app.queries import service as query_service
 from app.queries.pages.results import result_doc
 from app.queries.pages.schemas import RatedMissing, ResultDoc
 from app.runs import service as run_service
-from app.runs.stored import latest_row, spec_of
+from app.runs.stored_results import latest_row, spec_of
 from app.scorers import service as scorer_service
 from app.search import MAX_LOOKUP_IDS, EndpointConfig, FieldSpec, SearchClient, SearchError
 

@@ -14,7 +14,7 @@ from app.queries.pages.schemas import DocField, QueryResults, ResultDoc
 from app.queries.schemas import QueryRead
 from app.queries.service import ratings_of
 from app.runs import service as run_service
-from app.runs.stored import doc_title, latest_row, shown_text, spec_of
+from app.runs.stored_results import doc_title, latest_row, shown_text, spec_of
 from app.scorers import service as scorer_service
 from app.scorers.schemas import ScaleEntry
 from app.search import FieldSpec

@@ -7,18 +7,18 @@ from typing import Any
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.queries.schemas import QueryRead
 from app.scorers.schemas import ScaleEntry
 from app.vocabulary import QueryStatus
 
 
-class DocField(Out):
+class DocField(ResponseBody):
     name: str
     value: str
 
 
-class ResultDoc(Out):
+class ResultDoc(ResponseBody):
     id: str
     rank: int
     title: str | None
@@ -30,7 +30,7 @@ class ResultDoc(Out):
     off_scale: bool = Field(default=False, description="The rating is not on the scorer's scale")
 
 
-class QueryResults(Out):
+class QueryResults(ResponseBody):
     case_id: int
     query: QueryRead
     run_id: int | None
@@ -50,7 +50,7 @@ class QueryResults(Out):
     )
 
 
-class RatedMissing(Out):
+class RatedMissing(ResponseBody):
     """Docs rated for a query that its latest run did not return, fetched by id."""
 
     case_id: int

@@ -10,7 +10,7 @@ from app.errors import NotFound
 from app.models import Case, Query, Scorer, User
 from app.runs import service as run_service
 from app.runs.scoring_input import stored_inputs
-from app.runs.stored import latest_row
+from app.runs.stored_results import latest_row
 from app.scorers import service as scorer_service
 from app.scorers.pages.schemas import ScorerPage, ScorersPage, TryCase, TryOutcome, TryQueryOption
 from app.scoring import ScorerConfig, score_queries

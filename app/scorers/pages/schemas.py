@@ -4,33 +4,33 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from app.bodies import Out
+from app.bodies import ResponseBody
 from app.scorers.schemas import ScorerRead
 from app.vocabulary import QueryStatus
 
 
-class ScorersPage(Out):
+class ScorersPage(ResponseBody):
     presets: list[ScorerRead]
     own: list[ScorerRead]
 
 
-class TryQueryOption(Out):
+class TryQueryOption(ResponseBody):
     id: int
     text: str
 
 
-class TryCase(Out):
+class TryCase(ResponseBody):
     id: int
     name: str
     queries: list[TryQueryOption] = Field(description="The case's first queries, by position")
 
 
-class ScorerPage(Out):
+class ScorerPage(ResponseBody):
     scorer: ScorerRead | None
     try_cases: list[TryCase]
 
 
-class TryOutcome(Out):
+class TryOutcome(ResponseBody):
     query_id: int
     text: str
     status: QueryStatus

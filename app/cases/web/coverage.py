@@ -1,4 +1,4 @@
-"""The coverage page and a query's score history chart."""
+"""The coverage page of a case."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from fastapi.responses import Response
 from app.accounts.deps import WebUser
 from app.cases.deps import WebCaseDep
 from app.cases.pages import coverage as coverage_service
-from app.cases.pages import history as history_service
-from app.queries.deps import WebQueryDep
 from app.web_common.deps import SessionDep
 from app.web_common.html_errors import HtmlErrorRoute
 from app.web_common.templating import render
@@ -24,17 +22,3 @@ def coverage_page(
     """Show unrated docs per query, the score band they leave open, and what to rate next."""
     data = coverage_service.case_coverage(session=session, case=case)
     return render(request, "cases/coverage.html", {"user": user, "case": case, "page": data})
-
-
-@router.get("/cases/{case_id}/queries/{query_id}/history", name="query_history_page")
-def query_history_page(
-    request: Request,
-    case: WebCaseDep,
-    query: WebQueryDep,
-    user: WebUser,
-    session: SessionDep,
-    metric: int | None = None,
-) -> Response:
-    """Show the query's score (or one of the case's metrics) over the case's finished runs."""
-    data = history_service.query_history(session=session, case=case, query=query, metric=metric)
-    return render(request, "cases/query_history.html", {"user": user, "case": case, "page": data})

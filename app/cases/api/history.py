@@ -1,24 +1,16 @@
-"""Judgement coverage of a case and score history of a query."""
+"""A query's score history over the case's finished runs."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.cases.coverage_schemas import CaseCoverage
 from app.cases.deps import CaseDep
 from app.cases.history_schemas import QueryHistory
-from app.cases.pages import coverage as coverage_service
 from app.cases.pages import history as history_service
 from app.queries.deps import QueryDep
 from app.web_common.deps import SessionDep
 
 router = APIRouter(prefix="/cases/{case_id}", tags=["cases"])
-
-
-@router.get("/coverage", response_model=CaseCoverage, name="coverage_json")
-def coverage(case: CaseDep, session: SessionDep) -> CaseCoverage:
-    """Return unrated top-k docs, the min/max score band and what to rate next."""
-    return coverage_service.case_coverage(session=session, case=case)
 
 
 @router.get("/queries/{query_id}/history", response_model=QueryHistory, name="query_history_json")
