@@ -20,9 +20,10 @@ engine and URL), the scorer (reused when the user has an identical one), the cas
 queries and ratings are all written, or nothing is.
 
 The work is split along its seams: quepid_values (reading values), quepid_parse (the export
-into plain data, no database), quepid_import (writing the case, its endpoint and queries)
-with quepid_import_scorer (its scorer and metrics), and quepid_export; this module is
-their front.
+into plain data, no database: the case, queries and ratings) with quepid_parse_try (the try
+and its endpoint) and quepid_parse_scorer (the scorer), quepid_import (writing the case, its
+endpoint and queries) with quepid_import_scorer (its scorer and metrics), and quepid_export;
+this module is their front.
 """
 
 from app.interop.quepid_export import export_case

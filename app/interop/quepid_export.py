@@ -11,7 +11,9 @@ from sqlalchemy.orm import Session
 
 from app.cases import service as case_service
 from app.interop.quepid_import_scorer import quepid_shipped
-from app.interop.quepid_parse import QUEPID_ENGINE_NAMES, QUEPID_SUFFIX, READ_BATCH, RELEVO_KEY
+from app.interop.quepid_parse import READ_BATCH, RELEVO_KEY
+from app.interop.quepid_parse_scorer import QUEPID_SUFFIX
+from app.interop.quepid_parse_try import QUEPID_ENGINE_NAMES
 from app.models import Case, Query, Rating, Scorer
 from app.scoring.presets import is_builtin_name
 from app.scoring.quepid_code import builtin_code

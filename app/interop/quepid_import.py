@@ -17,14 +17,13 @@ from app.interop.quepid_import_scorer import (
     scorer_for,
 )
 from app.interop.quepid_parse import (
-    REACH_TIMEOUT_S,
     RELEVO_KEY,
     QuepidCase,
-    QuepidEndpoint,
     QuepidQuery,
     options_warnings,
     parse_case,
 )
+from app.interop.quepid_parse_try import REACH_TIMEOUT_S, QuepidEndpoint
 from app.interop.quepid_values import MAX_NAME_CHARS, _number, _path, decode
 from app.models import Case, Query, Rating, Scorer, SearchEndpoint, Try, User
 from app.models.base import utcnow
@@ -77,43 +76,15 @@ def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
     """
     parsed = parse_case(decode(raw))
     warnings = list(parsed.warnings)
-    try:
-        knobs = case_service.check_search_settings(
-            engine=parsed.endpoint.engine,
-            template=parsed.query_template,
-            field_spec=parsed.field_spec,
-            options=parsed.options,
-            knobs=_knobs(parsed, warnings),
-        )
-    except Invalid as exc:
-        loc = ("try", "query_params") if "query_template" in exc.loc else ("try", "field_spec")
-        raise Invalid(loc, f"Relevo cannot use the try's {_path(loc)}: {exc.message}") from exc
-    if parsed.relevo.get("scorer") is not None:  # Relevo's export of a built-in scorer
-        scorer, scorer_created = relevo_scorer(
-            session, user, parsed.relevo["scorer"], ("options", RELEVO_KEY, "scorer")
-        )
-    else:
-        scorer, scorer_created = scorer_for(session, user, parsed, warnings)
+    knobs = _checked_knobs(parsed, warnings)
+    scorer, scorer_created = _case_scorer(session, user, parsed, warnings)
     check_scale(scorer, parsed)
-    metric_ids, aggregate = relevo_metrics(session, user, scorer, parsed.relevo)
+    metrics = relevo_metrics(session, user, scorer, parsed.relevo)
     endpoint, endpoint_created = _endpoint_for(session, user, parsed.endpoint)
     case = case_service.new_case_with_first_try(
         session=session,
-        case=Case(
-            owner_id=user.id,
-            name=parsed.name,
-            scorer_id=scorer.id,
-            options=parsed.options,
-            metric_scorer_ids=metric_ids,
-            aggregate=aggregate,
-        ),
-        first=Try(
-            search_endpoint_id=endpoint.id,
-            query_template=parsed.query_template,
-            field_spec=parsed.field_spec,
-            rows=parsed.rows,
-            knobs=knobs,
-        ),
+        case=_case_row(user, parsed, scorer, metrics),
+        first=_first_try(parsed, endpoint, knobs),
     )
     ratings = _add_queries(session, user, case, parsed.queries, warnings)
     session.flush()
@@ -126,6 +97,58 @@ def import_case(*, session: Session, user: User, raw: bytes) -> ImportedCase:
         scorer_created=scorer_created,
         endpoint=endpoint,
         scorer=scorer,
+    )
+
+
+def _checked_knobs(parsed: QuepidCase, warnings: list[str]) -> dict[str, float]:
+    """Return the try's knobs once its search settings are checked; 422 naming the try's key."""
+    try:
+        return case_service.check_search_settings(
+            engine=parsed.endpoint.engine,
+            template=parsed.query_template,
+            field_spec=parsed.field_spec,
+            options=parsed.options,
+            knobs=_knobs(parsed, warnings),
+        )
+    except Invalid as exc:
+        loc = ("try", "query_params") if "query_template" in exc.loc else ("try", "field_spec")
+        raise Invalid(loc, f"Relevo cannot use the try's {_path(loc)}: {exc.message}") from exc
+
+
+def _case_scorer(
+    session: Session, user: User, parsed: QuepidCase, warnings: list[str]
+) -> tuple[Scorer, bool]:
+    """Return the case's scorer (the built-in Relevo's export names, else the Quepid one)."""
+    if parsed.relevo.get("scorer") is not None:  # Relevo's export of a built-in scorer
+        return relevo_scorer(
+            session, user, parsed.relevo["scorer"], ("options", RELEVO_KEY, "scorer")
+        )
+    return scorer_for(session, user, parsed, warnings)
+
+
+def _case_row(
+    user: User, parsed: QuepidCase, scorer: Scorer, metrics: tuple[list[int], str]
+) -> Case:
+    """Return the new case: its name, options, scorer, extra metrics and aggregate."""
+    metric_ids, aggregate = metrics
+    return Case(
+        owner_id=user.id,
+        name=parsed.name,
+        scorer_id=scorer.id,
+        options=parsed.options,
+        metric_scorer_ids=metric_ids,
+        aggregate=aggregate,
+    )
+
+
+def _first_try(parsed: QuepidCase, endpoint: SearchEndpoint, knobs: dict[str, float]) -> Try:
+    """Return the case's first try: the export's template, field spec, rows and knobs."""
+    return Try(
+        search_endpoint_id=endpoint.id,
+        query_template=parsed.query_template,
+        field_spec=parsed.field_spec,
+        rows=parsed.rows,
+        knobs=knobs,
     )
 
 

@@ -15,13 +15,8 @@ from sqlalchemy.orm import Session
 from app.access import visible_clause
 from app.cases import service as case_service
 from app.errors import Invalid
-from app.interop.quepid_parse import (
-    QUEPID_ENVIRONMENT,
-    QUEPID_SUFFIX,
-    RELEVO_KEY,
-    QuepidCase,
-    QuepidQuery,
-)
+from app.interop.quepid_parse import RELEVO_KEY, QuepidCase, QuepidQuery
+from app.interop.quepid_parse_scorer import QUEPID_ENVIRONMENT, QUEPID_SUFFIX
 from app.interop.quepid_values import MAX_NAME_CHARS, _path
 from app.models import Scorer, User
 from app.scorers import service as scorer_service
@@ -66,48 +61,59 @@ def scorer_for(
     session: Session, user: User, parsed: QuepidCase, warnings: list[str]
 ) -> tuple[Scorer, bool]:
     """Return the case's scorer and whether it was created for this import."""
-    wanted = parsed.scorer
-    shipped = quepid_shipped(wanted.name)
-    if wanted.code is not None:
-        scale = wanted.scale or (
-            [float(v) for v in shipped.scale] if shipped else _scale_of(parsed.queries)
-        )
-        # Quepid's own scorers of that name set 0-1 (or 0-100) scores: keep their scale.
-        top = wanted.max_score or (float(shipped.max_score) if shipped else 100.0)
-        same = shipped is not None and shipped.code == wanted.code
-        return _javascript_scorer(
-            session,
-            user,
-            _Wanted(
-                # Quepid's own scorer (its code unchanged) is named as every import names it.
-                name=quepid_scorer_name(shipped.name)
-                if shipped is not None and same
-                else _imported_name(wanted.name, warnings),
-                code=wanted.code,
-                scale=scale,
-                max_score=top,
-                environment=wanted.environment or QUEPID_ENVIRONMENT,
-                labels=shipped.labels if shipped is not None and same else None,
-                former_name=shipped.name if shipped is not None and same else None,
-            ),
-        )
+    shipped = quepid_shipped(parsed.scorer.name)
+    if parsed.scorer.code is not None:
+        return _javascript_scorer(session, user, _own_code(parsed, shipped, warnings))
     if shipped is not None:
-        return _javascript_scorer(
-            session,
-            user,
-            _Wanted(
-                name=quepid_scorer_name(shipped.name),
-                code=shipped.code,
-                scale=[float(v) for v in shipped.scale],
-                max_score=float(shipped.max_score),
-                environment=QUEPID_ENVIRONMENT,
-                labels=shipped.labels or None,
-                former_name=shipped.name,
-            ),
-        )
+        return _javascript_scorer(session, user, _shipped_code(shipped))
+    return _named_or_default(session, user, parsed.scorer.name, warnings)
+
+
+def _own_code(parsed: QuepidCase, shipped: ShippedScorer | None, warnings: list[str]) -> _Wanted:
+    """Return the scorer the file's own code makes (Quepid's shipped one when it is its code)."""
+    wanted = parsed.scorer
+    assert wanted.code is not None
+    scale = wanted.scale or (
+        [float(v) for v in shipped.scale] if shipped else _scale_of(parsed.queries)
+    )
+    # Quepid's own scorers of that name set 0-1 (or 0-100) scores: keep their scale.
+    top = wanted.max_score or (float(shipped.max_score) if shipped else 100.0)
+    same = shipped if shipped is not None and shipped.code == wanted.code else None
+    return _Wanted(
+        # Quepid's own scorer (its code unchanged) is named as every import names it.
+        name=quepid_scorer_name(same.name)
+        if same is not None
+        else _imported_name(wanted.name, warnings),
+        code=wanted.code,
+        scale=scale,
+        max_score=top,
+        environment=wanted.environment or QUEPID_ENVIRONMENT,
+        labels=same.labels if same is not None else None,
+        former_name=same.name if same is not None else None,
+    )
+
+
+def _shipped_code(shipped: ShippedScorer) -> _Wanted:
+    """Return Quepid's shipped scorer, as the file names it without its code."""
+    return _Wanted(
+        name=quepid_scorer_name(shipped.name),
+        code=shipped.code,
+        scale=[float(v) for v in shipped.scale],
+        max_score=float(shipped.max_score),
+        environment=QUEPID_ENVIRONMENT,
+        labels=shipped.labels or None,
+        former_name=shipped.name,
+    )
+
+
+def _named_or_default(
+    session: Session, user: User, name: str, warnings: list[str]
+) -> tuple[Scorer, bool]:
+    """Return the scorer of this name the user can see (their own first), else the default
+    scorer with a warning saying how to get Quepid's numbers."""
     mine = session.scalar(
         select(Scorer)
-        .where(Scorer.name == wanted.name, visible_clause(Scorer, user=user))
+        .where(Scorer.name == name, visible_clause(Scorer, user=user))
         .order_by(Scorer.owner_id != user.id, Scorer.id)
         .limit(1)
     )
@@ -115,7 +121,7 @@ def scorer_for(
         return mine, False
     fallback = scorer_service.default_scorer(session=session)
     warnings.append(
-        f'The Quepid scorer "{wanted.name}" is not one of Quepid\'s shipped scorers and the '
+        f'The Quepid scorer "{name}" is not one of Quepid\'s shipped scorers and the '
         f'file does not carry its code: the case is scored with "{fallback.name}". Create a '
         "JavaScript scorer with its code (environment quepid) and choose it in the case's "
         "settings to get Quepid's numbers."

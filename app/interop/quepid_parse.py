@@ -1,24 +1,27 @@
-"""Parsing a Quepid case export into plain data (no database): queries, try, endpoint, scorer."""
+"""Parsing a Quepid case export into plain data (no database): the case, its queries and
+ratings; its try and endpoint are read by quepid_parse_try, its scorer by quepid_parse_scorer."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from app.errors import Invalid
+from app.interop.quepid_parse_scorer import QuepidScorer, read_scorer
+from app.interop.quepid_parse_try import (
+    QuepidEndpoint,
+    read_curator_variables,
+    read_endpoint,
+    read_field_spec,
+    read_rows,
+)
 from app.interop.quepid_values import (
     MAX_NAME_CHARS,
     MAX_QUERY_CHARS,
-    MAX_ROWS,
     Loc,
     _clean_text,
-    _headers,
     _json_object,
     _missing,
-    _number,
     _object,
     _path,
     _ratings,
@@ -27,24 +30,6 @@ from app.interop.quepid_values import (
     _wrong,
 )
 from app.queries.bulk_lines import from_options
-from app.search import FieldSpecError, adapter_for, parse_field_spec
-from app.vocabulary import Engine, HttpMethod
-
-QUEPID_ENVIRONMENT = "quepid"
-
-
-# Imported Quepid scorers are named "AP@10 (Quepid)", so they are not taken for the built-in
-# presets of the same name (which compute other numbers). Before, they were named as in
-# Quepid ("AP@10"); a scorer imported under that name is still found and reused.
-QUEPID_SUFFIX = " (Quepid)"
-
-
-# How long the import waits for the endpoint's engine to answer one query.
-REACH_TIMEOUT_S = 3.0
-
-
-ENVIRONMENTS = ("relevo", QUEPID_ENVIRONMENT)
-
 
 READ_BATCH = 5000
 
@@ -53,34 +38,6 @@ READ_BATCH = 5000
 # keeps unknown option keys as they are), what Quepid's case has no place for: the scorer's
 # kind and parameters, extra metrics and the aggregate; a query's tags and weight.
 RELEVO_KEY = "relevo"
-
-
-# Quepid's search_engine values and the engine Relevo searches them with.
-ENGINES: dict[str, Engine] = {
-    "solr": Engine.SOLR,
-    "es": Engine.ELASTICSEARCH,
-    "elasticsearch": Engine.ELASTICSEARCH,
-    "os": Engine.OPENSEARCH,
-    "opensearch": Engine.OPENSEARCH,
-    "searchapi": Engine.SEARCHAPI,
-    "vespa": Engine.VESPA,
-    "static": Engine.STATIC,
-}
-
-
-QUEPID_ENGINE_NAMES: dict[Engine, str] = {
-    Engine.SOLR: "solr",
-    Engine.ELASTICSEARCH: "es",
-    Engine.OPENSEARCH: "os",
-    Engine.SEARCHAPI: "searchapi",
-    Engine.VESPA: "vespa",
-    Engine.STATIC: "static",
-}
-
-
-# Quepid field spec prefixes Relevo shows as plain fields (Relevo has no media or
-# translation links); `id`, `title`, `thumb` and `image` mean the same in both.
-PLAIN_PREFIXES = ("sub", "media", "translate", "link")
 
 
 @dataclass
@@ -95,32 +52,6 @@ class QuepidQuery:
     # From Relevo's own export (the options' "relevo"): None when the file does not say.
     tags: list[str] | None = None
     weight: float | None = None
-
-
-@dataclass
-class QuepidEndpoint:
-    """Where the export's try searched."""
-
-    name: str | None
-    engine: Engine
-    url: str
-    method: HttpMethod
-    headers: dict[str, str]
-    basic_auth: str | None
-    requests_per_minute: int
-    # searchapi: the endpoint's docsMapper/numberOfResultsMapper code, carried unchanged.
-    mapper_code: str | None = None
-
-
-@dataclass
-class QuepidScorer:
-    """The export's scorer: usually its name only; older exports also give code and scale."""
-
-    name: str
-    code: str | None
-    scale: list[float] | None
-    max_score: float | None = None  # written by Relevo's export only
-    environment: str | None = None  # likewise
 
 
 @dataclass
@@ -153,14 +84,14 @@ def parse_case(data: Any) -> QuepidCase:
     name = name.strip()
     if not name:
         raise _missing(("case_name",))
-    scorer = _scorer(_object(_required(data, "scorer", ()), ("scorer",)))
+    scorer = read_scorer(_object(_required(data, "scorer", ()), ("scorer",)))
     queries_raw = _required(data, "queries", ())
     if not isinstance(queries_raw, list):
         raise _wrong(("queries",), "a list")
     the_try = _object(_required(data, "try", ()), ("try",))
     template = _text(_required(the_try, "query_params", ("try",)), ("try", "query_params"))
     assert template is not None
-    endpoint = _endpoint(the_try)
+    endpoint = read_endpoint(the_try)
     warnings: list[str] = []
     queries = _queries(queries_raw, warnings)
     options = _json_object(data.get("options"), ("options",))
@@ -169,8 +100,8 @@ def parse_case(data: Any) -> QuepidCase:
     if isinstance(endpoint_options, dict) and endpoint_options.get("options"):
         # Quepid reads qOption values from the case's options merged with the endpoint's.
         options = {**options, **_json_object(endpoint_options["options"], ("try", "options"))}
-    field_spec = _field_spec(the_try.get("field_spec"), endpoint.engine, warnings)
-    rows = _rows(the_try.get("number_of_rows"), warnings)
+    field_spec = read_field_spec(the_try.get("field_spec"), endpoint.engine, warnings)
+    rows = read_rows(the_try.get("number_of_rows"), warnings)
     if len(name) > MAX_NAME_CHARS:
         warnings.append(f"The case name was cut to {MAX_NAME_CHARS} characters.")
         name = name[:MAX_NAME_CHARS].rstrip()
@@ -182,124 +113,11 @@ def parse_case(data: Any) -> QuepidCase:
         query_template=template,
         field_spec=field_spec,
         rows=rows,
-        curator_variables=_curator_variables(the_try),
+        curator_variables=read_curator_variables(the_try),
         endpoint=endpoint,
         warnings=warnings,
         relevo=relevo,
     )
-
-
-def _scorer(data: dict[str, Any]) -> QuepidScorer:
-    name = _text(_required(data, "name", ("scorer",)), ("scorer", "name"))
-    assert name is not None
-    if not name.strip():
-        raise _missing(("scorer", "name"))
-    code = _text(data.get("code"), ("scorer", "code"), optional=True)
-    scale: list[float] | None = None
-    raw_scale = data.get("scale")
-    if isinstance(raw_scale, str):  # "0, 1, 2, 3", as Quepid stores it
-        raw_scale = [part for part in re.split(r"[\s,\[\]]+", raw_scale) if part]
-    if raw_scale is not None and raw_scale != []:
-        if not isinstance(raw_scale, list):
-            raise _wrong(("scorer", "scale"), "a list of numbers")
-        scale = [_number(v, ("scorer", "scale", i)) for i, v in enumerate(raw_scale)]
-    code = code if code and code.strip() else None
-    max_score = data.get("max_score")
-    environment = data.get("environment")
-    if environment is not None and environment not in ENVIRONMENTS:
-        raise _wrong(("scorer", "environment"), '"relevo" or "quepid"')
-    return QuepidScorer(
-        name=name.strip(),
-        code=code,
-        scale=scale,
-        max_score=None if max_score is None else _number(max_score, ("scorer", "max_score")),
-        environment=environment,
-    )
-
-
-def _endpoint(the_try: dict[str, Any]) -> QuepidEndpoint:
-    """Return the search endpoint: `try.search_endpoint` (Quepid 7.10 on) or the try's own keys."""
-    nested = the_try.get("search_endpoint")
-    if nested is not None:
-        source = _object(nested, ("try", "search_endpoint"))
-        loc: Loc = ("try", "search_endpoint")
-        url_key = "endpoint_url"
-    elif "search_url" in the_try:
-        source, loc, url_key = the_try, ("try",), "search_url"
-    else:
-        raise _missing(("try", "search_endpoint"))
-    quepid_engine = _text(_required(source, "search_engine", loc), (*loc, "search_engine"))
-    assert quepid_engine is not None
-    engine = ENGINES.get(quepid_engine.strip().lower())
-    if engine is None:
-        raise Invalid(
-            (*loc, "search_engine"),
-            "Relevo searches Solr, Elasticsearch, OpenSearch, Vespa, search APIs and result "
-            f'files; this case uses a "{quepid_engine}" endpoint, which Relevo cannot search.',
-        )
-    adapter = adapter_for(engine)
-    if adapter.answers_from_file:  # whatever URL Quepid kept is not called
-        return _file_endpoint(source, nested is not None, engine)
-    url = _text(_required(source, url_key, loc), (*loc, url_key))
-    assert url is not None
-    url = _index_url(url.strip(), engine, (*loc, url_key))
-    mapper_code = None
-    if adapter.needs_mapper:
-        mapper_loc = (*loc, "mapper_code")
-        mapper_code = _text(_required(source, "mapper_code", loc), mapper_loc)
-        if not mapper_code or not mapper_code.strip():
-            raise _wrong(mapper_loc, "JavaScript defining docsMapper(data)")
-    method = str(source.get("api_method") or "GET").upper()
-    headers = _headers(source.get("custom_headers"), (*loc, "custom_headers"))
-    auth_loc = (*loc, "basic_auth_credential")
-    auth = _text(source.get("basic_auth_credential"), auth_loc, optional=True)
-    if auth and ":" not in auth:
-        raise _wrong(auth_loc, '"user:password"')
-    parsed = httpx.URL(url)
-    if parsed.userinfo:  # credentials in the URL become basic auth, as for any endpoint
-        url = str(parsed.copy_with(username=None, password=None))
-        auth = auth or f"{parsed.username}:{parsed.password}"
-    per_minute = source.get("requests_per_minute")
-    name = source.get("name") if nested is not None else None
-    return QuepidEndpoint(
-        name=name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else None,
-        engine=engine,
-        url=url,
-        # Quepid's JSONP is a GET request; Relevo sends Elasticsearch bodies by POST anyway.
-        method=HttpMethod.POST if method == "POST" else HttpMethod.GET,
-        headers=headers,
-        basic_auth=auth or None,
-        requests_per_minute=per_minute
-        if isinstance(per_minute, int) and not isinstance(per_minute, bool) and per_minute > 0
-        else 0,
-        mapper_code=mapper_code,
-    )
-
-
-def _file_endpoint(source: dict[str, Any], nested: bool, engine: Engine) -> QuepidEndpoint:
-    """Return a result-file endpoint: no URL, no secrets; its file is uploaded in Relevo."""
-    name = source.get("name") if nested else None
-    return QuepidEndpoint(
-        name=name.strip()[:MAX_NAME_CHARS] if isinstance(name, str) and name.strip() else None,
-        engine=engine,
-        url="",
-        method=HttpMethod.GET,
-        headers={},
-        basic_auth=None,
-        requests_per_minute=0,
-    )
-
-
-def _index_url(url: str, engine: Engine, loc: Loc) -> str:
-    """Return Relevo's endpoint URL from the URL Quepid searches: the engine's adapter takes
-    off what it adds itself (Elasticsearch's /_search, Vespa's /search/)."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError) as exc:
-        raise _wrong(loc, "an http:// or https:// URL") from exc
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise _wrong(loc, "an http:// or https:// URL")
-    return adapter_for(engine).endpoint_url(url).rstrip("/")
 
 
 def options_warnings(left_out: list[tuple[str, list[str]]], shown: int = 10) -> list[str]:
@@ -355,56 +173,3 @@ def _queries(items: list[Any], warnings: list[str]) -> list[QuepidQuery]:
             "first (its ratings win over the earlier ones for the same document)."
         )
     return list(by_text.values())
-
-
-def _curator_variables(the_try: dict[str, Any]) -> dict[str, Any]:
-    """Return name → value: `curator_variables` [{name, value}] or `curator_vars` {name: value}."""
-    found: dict[str, Any] = {}
-    listed = the_try.get("curator_variables")
-    if isinstance(listed, list):
-        for item in listed:
-            if isinstance(item, dict) and isinstance(item.get("name"), str):
-                found[item["name"]] = item.get("value")
-    mapped = the_try.get("curator_vars")
-    if isinstance(mapped, dict):
-        found.update({str(k): v for k, v in mapped.items()})
-    return found
-
-
-def _field_spec(value: Any, engine: Engine, warnings: list[str]) -> str:
-    """Return the field spec in Relevo's terms (`sub:`, `media:`… become plain fields)."""
-    text = _text(value, ("try", "field_spec"), optional=True)
-    if text is None or not text.strip():
-        return adapter_for(engine).test_field_spec
-    tokens: list[str] = []
-    dropped: list[str] = []
-    for token in re.split(r"[\s,]+", text.strip()):
-        if not token:
-            continue
-        prefix, sep, name = token.partition(":")
-        if sep and prefix in PLAIN_PREFIXES:
-            token = name
-        try:
-            parse_field_spec(" ".join([*tokens, token]))
-        except FieldSpecError:
-            dropped.append(token)
-            continue
-        tokens.append(token)
-    if dropped:
-        warnings.append(
-            "The field spec's " + ", ".join(f'"{t}"' for t in dropped) + " cannot be shown by "
-            "Relevo and was left out."
-        )
-    return " ".join(tokens) if tokens else adapter_for(engine).test_field_spec
-
-
-def _rows(value: Any, warnings: list[str]) -> int:
-    if value is None or value == "":
-        return 10
-    rows = int(_number(value, ("try", "number_of_rows")))
-    if rows < 1:
-        raise _wrong(("try", "number_of_rows"), "a positive whole number")
-    if rows > MAX_ROWS:
-        warnings.append(f"The try asked for {rows} rows; Relevo fetches at most {MAX_ROWS}.")
-        return MAX_ROWS
-    return rows
