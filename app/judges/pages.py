@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from app import access
 from app.bodies import ResponseBody
 from app.books.consensus import aggregate
-from app.judges import runs
+from app.judges import run_views, runs
 from app.judges import service as judges
 from app.judges.schemas import JudgeRead, JudgeRunRead
 from app.judges.titles import pair_title, title_fields
@@ -96,7 +96,7 @@ def judging_page(*, session: Session, user: User, book: Book) -> JudgingPage:
         book_name=book.name,
         judges=[judges.to_read(j) for j in mine],
         runs=[
-            runs.to_read(
+            run_views.to_read(
                 session=session,
                 run=r,
                 judge_name=names.get(r.judge_id),
