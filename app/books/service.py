@@ -22,7 +22,7 @@ from app.books.schemas import (
 )
 from app.clicks import read as click_reads
 from app.errors import Conflict, Invalid, NotFound
-from app.judges import runs as judge_runs
+from app.judges import run_views as judge_run_views
 from app.models import Book, BookRater, Judgement, Pair, Query, RunQuery, Scorer, User
 from app.models.base import utcnow
 from app.runs import service as run_service
@@ -68,7 +68,7 @@ def to_read(*, session: Session, book: Book) -> BookRead:
 
 def pairs_read(*, session: Session, book: Book) -> list[PairRead]:
     """Return the API view of the book's pairs, each with every rater's judgement."""
-    by_judges = judge_runs.judgements_by_pair(session=session, book_id=book.id)
+    by_judges = judge_run_views.judgements_by_pair(session=session, book_id=book.id)
     by_clicks = click_reads.judgements_by_pair(session=session, book_id=book.id)
     return [
         PairRead.model_validate(pair).model_copy(

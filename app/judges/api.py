@@ -9,7 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from app.accounts.deps import CurrentUser
 from app.books.deps import BookDep
-from app.judges import launch, runs, service, trial
+from app.judges import launch, run_views, runs, service, trial
 from app.judges import pages as page_data
 from app.judges.deps import JudgeClientDep, JudgeDep, JudgeRunDep, RunManagerDep
 from app.judges.schemas import (
@@ -102,20 +102,21 @@ def start_judge_run(
 def list_judge_runs(book: BookDep, session: SessionDep) -> list[JudgeRunRead]:
     """Return the book's judge runs, newest first."""
     return [
-        runs.to_read(session=session, run=r) for r in runs.list_runs(session=session, book=book)
+        run_views.to_read(session=session, run=r)
+        for r in runs.list_runs(session=session, book=book)
     ]
 
 
 @router.get("/books/{book_id}/judge-runs/{run_id}", response_model=JudgeRunRead)
 def get_judge_run(run: JudgeRunDep, session: SessionDep) -> JudgeRunRead:
     """Return one judge run with its failures."""
-    return runs.to_read(session=session, run=run, with_failures=True)
+    return run_views.to_read(session=session, run=run, with_failures=True)
 
 
 @router.post("/books/{book_id}/judge-runs/{run_id}/cancel", response_model=JudgeRunRead)
 def cancel_judge_run(run: JudgeRunDep, session: SessionDep) -> JudgeRunRead:
     """Cancel a judge run (a running one stops at its next write, within a second)."""
-    return runs.to_read(session=session, run=runs.cancel_run(session=session, run=run))
+    return run_views.to_read(session=session, run=runs.cancel_run(session=session, run=run))
 
 
 @router.post(

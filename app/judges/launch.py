@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import after_commit
 from app.jobs.registry import Deferrer, Resource
-from app.judges import runs, service
+from app.judges import run_pairs, run_views, runs, service
 from app.judges.client import JudgeClient
 from app.judges.runner import execute_judge_run
 from app.judges.schemas import JudgeRunCreate, JudgeRunEstimate, JudgeRunRead
@@ -115,7 +115,7 @@ def launch(
 def estimate(*, session: Session, user: User, book: Book, body: JudgeRunCreate) -> JudgeRunEstimate:
     """Return what a judge run of the book would ask and cost; nothing is sent or stored."""
     judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
-    return runs.estimate(session=session, book=book, judge=judge, body=body)
+    return run_pairs.estimate(session=session, book=book, judge=judge, body=body)
 
 
 def start(
@@ -124,7 +124,7 @@ def start(
     """Create a judge run of the book and start it; return it as it was created."""
     judge = service.get_judge_for_book(session=session, user=user, judge_id=body.judge_id)
     run = runs.create_run(session=session, book=book, judge=judge, user=user, body=body)
-    read = runs.to_read(session=session, run=run, judge_name=judge.name)
+    read = run_views.to_read(session=session, run=run, judge_name=judge.name)
     _launch_after_commit(session, manager, run.id)
     return read
 
@@ -140,7 +140,7 @@ def retry_failed(
 def resume(*, session: Session, manager: JudgeRunManager, run: JudgeRun) -> JudgeRunRead:
     """Resume a paused judge run (only the pairs it has not done) and start it again."""
     resumed = runs.resume_run(session=session, run=run)
-    read = runs.to_read(session=session, run=resumed)
+    read = run_views.to_read(session=session, run=resumed)
     _launch_after_commit(session, manager, resumed.id)
     return read
 

@@ -21,7 +21,7 @@ from app.errors import Conflict
 from app.judges import service as judges
 from app.judges.judge import JudgeConfig, Outcome
 from app.judges.prompt import prompt_sha256
-from app.judges.runs import PairJob, cached_entries, pair_jobs
+from app.judges.run_pairs import PairJob, cached_entries, pair_jobs
 from app.models import Book, Judge, JudgeCacheEntry, JudgeFailure, JudgeJudgement, JudgeRun
 from app.models.base import utcnow
 

@@ -26,8 +26,8 @@ from app.db import session_scope
 from app.judges import run_store
 from app.judges.client import JudgeClient
 from app.judges.judge import Outcome
+from app.judges.run_pairs import PairJob
 from app.judges.run_store import Reservation, Result, RunPlan
-from app.judges.runs import PairJob
 
 __all__ = ["FAILURES_IN_A_ROW", "execute_judge_run"]
 

@@ -14,11 +14,11 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app import access
-from app.judges import runs
+from app.judges import run_pairs
 from app.judges import service as judges
 from app.judges.client import JudgeClient
 from app.judges.judge import JudgeConfig
-from app.judges.runs import PairJob
+from app.judges.run_pairs import PairJob
 from app.judges.schemas import JudgeTestItem, JudgeTestRead
 from app.judges.titles import pair_title, title_fields
 from app.models import Book, Judge, JudgeTrial, Pair, User
@@ -43,7 +43,7 @@ def sample(
     """Return up to ``n`` of the book's pairs, picked at random, with their prompts."""
     ids = list(session.scalars(select(Pair.id).where(Pair.book_id == book.id).order_by(Pair.id)))
     chosen = sorted(random.Random(seed).sample(ids, min(n, len(ids))))
-    jobs = runs.pair_jobs(session=session, book=book, judge=judge, pair_ids=chosen)
+    jobs = run_pairs.pair_jobs(session=session, book=book, judge=judge, pair_ids=chosen)
     pairs = {p.id: p for p in session.scalars(select(Pair).where(Pair.id.in_(chosen)))}
     names = title_fields(session=session, book_id=book.id)
     return [

@@ -12,7 +12,7 @@ from starlette.datastructures import FormData
 from app.accounts.deps import WebUser, owned
 from app.books.deps import WebBookDep
 from app.errors import Conflict, Invalid, NotFound
-from app.judges import launch, runs, service, trial
+from app.judges import launch, run_views, runs, service, trial
 from app.judges import pages as page_data
 from app.judges.deps import JudgeClientDep, RunManagerDep, WebJudgeRunDep
 from app.judges.prompt import DEFAULT_PROMPT
@@ -308,7 +308,7 @@ def run_page(
     request: Request, book: WebBookDep, found: WebJudgeRunDep, user: WebUser, session: SessionDep
 ) -> Response:
     """A judge run: progress (live while it runs), counters, failures, retry and cancel."""
-    run = runs.to_read(session=session, run=found, with_failures=True)
+    run = run_views.to_read(session=session, run=found, with_failures=True)
     template = (
         "judges/partials/judge_run_progress.html"
         if request.headers.get("HX-Request")
