@@ -11,8 +11,12 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from dataclasses import dataclass
 
+import httpx
 from psycopg_pool import AsyncConnectionPool
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, migrate
@@ -37,6 +41,22 @@ log = logging.getLogger(__name__)
 GRACEFUL_STOP_S = 10.0
 
 
+@dataclass(frozen=True)
+class _Parts:
+    """What a worker opens for itself, closed together when it stops."""
+
+    engine: Engine
+    session_factory: sessionmaker[Session]
+    http: httpx.AsyncClient
+    pool: AsyncConnectionPool
+    jobs: JobQueue
+    queue: RunQueue
+    manager: RunManager
+    limits: PostgresEngineLimits
+    js_pool: JsPool  # the JavaScript workers of this worker's scoring
+    previous_pool: JsPool | None
+
+
 async def run_worker(
     settings: Settings,
     *,
@@ -45,52 +65,95 @@ async def run_worker(
 ) -> None:
     """Do the queue's jobs (runs' chunks, judge runs, the minute's work) until told to stop."""
     register_jobs()
+    parts = _build(settings)
+    await parts.pool.open()
+    await parts.queue.open()
+    try:
+        await _work(parts, settings, concurrency=concurrency, name=name)
+    finally:
+        await _close(parts)
+
+
+def _build(settings: Settings) -> _Parts:
+    """Return the worker's database, HTTP client, queues and JavaScript pool, not yet opened."""
     url = settings.resolved_database_url
     engine = make_engine(url)
     migrate(engine)
     session_factory = make_session_factory(engine)
     install_policy(policy_of(settings))
     http = engine_http_client()
-    pool: AsyncConnectionPool = AsyncConnectionPool(
+    pool = _connection_pool(url)
+    jobs = JobQueue(url)
+    queue = _run_queue(settings, url, session_factory, jobs)
+    manager = _run_manager(settings, session_factory, queue)
+    limits = PostgresEngineLimits(pool)
+    js_pool = JsPool()
+    previous_pool = install_pool(js_pool)
+    return _Parts(
+        engine, session_factory, http, pool, jobs, queue, manager, limits, js_pool, previous_pool
+    )
+
+
+def _connection_pool(url: str) -> AsyncConnectionPool:
+    """Return the (closed) pool of connections the engines' shared limits are kept through."""
+    return AsyncConnectionPool(
         libpq_url(url), min_size=1, max_size=4, kwargs={"autocommit": True}, open=False
     )
-    jobs = JobQueue(url)
-    queue = RunQueue(
+
+
+def _run_queue(
+    settings: Settings, url: str, session_factory: sessionmaker[Session], jobs: JobQueue
+) -> RunQueue:
+    """Return the queue of runs' chunks, on the worker's own database connection."""
+    return RunQueue(
         database_url=url,
         session_factory=session_factory,
         chunk_size=settings.run_chunk_size,
         jobs=jobs,
     )
-    manager = RunManager(
+
+
+def _run_manager(
+    settings: Settings, session_factory: sessionmaker[Session], queue: RunQueue
+) -> RunManager:
+    """Return the run manager that puts stopped workers' chunks back and marks lost runs."""
+    return RunManager(
         session_factory=session_factory,
         lease_s=settings.run_lease_s,
         queue=queue,
         stalled_s=settings.worker_stalled_s,
     )
-    limits = PostgresEngineLimits(pool)
-    js_pool = JsPool()  # the JavaScript workers of this worker's scoring
-    previous_pool = install_pool(js_pool)
-    await pool.open()
-    await queue.open()
-    try:
-        resources = Resources()
-        resources.put(SEARCH, SearchClient(http, shared=limits))
-        resources.put(JUDGES, JudgeSlots(JudgeClient(http), slots=max(1, concurrency - 1)))
-        resources.put(START_RUN, queue.enqueue)
-        manager.start_reaper()
-        await jobs.work(
-            Job(session_factory, resources),
-            concurrency=concurrency,
-            name=name or f"{socket.gethostname()}-{os.getpid()}",
-            stalled_s=float(settings.worker_stalled_s),
-            graceful_s=GRACEFUL_STOP_S,
-        )
-    finally:
-        await limits.aclose()
-        await manager.aclose()
-        await queue.close()
-        await pool.close()
-        await http.aclose()
-        install_pool(previous_pool)
-        js_pool.close()
-        engine.dispose()
+
+
+def _resources(parts: _Parts, concurrency: int) -> Resources:
+    """Return what the jobs use: the search client, the judges' slots and the run starter."""
+    resources = Resources()
+    resources.put(SEARCH, SearchClient(parts.http, shared=parts.limits))
+    resources.put(JUDGES, JudgeSlots(JudgeClient(parts.http), slots=max(1, concurrency - 1)))
+    resources.put(START_RUN, parts.queue.enqueue)
+    return resources
+
+
+async def _work(parts: _Parts, settings: Settings, *, concurrency: int, name: str | None) -> None:
+    """Look after the queue and do its jobs until the worker is told to stop."""
+    resources = _resources(parts, concurrency)
+    parts.manager.start_reaper()
+    await parts.jobs.work(
+        Job(parts.session_factory, resources),
+        concurrency=concurrency,
+        name=name or f"{socket.gethostname()}-{os.getpid()}",
+        stalled_s=float(settings.worker_stalled_s),
+        graceful_s=GRACEFUL_STOP_S,
+    )
+
+
+async def _close(parts: _Parts) -> None:
+    """Close what the worker opened, the shared limits first and the database last."""
+    await parts.limits.aclose()
+    await parts.manager.aclose()
+    await parts.queue.close()
+    await parts.pool.close()
+    await parts.http.aclose()
+    install_pool(parts.previous_pool)
+    parts.js_pool.close()
+    parts.engine.dispose()

@@ -78,6 +78,105 @@ def _kind(point: Any, score: float | None, status_attr: str | None) -> tuple[Dot
     return "scored", str(round(score))
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """The plot area of a chart of count runs, and where a run or a score falls in it."""
+
+    left: float
+    right: float
+    top: float
+    bottom: float
+    count: int
+
+    @property
+    def step(self) -> float:
+        """Return the distance between two neighbouring runs."""
+        return (self.right - self.left) / max(1, self.count - 1)
+
+    def x_of(self, i: int) -> float:
+        """Return the x of the i-th run; a single run sits in the middle."""
+        offset = i * self.step if self.count > 1 else (self.right - self.left) / 2
+        return round(self.left + offset, 1)
+
+    def y_of(self, score: float) -> float:
+        """Return the y of a score, clamped to 0-100."""
+        inner = self.bottom - self.top
+        return round(self.bottom - max(0.0, min(100.0, score)) * inner / 100, 1)
+
+
+def _frame(width: int, height: int, count: int) -> _Frame:
+    """Return the plot area inside the margins kept for the axes' labels."""
+    return _Frame(left=34.0, right=width - 12.0, top=10.0, bottom=height - 24.0, count=count)
+
+
+def _dot(
+    i: int,
+    point: Any,
+    score: float | None,
+    frame: _Frame,
+    label: str | None,
+    status_attr: str | None,
+) -> ChartDot:
+    """Return the i-th run's dot; a run without a score sits on the baseline."""
+    kind, why = _kind(point, score, status_attr)
+    name = _or_default(label, f"Run {point.run_id}")
+    y = frame.bottom if score is None else frame.y_of(score)
+    return ChartDot(frame.x_of(i), y, point.run_id, score, kind, f"{name}: {why}")
+
+
+def _dots(
+    points: Sequence[Any],
+    frame: _Frame,
+    labels: Sequence[str],
+    score_attr: str,
+    status_attr: str | None,
+) -> list[ChartDot]:
+    """Return every run's dot, in the order of the points."""
+    return [
+        _dot(i, point, getattr(point, score_attr), frame, _nth(labels, i), status_attr)
+        for i, point in enumerate(points)
+    ]
+
+
+def _nth(texts: Sequence[str], i: int) -> str | None:
+    """Return the i-th text, or None past the end."""
+    return texts[i] if i < len(texts) else None
+
+
+def _or_default(text: str | None, default: str) -> str:
+    """Return text, or the default when there is none (an empty text is kept)."""
+    return default if text is None else text
+
+
+def _segments(dots: Sequence[ChartDot]) -> list[list[tuple[float, float]]]:
+    """Return the runs of scored dots as lines, broken at every run without a score."""
+    segments: list[list[tuple[float, float]]] = []
+    current: list[tuple[float, float]] = []
+    for dot in dots:
+        if dot.score is not None:
+            current.append((dot.x, dot.y))
+        elif current:
+            segments.append(current)
+            current = []
+    if current:
+        segments.append(current)
+    return segments
+
+
+def _x_ticks(points: Sequence[Any], ticks: Sequence[str], frame: _Frame) -> list[tuple[str, float]]:
+    """Return at most MAX_X_LABELS run labels under the axis, the last run's always among them."""
+    every = max(1, -(-len(points) // MAX_X_LABELS))  # ceil: at most MAX_X_LABELS labels
+    last = len(points) - 1
+    x_ticks = [
+        (_or_default(_nth(ticks, i), str(p.run_id)), frame.x_of(i))
+        for i, p in enumerate(points)
+        if i % every == 0 or i == last
+    ]
+    if len(x_ticks) > 1 and x_ticks[-1][1] - x_ticks[-2][1] < frame.step * every / 2:
+        del x_ticks[-2]  # the last run's label wins over a crowded neighbour
+    return x_ticks
+
+
 def score_chart(
     points: Sequence[Any],
     *,
@@ -92,51 +191,18 @@ def score_chart(
     total, errors or a query's status), oldest first; labels name the runs in the tooltips,
     ticks (run numbers by default) under the axis; score_attr and status_attr name the
     attributes of the score and of a query's status (None: the points have no such status)."""
-    scores: list[float | None] = [getattr(p, score_attr) for p in points]
-    left, right, top, bottom = 34.0, width - 12.0, 10.0, height - 24.0
-    inner = bottom - top
-    step = (right - left) / max(1, len(points) - 1)
-
-    def x_of(i: int) -> float:
-        return round(left + (i * step if len(points) > 1 else (right - left) / 2), 1)
-
-    def y_of(score: float) -> float:
-        return round(bottom - max(0.0, min(100.0, score)) * inner / 100, 1)
-
-    dots: list[ChartDot] = []
-    segments: list[list[tuple[float, float]]] = []
-    current: list[tuple[float, float]] = []
-    for i, (point, score) in enumerate(zip(points, scores, strict=True)):
-        kind, why = _kind(point, score, status_attr)
-        name = labels[i] if i < len(labels) else f"Run {point.run_id}"
-        y = bottom if score is None else y_of(score)
-        dots.append(ChartDot(x_of(i), y, point.run_id, score, kind, f"{name}: {why}"))
-        if score is None:
-            if current:
-                segments.append(current)
-            current = []
-        else:
-            current.append((x_of(i), y))
-    if current:
-        segments.append(current)
-    every = max(1, -(-len(points) // MAX_X_LABELS))  # ceil: at most MAX_X_LABELS labels
-    x_ticks = [
-        (ticks[i] if i < len(ticks) else str(p.run_id), x_of(i))
-        for i, p in enumerate(points)
-        if i % every == 0 or i == len(points) - 1
-    ]
-    if len(x_ticks) > 1 and x_ticks[-1][1] - x_ticks[-2][1] < step * every / 2:
-        del x_ticks[-2]  # the last run's label wins over a crowded neighbour
+    frame = _frame(width, height, len(points))
+    dots = _dots(points, frame, labels, score_attr, status_attr)
     return ScoreChart(
         width=width,
         height=height,
-        left=left,
-        right=right,
-        top=top,
-        bottom=bottom,
-        y_ticks=[(level, y_of(level)) for level in Y_TICKS],
-        x_ticks=x_ticks,
-        segments=segments,
+        left=frame.left,
+        right=frame.right,
+        top=frame.top,
+        bottom=frame.bottom,
+        y_ticks=[(level, frame.y_of(level)) for level in Y_TICKS],
+        x_ticks=_x_ticks(points, ticks, frame),
+        segments=_segments(dots),
         dots=dots,
     )
 

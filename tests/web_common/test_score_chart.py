@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.web_common.charts import range_hue, score_chart
+from app.web_common.charts import ChartDot, ScoreChart, range_hue, score_chart
 
 
 @dataclass
@@ -80,3 +80,47 @@ def test_the_heatmap_hue_spans_the_range_shown() -> None:
     assert [range_hue(s, 77.0, 96.0) for s in (77.0, 86.5, 96.0)] == [0, 60, 120]
     assert range_hue(90.0, 90.0, 90.0) == 120
     assert range_hue(None, 0.0, 1.0) == 0
+
+
+def test_a_small_chart_is_pinned_whole() -> None:
+    points = [
+        P(3, 40.0, scored=10, total=10),
+        P(4, 120.0, scored=8, total=10, errors=2),
+        P(5, None, failed=True),
+        P(6, -5.0),
+        P(7, 55.55),
+    ]
+    chart = score_chart(points, width=200, height=100, labels=["A", "B"], ticks=["r3"])
+    # The plot runs from x 34 to 188 (a step of 38.5) and from y 10 (100) to 76 (0).
+    assert chart == ScoreChart(
+        width=200,
+        height=100,
+        left=34.0,
+        right=188.0,
+        top=10.0,
+        bottom=76.0,
+        y_ticks=[(0, 76.0), (25, 59.5), (50, 43.0), (75, 26.5), (100, 10.0)],
+        x_ticks=[("r3", 34.0), ("4", 72.5), ("5", 111.0), ("6", 149.5), ("7", 188.0)],
+        segments=[[(34.0, 49.6), (72.5, 10.0)], [(149.5, 76.0), (188.0, 39.3)]],
+        dots=[
+            ChartDot(34.0, 49.6, 3, 40.0, "scored", "A: 40"),
+            ChartDot(72.5, 10.0, 4, 120.0, "partial", "B: 120 over 8 of 10 queries"),
+            ChartDot(111.0, 76.0, 5, None, "missing", "Run 5: the run failed"),
+            ChartDot(149.5, 76.0, 6, -5.0, "scored", "Run 6: -5"),
+            ChartDot(188.0, 39.3, 7, 55.55, "scored", "Run 7: 56"),
+        ],
+    )
+
+
+def test_a_crowded_neighbour_gives_way_to_the_last_run_label() -> None:
+    chart = score_chart([P(i, 10.0 * i) for i in range(1, 15)], width=300, height=80)
+    # Every second run is labelled; run 13 would sit next to run 14, so it is dropped.
+    assert chart.x_ticks == [
+        ("1", 34.0),
+        ("3", 73.1),
+        ("5", 112.2),
+        ("7", 151.2),
+        ("9", 190.3),
+        ("11", 229.4),
+        ("14", 288.0),
+    ]
