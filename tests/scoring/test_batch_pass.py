@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, batch
+from app.scoring import Outcome, QueryInput, ScoreDoc, ScorerConfig, arrays, kernels
 from app.scoring.metrics import GRADED_KINDS, METRICS, without_negative_gain
 from app.scoring.score import score_many, score_pass
 from app.scoring.types import StoredDocs
@@ -148,8 +148,8 @@ def test_both_ways_of_ordering_the_ideal_agree(rows: list[list[int]]) -> None:
         return
     empty = np.full((len(rows), 5), np.nan)
     for ideal in (
-        batch._ideal_rows(values, counts, empty.copy()),
-        batch._ideal_sorted(values, owners, counts, empty.copy()),
+        arrays._ideal_rows(values, counts, empty.copy()),
+        arrays._ideal_sorted(values, owners, counts, empty.copy()),
     ):
         for row, best in zip(ideal.tolist(), expected, strict=True):
             assert [v for v in row if not math.isnan(v)] == best
@@ -166,6 +166,6 @@ def test_classic_in_chunks_of_queries_equals_the_reference(monkeypatch: Any) -> 
         ranking = rng.sample(IDS, rng.randint(0, 12))
         queries.append(QueryInput(docs=[ScoreDoc(d) for d in ranking], ratings=ratings))
     config = ScorerConfig("classic", scale, {"k": 12})
-    monkeypatch.setattr(batch, "_LEVENSHTEIN_CELLS", 300)  # two queries per chunk
+    monkeypatch.setattr(kernels, "_LEVENSHTEIN_CELLS", 300)  # two queries per chunk
     [found] = score_many([config], queries)
     assert found == [reference(config, q) for q in queries]
