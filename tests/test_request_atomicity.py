@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import session_scope
 from app.models import Base, JudgeRun, Run, Sweep, User
+from app.runs.manager import RunManager
 from tests.fixtures.users import PASSWORD, ApiUser, make_api_user
 from tests.judges.fake_llm import FakeLLM, fake_llm
 from tests.support.api import add_queries, make_case, make_endpoint, scorer_id
@@ -552,6 +553,19 @@ def model() -> Iterator[FakeLLM]:
         yield server
 
 
+async def _no_round(*_args: Any) -> int:
+    return 0
+
+
+@pytest.fixture
+def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hold the app's background rounds (the run reaper, the SQLite minute): each writes and
+    commits on its own connections every few seconds, which a test of one request would
+    count as the request's (a second commit, or a table changed by a request that failed)."""
+    monkeypatch.setattr(RunManager, "reap", _no_round)
+    monkeypatch.setattr("app.jobs.ticker.MINUTE", _no_round)
+
+
 @pytest.fixture
 def world(
     api: ApiUser,
@@ -559,6 +573,7 @@ def world(
     client: TestClient,
     session_factory: sessionmaker[Session],
     model: FakeLLM,
+    quiet: None,
 ) -> World:
     """One of everything; the API key's first use already recorded (not during a request)."""
     make_api_user(client, session_factory, "dave@example.com")  # not yet in the team
