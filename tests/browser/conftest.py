@@ -9,24 +9,13 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
-from app.main import create_app
-from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveApp, seed, serving
-from tests.fixtures.outbound import SUITE_HOSTS
+from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveApp, fresh_app, seed, serving
 
 
 @pytest.fixture(scope="module")
 def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> Iterator[LiveApp]:
     """Serve a fresh app on its own SQLite database; seed a user, an endpoint and a case."""
-    data_dir = tmp_path_factory.mktemp("browser-app")
-    app = create_app(
-        Settings(
-            trusted_engine_hosts=SUITE_HOSTS,
-            data_dir=data_dir,
-            database_url=f"sqlite:///{data_dir}/relevo.db",
-            secret_key="browser-test-secret",
-        )
-    )
+    app = fresh_app(tmp_path_factory, "browser-app")
     with serving(app) as url:
         factory: sessionmaker[Session] = app.state.session_factory
         case_id, query_ids = seed(factory, movies_engine.index_url)

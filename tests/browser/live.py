@@ -22,10 +22,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accounts import service as user_service
 from app.cases import service as case_service
 from app.cases.schemas import CaseCreate
+from app.config import Settings
 from app.db import session_scope
 from app.endpoints import service as endpoint_service
 from app.endpoints.schemas import EndpointCreate
+from app.main import create_app
 from app.queries import service as query_service
+from tests.fixtures.outbound import SUITE_HOSTS
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -90,6 +93,19 @@ def seed(
         )
         queries = query_service.add_queries(session=session, case=case, texts=texts)
         return case.id, {q.text: q.id for q in queries}
+
+
+def fresh_app(tmp_path_factory: Any, name: str) -> FastAPI:
+    """Return an app on its own SQLite database in a new temporary folder called ``name``."""
+    data_dir = tmp_path_factory.mktemp(name)
+    return create_app(
+        Settings(
+            trusted_engine_hosts=SUITE_HOSTS,
+            data_dir=data_dir,
+            database_url=f"sqlite:///{data_dir}/relevo.db",
+            secret_key="browser-test-secret",
+        )
+    )
 
 
 @contextmanager

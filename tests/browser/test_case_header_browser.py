@@ -16,11 +16,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
-from app.main import create_app
 from app.models import Scorer
-from tests.browser.live import ARTIFACTS, seed, serving
-from tests.fixtures.outbound import SUITE_HOSTS
+from tests.browser.live import ARTIFACTS, fresh_app, seed, serving
 
 pytestmark = pytest.mark.browser
 
@@ -37,15 +34,7 @@ class HeaderApp:
 
 @pytest.fixture(scope="module")
 def header_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> Iterator[HeaderApp]:
-    data_dir = tmp_path_factory.mktemp("header-app")
-    app = create_app(
-        Settings(
-            trusted_engine_hosts=SUITE_HOSTS,
-            data_dir=data_dir,
-            database_url=f"sqlite:///{data_dir}/relevo.db",
-            secret_key="browser-test-secret",
-        )
-    )
+    app = fresh_app(tmp_path_factory, "header-app")
     with serving(app) as url:
         factory: sessionmaker[Session] = app.state.session_factory
         with factory() as session:

@@ -12,17 +12,14 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
 from app.db import session_scope
-from app.main import create_app
 from app.models import Case, Scorer, User
 from app.queries import service as query_service
 from app.queries.schemas import RatingIn
 from app.runs import rescore as rescoring
 from app.runs import service as run_service
 from app.web_common.templating import NO_VALUE
-from tests.browser.live import seed, serving
-from tests.fixtures.outbound import SUITE_HOSTS
+from tests.browser.live import fresh_app, seed, serving
 
 pytestmark = pytest.mark.browser
 
@@ -62,15 +59,7 @@ def _seed(factory: sessionmaker[Session], index_url: str) -> tuple[int, dict[str
 @pytest.fixture(scope="module")
 def live_app(tmp_path_factory: pytest.TempPathFactory, movies_engine: Any) -> Iterator[LiveApp]:
     """Serve a fresh app with uvicorn in a thread; seed a user, an endpoint and a case."""
-    data_dir = tmp_path_factory.mktemp("metrics-app")
-    app = create_app(
-        Settings(
-            trusted_engine_hosts=SUITE_HOSTS,
-            data_dir=data_dir,
-            database_url=f"sqlite:///{data_dir}/relevo.db",
-            secret_key="browser-test-secret",
-        )
-    )
+    app = fresh_app(tmp_path_factory, "metrics-app")
     with serving(app) as url:
         factory: sessionmaker[Session] = app.state.session_factory
         case_id, query_ids = _seed(factory, movies_engine.index_url)
